@@ -1,0 +1,213 @@
+"""Server config models, as users write them in the ``mcpServers`` object.
+
+Two shapes: a stdio server (``command``) and a remote server (``url``, with ``type``
+``http``, ``sse`` or absent for "try streamable HTTP, then SSE"). Keys this module does
+not know are kept (``extra="allow"``) so that a load/save round trip loses nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mcpdeck.errors import ConfigError
+
+__all__ = [
+    "RUNTIME_KEYS",
+    "RemoteServerConfig",
+    "ServerConfig",
+    "StdioServerConfig",
+    "ToolFilter",
+    "parse_server_config",
+    "validate_server_name",
+]
+
+DEFAULT_STARTUP_TIMEOUT = 30.0
+DEFAULT_REQUEST_TIMEOUT = 60.0
+MAX_SERVER_NAME = 48
+
+# Keys some hosts write into their files at run time; they describe a moment, not a
+# config, so they are dropped on save.
+RUNTIME_KEYS = frozenset({"status", "connected", "toolCount", "lastConnected", "lastError", "error"})
+
+# Every spelling of "streamable HTTP" other hosts write.
+_HTTP_TYPES = frozenset({"http", "streamable-http", "streamablehttp", "streamable_http", "streamable"})
+_NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def validate_server_name(name: object) -> str:
+    """Check that ``name`` can stand in a tool name; return it, or raise ConfigError saying why."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError("a server needs a non-empty name")
+    if not _NAME_RE.fullmatch(name):
+        bad = sorted({c for c in name if not _NAME_RE.fullmatch(c)})
+        raise ConfigError(
+            f"server name {name!r} has characters that cannot go in a tool name ({' '.join(map(repr, bad))}); "
+            "use only letters, digits, '_' and '-'",
+            server=name,
+        )
+    if "__" in name:
+        raise ConfigError(
+            f"server name {name!r} contains '__', which separates the parts of tool names "
+            "(mcp__<server>__<tool>); use a single '_' or '-'",
+            server=name,
+        )
+    if len(name) > MAX_SERVER_NAME:
+        raise ConfigError(f"server name {name!r} is longer than {MAX_SERVER_NAME} characters", server=name)
+    return name
+
+
+class ToolFilter(BaseModel):
+    """Which of a server's tools join the catalog.
+
+    ``include`` (when given) and ``exclude`` hold original tool names or shell-style
+    patterns (``read_*``). Exclude wins over include.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    include: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list[str])
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether a tool of this original name passes the filter."""
+        if any(fnmatchcase(tool_name, pattern) for pattern in self.exclude):
+            return False
+        return self.include is None or any(fnmatchcase(tool_name, pattern) for pattern in self.include)
+
+
+class _ServerBase(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
+
+    disabled: bool = False
+    """Keep the config, but do not connect."""
+    auto_approve: list[str] = Field(default_factory=list[str], alias="autoApprove")
+    """Tool names (original or namespaced, patterns allowed) that need no approval."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds a request may take (default 60); progress from the server resets it."""
+    startup_timeout: float | None = Field(default=None, gt=0, alias="startupTimeout")
+    """Seconds to connect and list tools (default 30)."""
+    tools: ToolFilter | None = None
+    """Include/exclude filter on the server's tools."""
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools_list_means_include(cls, value: Any) -> Any:
+        # `"tools": ["a", "b"]` is the short form of `{"include": ["a", "b"]}`.
+        if isinstance(value, list):
+            return {"include": value}
+        return value
+
+    @property
+    def request_timeout(self) -> float:
+        """The per-request timeout in seconds, default applied."""
+        return self.timeout if self.timeout is not None else DEFAULT_REQUEST_TIMEOUT
+
+    @property
+    def connect_timeout(self) -> float:
+        """The startup timeout in seconds, default applied."""
+        return self.startup_timeout if self.startup_timeout is not None else DEFAULT_STARTUP_TIMEOUT
+
+    def allows_tool(self, tool_name: str) -> bool:
+        """Whether the tool filter lets this original tool name through."""
+        return self.tools is None or self.tools.allows(tool_name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The config as it is written to the file: aliases, no defaults, unknown keys kept."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        return {key: value for key, value in data.items() if key not in RUNTIME_KEYS}
+
+
+class StdioServerConfig(_ServerBase):
+    """A server the host starts as a child process and talks to over stdin/stdout."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list[str])
+    env: dict[str, str] = Field(default_factory=dict[str, str])
+    cwd: str | None = None
+    npm_registry: str | None = Field(default=None, alias="npmRegistry")
+    """Passed to the child as ``npm_config_registry`` (overrides the file-wide setting)."""
+
+    @property
+    def transport(self) -> str:
+        """``stdio``."""
+        return "stdio"
+
+    @property
+    def target(self) -> str:
+        """The command line, for display."""
+        return " ".join([self.command, *self.args])
+
+
+class RemoteServerConfig(_ServerBase):
+    """A server reached over the network: streamable HTTP, SSE, or either (``type`` absent)."""
+
+    type: Literal["http", "sse"] | None = None
+    url: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+
+    @property
+    def transport(self) -> str:
+        """``http``, ``sse``, or ``http|sse`` when the host tries one then the other."""
+        return self.type or "http|sse"
+
+    @property
+    def target(self) -> str:
+        """The URL, for display."""
+        return self.url
+
+
+ServerConfig = StdioServerConfig | RemoteServerConfig
+
+
+def _format_validation_error(error: ValidationError) -> str:
+    parts: list[str] = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "config"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def parse_server_config(name: str, raw: object) -> ServerConfig:
+    """Build a server config from what a user wrote under ``mcpServers.<name>``.
+
+    Raises:
+        ConfigError: The name or the config is not usable; the message says which key and why.
+    """
+    validate_server_name(name)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"server {name!r}: expected an object, got {type(raw).__name__}", server=name)
+    data: dict[str, Any] = {str(k): v for k, v in raw.items() if k not in RUNTIME_KEYS}  # pyright: ignore[reportUnknownVariableType]
+    kind = data.get("type", data.get("transport"))
+    if "transport" in data and "type" not in data:
+        data["type"] = data.pop("transport")
+    if isinstance(kind, str):
+        folded = kind.strip().lower()
+        if folded in _HTTP_TYPES:
+            data["type"] = "http"
+        elif folded in ("sse", "stdio"):
+            data["type"] = folded
+        else:
+            raise ConfigError(
+                f"server {name!r}: unknown type {kind!r}; use 'stdio', 'http' (streamable HTTP) or 'sse'", server=name
+            )
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        raise ConfigError(f"server {name!r}: give either 'command' (stdio) or 'url' (remote), not both", server=name)
+    if not has_command and not has_url:
+        raise ConfigError(
+            f"server {name!r}: needs 'command' (a program to start) or 'url' (a remote server)", server=name
+        )
+    if has_command and data.get("type") not in (None, "stdio"):
+        raise ConfigError(f"server {name!r}: type {kind!r} needs a 'url', not a 'command'", server=name)
+    if has_url and data.get("type") == "stdio":
+        raise ConfigError(f"server {name!r}: type 'stdio' needs a 'command', not a 'url'", server=name)
+    model: type[ServerConfig] = StdioServerConfig if has_command else RemoteServerConfig
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"server {name!r}: {_format_validation_error(error)}", server=name) from None

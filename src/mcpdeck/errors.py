@@ -1,0 +1,114 @@
+"""The exceptions mcpdeck raises.
+
+Every error carries a message that says what went wrong and what to do about it.
+The tree::
+
+    MCPDeckError
+    ├── ConfigError                 a config file or server config is unusable
+    │   └── UnsetVariableError      ${VAR} with no value and no default
+    ├── ServerError                 something about one server (has .server)
+    │   ├── ServerUnavailableError  not connected: disabled, failed, stopped, starting
+    │   ├── ServerTimeoutError      a request took longer than its timeout
+    │   └── ServerCrashedError      the connection was lost while a request was open
+    ├── ToolNotFoundError           no tool by that name in the catalog
+    └── InvalidArgumentsError       arguments do not match the tool's input schema
+
+A tool that runs and fails is not an exception: it is a ``ToolResult`` with
+``is_error=True``, because that failure is information for the model. The SDK's
+``MCPError`` is kept as ``__cause__`` where one was the reason.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "InvalidArgumentsError",
+    "MCPDeckError",
+    "ServerCrashedError",
+    "ServerError",
+    "ServerTimeoutError",
+    "ServerUnavailableError",
+    "ToolNotFoundError",
+    "UnsetVariableError",
+]
+
+
+class MCPDeckError(Exception):
+    """Base class of every error mcpdeck raises on purpose."""
+
+
+class ConfigError(MCPDeckError):
+    """A config file or a server's config cannot be used.
+
+    Attributes:
+        path: The file concerned, when there is one.
+        line: The 1-based line of the problem, when known.
+        server: The server concerned, when there is one.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None, server: str | None = None):
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+        self.path = path
+        self.line = line
+        self.server = server
+
+
+class UnsetVariableError(ConfigError):
+    """A ``${VAR}`` reference names an unset variable and gives no ``:-default``."""
+
+    def __init__(self, variable: str, *, field: str, server: str | None = None):
+        who = f"server {server!r}: " if server else ""
+        super().__init__(
+            f"{who}environment variable {variable} is not set (used in {field}); "
+            f"set it, or give a default with ${{{variable}:-default}}",
+            server=server,
+        )
+        self.variable = variable
+        self.field = field
+
+
+class ServerError(MCPDeckError):
+    """Something went wrong with one server.
+
+    Attributes:
+        server: The server's name.
+    """
+
+    def __init__(self, server: str, message: str):
+        super().__init__(f"server {server!r}: {message}")
+        self.server = server
+        self.reason = message
+
+
+class ServerUnavailableError(ServerError):
+    """The server is not connected (disabled, failed, stopped or still starting)."""
+
+
+class ServerTimeoutError(ServerError):
+    """A request to the server did not finish within its timeout."""
+
+
+class ServerCrashedError(ServerError):
+    """The connection to the server was lost while a request was in flight."""
+
+
+class ToolNotFoundError(MCPDeckError):
+    """No tool of that name is in the catalog."""
+
+    def __init__(self, name: str, *, suggestions: list[str] | None = None):
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else "; run `mcpdeck tools` to see the names"
+        super().__init__(f"no tool named {name!r}{hint}")
+        self.name = name
+        self.suggestions = suggestions or []
+
+
+class InvalidArgumentsError(MCPDeckError):
+    """The arguments given to a tool do not match its input schema; nothing was sent."""
+
+    def __init__(self, tool: str, problems: list[str]):
+        super().__init__(f"invalid arguments for {tool}: " + "; ".join(problems))
+        self.tool = tool
+        self.problems = problems
