@@ -9,7 +9,13 @@ from mcpdeck.config._models import (
     parse_server_config,
     validate_server_name,
 )
-from mcpdeck.config._store import ConfigStore, McpConfig, default_config_path, parse_config_document, resolve_config_path
+from mcpdeck.config._store import (
+    ConfigStore,
+    McpConfig,
+    default_config_path,
+    parse_config_document,
+    resolve_config_path,
+)
 
 __all__ = [
     "ConfigStore",

@@ -37,7 +37,9 @@ def default_config_path() -> Path:
     return platformdirs.user_config_path("mcpdeck", appauthor=False) / "mcp.json"
 
 
-def resolve_config_path(explicit: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Path:
+def resolve_config_path(
+    explicit: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
     """The config file to use: ``explicit``, else ``$MCPDECK_CONFIG``, else the user config dir."""
     env = os.environ if environ is None else environ
     if explicit:

@@ -1,0 +1,95 @@
+"""Transports for one server, built on the SDK's, with an end-of-stream signal.
+
+The SDK tells a pending request that the connection closed, but nothing tells an idle
+host. ``watched`` wraps a transport's read side and sets an event when it ends, so the
+supervisor learns at once that a child process exited or an HTTP stream dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Self, TextIO
+
+import anyio
+from mcp.client._transport import Transport, TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._stream_protocols import ReadStream
+from mcp.shared.message import SessionMessage
+
+__all__ = ["http_transport", "sse_transport", "stdio_transport", "watched"]
+
+_Item = SessionMessage | Exception
+
+
+class _WatchedReadStream:
+    """A read stream that reports its end (EOF or close) and transport errors."""
+
+    def __init__(self, inner: ReadStream[_Item], ended: anyio.Event, on_error: Callable[[Exception], None]):
+        self._inner = inner
+        self._ended = ended
+        self._on_error = on_error
+
+    async def receive(self) -> _Item:
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended.set()
+            raise
+        if isinstance(item, Exception):
+            self._on_error(item)
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> _Item:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+@asynccontextmanager
+async def watched(
+    transport: Transport, ended: anyio.Event, on_error: Callable[[Exception], None]
+) -> AsyncIterator[TransportStreams]:
+    """Enter ``transport``; ``ended`` is set when its read side ends."""
+    async with transport as (read_stream, write_stream):
+        yield _WatchedReadStream(read_stream, ended, on_error), write_stream
+
+
+def stdio_transport(params: StdioServerParameters, errlog: TextIO) -> Transport:
+    """The SDK's stdio transport, stderr going to ``errlog`` (a real file)."""
+    return stdio_client(params, errlog=errlog)
+
+
+@asynccontextmanager
+async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+    """Streamable HTTP with the given headers on every request."""
+    async with (
+        create_mcp_http_client(headers=headers or None) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+def sse_transport(url: str, headers: dict[str, str]) -> Transport:
+    """The legacy HTTP+SSE transport."""
+    return sse_client(url, headers=headers or None)

@@ -1,0 +1,193 @@
+"""One catalog of every server's tools, under stable, safe names.
+
+A tool ``read_file`` of server ``fs`` is ``mcp__fs__read_file``. Names hold only
+``[A-Za-z0-9_-]`` and at most 64 characters. A name that had to be changed to fit (bad
+characters, too long) and collides with another, or is cut for length, gets a suffix of
+six hex digits hashed from (server, original name): the same tool gets the same name in
+every run, whatever order servers answer in. Nothing is ever silently overwritten.
+
+The index maps each name back to ``(server, original tool name)``: names are looked up,
+never split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from jsonschema import SchemaError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+__all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "build_catalog", "tool_name"]
+
+MAX_TOOL_NAME = 64
+PREFIX = "mcp__"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _suffix(server: str, tool: str) -> str:
+    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:6]
+
+
+def tool_name(server: str, tool: str) -> tuple[str, bool]:
+    """The plain namespaced name of a tool, and whether it is exactly the original (not altered).
+
+    Callers that need the final, collision-free name use ``build_catalog``.
+    """
+    safe = _UNSAFE.sub("_", tool) or "_"
+    name = f"{PREFIX}{server}__{safe}"
+    exact = safe == tool and len(name) <= MAX_TOOL_NAME
+    if len(name) > MAX_TOOL_NAME:
+        name = name[: MAX_TOOL_NAME - 7]
+    return name, exact
+
+
+def _with_suffix(base: str, server: str, tool: str) -> str:
+    return f"{base[: MAX_TOOL_NAME - 7]}_{_suffix(server, tool)}"
+
+
+@dataclass(frozen=True, eq=False)
+class CatalogTool:
+    """One tool in the catalog: its public name, where it lives, and everything the server said of it."""
+
+    name: str
+    server: str
+    tool: types.Tool
+    _validator: list[Validator | None] = field(default_factory=list[Validator | None], repr=False)
+
+    @property
+    def original_name(self) -> str:
+        """The name the server uses."""
+        return self.tool.name
+
+    @property
+    def title(self) -> str | None:
+        """A human title, if the server gave one."""
+        if self.tool.title:
+            return self.tool.title
+        return self.tool.annotations.title if self.tool.annotations else None
+
+    @property
+    def description(self) -> str:
+        """The tool's description ("" if none)."""
+        return self.tool.description or ""
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """JSON Schema of the arguments."""
+        return self.tool.input_schema
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """JSON Schema of the structured result, if declared."""
+        return self.tool.output_schema
+
+    @property
+    def annotations(self) -> types.ToolAnnotations | None:
+        """Hints such as ``readOnlyHint`` and ``destructiveHint``."""
+        return self.tool.annotations
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the server says the tool does not change anything."""
+        return bool(self.tool.annotations and self.tool.annotations.read_only_hint)
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
+        """Problems with ``arguments`` against the input schema ([] when they fit).
+
+        The compiled validator is kept. A schema the validator cannot read is the
+        server's problem; then nothing is checked here and the server decides.
+        """
+        if not self._validator:
+            try:
+                cls = validator_for(self.input_schema)
+                cls.check_schema(self.input_schema)
+                self._validator.append(cls(self.input_schema))
+            except SchemaError:
+                self._validator.append(None)
+        validator = self._validator[0]
+        if validator is None:
+            return []
+        problems: list[str] = []
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
+            where = "/".join(str(p) for p in error.path)
+            problems.append(f"{where}: {error.message}" if where else error.message)
+        return problems
+
+    def to_json(self) -> dict[str, Any]:
+        """A stable JSON shape for ``--json`` output and the web API."""
+        return {
+            "name": self.name,
+            "server": self.server,
+            "tool": self.original_name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": (
+                self.tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if self.tool.annotations
+                else None
+            ),
+        }
+
+
+class Catalog:
+    """An immutable set of tools with a version; a new catalog replaces it on every change."""
+
+    def __init__(self, tools: Iterable[CatalogTool] = (), version: int = 0):
+        self._tools = {tool.name: tool for tool in tools}
+        self._by_origin = {(tool.server, tool.original_name): tool for tool in self._tools.values()}
+        self.version = version
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[CatalogTool]:
+        return iter(self._tools.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> CatalogTool | None:
+        """The tool of that public name, if any."""
+        return self._tools.get(name)
+
+    def find(self, server: str, original_name: str) -> CatalogTool | None:
+        """The entry for a server's tool, by its original name."""
+        return self._by_origin.get((server, original_name))
+
+    def for_server(self, server: str) -> list[CatalogTool]:
+        """That server's tools."""
+        return [tool for tool in self._tools.values() if tool.server == server]
+
+    def names(self) -> list[str]:
+        """All public names."""
+        return list(self._tools)
+
+
+def build_catalog(tools_by_server: Mapping[str, Sequence[types.Tool]], version: int) -> Catalog:
+    """Name every tool and build the catalog.
+
+    Servers are taken in the mapping's order, but names do not depend on it: an unaltered
+    name that fits is kept; an altered or cut one gets the stable hash suffix when it is
+    cut or when its plain form is taken by any other tool.
+    """
+    planned: list[tuple[str, str, types.Tool, bool]] = []
+    counts: dict[str, int] = {}
+    for server, tools in tools_by_server.items():
+        for tool in tools:
+            base, exact = tool_name(server, tool.name)
+            planned.append((base, server, tool, exact))
+            counts[base] = counts.get(base, 0) + 1
+    entries: list[CatalogTool] = []
+    for base, server, tool, exact in planned:
+        too_long = len(f"{PREFIX}{server}__{tool.name}") > MAX_TOOL_NAME
+        name = _with_suffix(base, server, tool.name) if too_long or (not exact and counts[base] > 1) else base
+        entries.append(CatalogTool(name=name, server=server, tool=tool))
+    return Catalog(entries, version)

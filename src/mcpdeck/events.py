@@ -1,0 +1,151 @@
+"""Typed host events and the bus that delivers them.
+
+Subscribe with a callback (``bus.on(fn)``, called synchronously, in publish order) or
+with a stream (``async with bus.subscribe() as events: async for e in events``). A slow
+stream subscriber never blocks the host: past its buffer, events are dropped for it and
+counted in ``Subscription.dropped``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+__all__ = [
+    "ConfigChanged",
+    "Event",
+    "EventBus",
+    "ServerStatusChanged",
+    "Subscription",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolsChanged",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every host event."""
+
+    at: datetime = field(default_factory=_now)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerStatusChanged(Event):
+    """A server moved to another state (``connecting``, ``connected``, ``failed`` ...)."""
+
+    server: str
+    state: str
+    previous: str
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolsChanged(Event):
+    """A server's tools were (re)loaded; the catalog has a new version."""
+
+    server: str
+    tool_count: int
+    catalog_version: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted(Event):
+    """``Host.call_tool`` sent a call."""
+
+    call_id: str
+    name: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallFinished(Event):
+    """A call ended: with a result (``is_error`` tells if the tool failed) or an ``error``."""
+
+    call_id: str
+    name: str
+    server: str
+    tool: str
+    duration: float
+    is_error: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigChanged(Event):
+    """The host changed its config file (or its in-memory config)."""
+
+    server: str | None
+    change: str  # "added", "updated", "removed", "enabled", "disabled"
+
+
+class Subscription:
+    """One stream subscriber: iterate it for events."""
+
+    def __init__(self, receive: MemoryObjectReceiveStream[Event]):
+        self._receive = receive
+        self.dropped = 0
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._receive.__aiter__()
+
+    async def receive(self) -> Event:
+        """The next event."""
+        return await self._receive.receive()
+
+
+class EventBus:
+    """Delivers host events to callbacks and stream subscribers."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[[Event], None]] = []
+        self._streams: list[tuple[MemoryObjectSendStream[Event], Subscription]] = []
+
+    def on(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event; returns a function that unsubscribes."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback)
+
+    @asynccontextmanager
+    async def subscribe(self, buffer: int = 1000) -> AsyncIterator[Subscription]:
+        """A stream of events from now until the block ends."""
+        send, receive = anyio.create_memory_object_stream[Event](buffer)
+        sub = Subscription(receive)
+        entry = (send, sub)
+        self._streams.append(entry)
+        try:
+            yield sub
+        finally:
+            self._streams.remove(entry)
+            send.close()
+            receive.close()
+
+    def publish(self, event: Event) -> None:
+        """Deliver ``event`` now. Never blocks and never raises."""
+        for callback in list(self._callbacks):
+            try:
+                callback(event)
+            except Exception:  # a subscriber's bug must not break the host
+                logger.exception("event callback %r failed", callback)
+        for send, sub in self._streams:
+            try:
+                send.send_nowait(event)
+            except anyio.WouldBlock:
+                sub.dropped += 1
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass

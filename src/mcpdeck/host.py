@@ -1,0 +1,427 @@
+"""``Host``: the composition root. Many servers, one catalog, one place to call tools.
+
+::
+
+    async with Host.from_file() as host:            # or Host({"name": config, ...})
+        for tool in host.tools: ...
+        result = await host.call_tool("mcp__fs__read_file", {"path": "README.md"})
+        print(result.text())
+
+Entering the host starts every server's supervisor at once and waits until each has
+connected, failed or timed out (each within its own startup timeout), so a slow or broken
+server delays nothing but itself. Leaving it stops them all; no child process outlives it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+import platformdirs
+from anyio.abc import TaskGroup
+
+from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
+from mcpdeck.config import (
+    ConfigStore,
+    McpConfig,
+    RemoteServerConfig,
+    ServerConfig,
+    StdioServerConfig,
+    parse_server_config,
+    resolve_config_path,
+    validate_server_name,
+)
+from mcpdeck.connection import InProcessServer, ProgressCallback, ServerConnection, ServerState, ServerStatus
+from mcpdeck.errors import (
+    ConfigError,
+    InvalidArgumentsError,
+    MCPDeckError,
+    ServerUnavailableError,
+    ToolNotFoundError,
+)
+from mcpdeck.events import ConfigChanged, Event, EventBus, ToolCallFinished, ToolCallStarted, ToolsChanged
+from mcpdeck.results import ToolResult
+
+__all__ = ["Host", "ServerTest"]
+
+ServerSpec = ServerConfig | InProcessServer | Mapping[str, Any]
+"""What a server can be given as in code: a config model, its JSON form, or an SDK server object."""
+
+
+def default_log_dir() -> Path:
+    """Where server logs go: ``<user log dir>/mcpdeck/servers``."""
+    return platformdirs.user_log_path("mcpdeck", appauthor=False) / "servers"
+
+
+@dataclass(frozen=True)
+class ServerTest:
+    """What ``Host.test_server`` found.
+
+    Attributes:
+        status: The server's status at the end of the attempt (``connected`` on success).
+        tools: The tools it listed (after filters).
+        duration: Seconds the attempt took.
+    """
+
+    status: ServerStatus
+    tools: list[types.Tool]
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether the server connected and listed its tools."""
+        return self.status.state is ServerState.CONNECTED
+
+
+def _to_config(name: str, spec: ServerSpec) -> ServerConfig | InProcessServer:
+    if isinstance(spec, StdioServerConfig | RemoteServerConfig):
+        return spec
+    if isinstance(spec, Mapping):
+        return parse_server_config(name, dict(spec))  # pyright: ignore[reportUnknownArgumentType]
+    return spec
+
+
+class Host:
+    """Connects MCP servers and serves their tools as one catalog."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerSpec] | McpConfig | None = None,
+        *,
+        store: ConfigStore | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+        only: Iterable[str] | None = None,
+        wait: bool = True,
+    ):
+        """Create a host; nothing connects until it is entered.
+
+        Args:
+            servers: Servers given in code (configs, their JSON form, or SDK server objects),
+                or a loaded ``McpConfig``. Leave out to read ``store``.
+            store: The config file to load from and save changes to.
+            log_dir: Where server logs go (default: the user log dir).
+            environ: The environment for ``${VAR}`` expansion and stdio children (default: os.environ).
+            only: Connect only these servers; the others are loaded but stay stopped.
+            wait: Whether entering the host waits until every server has settled.
+        """
+        self._initial = servers
+        self._store = store
+        self._log_dir = Path(log_dir) if log_dir is not None else default_log_dir()
+        self._environ = environ
+        self._only = set(only) if only is not None else None
+        self._wait = wait
+        self.events = EventBus()
+        """Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``."""
+        self._connections: dict[str, ServerConnection] = {}
+        self._problems: dict[str, ConfigError] = {}
+        self._tools_by_server: dict[str, list[types.Tool]] = {}
+        self._catalog = Catalog()
+        self._npm_registry: str | None = None
+        self._enabled = True
+        self._tg: TaskGroup | None = None
+        self._stack: AsyncExitStack | None = None
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> Host:
+        """A host for a config file: ``path``, else ``$MCPDECK_CONFIG``, else the user config dir."""
+        return cls(store=ConfigStore(resolve_config_path(path)), **options)
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._stack is not None:
+            raise RuntimeError("this Host is already open; create a new one")
+        config = self._load_config()
+        self._npm_registry = config.npm_registry
+        self._enabled = config.enabled
+        self._problems = dict(config.problems)
+        async with AsyncExitStack() as stack:
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.push_async_callback(self._close_all)
+            for name, server in config.servers.items():
+                self._start(name, server)
+            if self._wait:
+                await self._wait_settled(self._connections.values())
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            return await stack.__aexit__(exc_type, exc, tb)
+        return None
+
+    async def _close_all(self) -> None:
+        for connection in self._connections.values():
+            await connection.close()
+
+    def _load_config(self) -> McpConfig:
+        initial = self._initial
+        if isinstance(initial, McpConfig):
+            return initial
+        if initial is not None:
+            servers: dict[str, Any] = {}
+            problems: dict[str, ConfigError] = {}
+            for name, spec in initial.items():
+                try:
+                    validate_server_name(name)
+                    servers[name] = _to_config(name, spec)
+                except ConfigError as error:
+                    problems[name] = error
+            return McpConfig(servers=servers, problems=problems)
+        if self._store is not None:
+            return self._store.read()
+        return McpConfig()
+
+    def _start(self, name: str, config: ServerConfig | InProcessServer) -> ServerConnection:
+        assert self._tg is not None, "the host is not open"
+        connection = ServerConnection(
+            name,
+            config,
+            log_dir=self._log_dir,
+            publish=self.events.publish,
+            on_tools=self._on_tools,
+            npm_registry=self._npm_registry,
+            environ=self._environ,
+        )
+        connection._want = self._enabled and (self._only is None or name in self._only)  # pyright: ignore[reportPrivateUsage]
+        self._connections[name] = connection
+        self._tg.start_soon(connection.run, name=f"mcpdeck server {name}")
+        return connection
+
+    @staticmethod
+    async def _wait_settled(connections: Iterable[ServerConnection]) -> None:
+        async with anyio.create_task_group() as tg:
+            for connection in connections:
+                tg.start_soon(connection.wait_settled)
+
+    def _connection(self, name: str) -> ServerConnection:
+        if self._tg is None:
+            raise RuntimeError("the host is not open; use `async with host:` first")
+        connection = self._connections.get(name)
+        if connection is None:
+            raise ConfigError(f"no server named {name!r}; known: {', '.join(self._connections) or 'none'}", server=name)
+        return connection
+
+    # ----- reading ---------------------------------------------------------------------
+
+    @property
+    def servers(self) -> dict[str, ServerStatus]:
+        """Every configured server's status, including entries that are not usable (as failed)."""
+        result = {name: connection.status() for name, connection in self._connections.items()}
+        for name, problem in self._problems.items():
+            result[name] = ServerStatus(
+                name=name, state=ServerState.FAILED, transport="?", target="", error=str(problem)
+            )
+        return result
+
+    @property
+    def enabled(self) -> bool:
+        """The global switch: False means no server is connected."""
+        return self._enabled
+
+    @property
+    def catalog(self) -> Catalog:
+        """The tool catalog now; a new one (higher ``version``) replaces it on every change."""
+        return self._catalog
+
+    @property
+    def tools(self) -> list[CatalogTool]:
+        """All tools from all connected servers."""
+        return list(self._catalog)
+
+    def config_of(self, name: str) -> ServerConfig | InProcessServer:
+        """The config a server runs with (variables unexpanded)."""
+        return self._connection(name).config
+
+    @property
+    def config_path(self) -> Path | None:
+        """The config file this host saves to, if any."""
+        return self._store.path if self._store else None
+
+    def _on_tools(self, server: str, tools: list[types.Tool]) -> None:
+        self._tools_by_server[server] = tools
+        ordered = {name: self._tools_by_server[name] for name in self._connections if name in self._tools_by_server}
+        self._catalog = build_catalog(ordered, self._catalog.version + 1)
+        self.events.publish(ToolsChanged(server=server, tool_count=len(tools), catalog_version=self._catalog.version))
+
+    # ----- calls -----------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """Call a tool by its catalog name.
+
+        A tool that runs and fails returns a result with ``is_error``; these raise:
+
+        Raises:
+            ToolNotFoundError: No tool of that name.
+            InvalidArgumentsError: The arguments do not fit the input schema (nothing was sent).
+            ServerUnavailableError: Its server is not connected.
+            ServerTimeoutError: No answer (and no progress) within the timeout.
+            ServerCrashedError: The server's connection was lost during the call.
+            ServerError: The server answered with a protocol error.
+        """
+        entry = self._catalog.get(name)
+        if entry is None:
+            raise self._not_found(name)
+        args = dict(arguments or {})
+        problems = entry.validate_arguments(args)
+        if problems:
+            raise InvalidArgumentsError(name, problems)
+        connection = self._connection(entry.server)
+        call_id = uuid.uuid4().hex
+        self.events.publish(
+            ToolCallStarted(call_id=call_id, name=name, server=entry.server, tool=entry.original_name, arguments=args)
+        )
+        started = time.perf_counter()
+        try:
+            raw = await connection.call_tool(entry.original_name, args, timeout=timeout, progress=progress)
+        except MCPDeckError as error:
+            self._finished(call_id, entry, started, is_error=True, error=str(error))
+            raise
+        duration = self._finished(call_id, entry, started, is_error=bool(raw.is_error))
+        return ToolResult.from_mcp(raw, name=name, server=entry.server, tool=entry.original_name, duration=duration)
+
+    def _finished(
+        self, call_id: str, entry: CatalogTool, started: float, *, is_error: bool, error: str | None = None
+    ) -> float:
+        duration = time.perf_counter() - started
+        self.events.publish(
+            ToolCallFinished(
+                call_id=call_id,
+                name=entry.name,
+                server=entry.server,
+                tool=entry.original_name,
+                duration=duration,
+                is_error=is_error,
+                error=error,
+            )
+        )
+        return duration
+
+    def _not_found(self, name: str) -> MCPDeckError:
+        # A tool of a server that is down is not "unknown": say why it is missing.
+        for server, connection in self._connections.items():
+            if name.startswith(f"mcp__{server}__") and connection.state is not ServerState.CONNECTED:
+                return ServerUnavailableError(server, connection._unavailable_reason())  # pyright: ignore[reportPrivateUsage]
+        return ToolNotFoundError(name, suggestions=difflib.get_close_matches(name, self._catalog.names(), n=3))
+
+    # ----- managing servers ------------------------------------------------------------
+
+    async def add_server(self, name: str, config: ServerSpec, *, save: bool = True) -> ServerStatus:
+        """Add a server, or replace its config, and (re)connect it. Waits until it has settled.
+
+        With a config file, the entry is saved first (``save=False`` keeps it in memory only).
+        """
+        validate_server_name(name)
+        resolved = _to_config(name, config)
+        existed = name in self._connections
+        if save and self._store is not None and isinstance(resolved, StdioServerConfig | RemoteServerConfig):
+            self._store.put_server(name, resolved)
+        self._problems.pop(name, None)
+        if existed:
+            status = await self._connections[name].reconnect(resolved)
+        else:
+            connection = self._start(name, resolved)
+            connection._want = self._enabled  # pyright: ignore[reportPrivateUsage]
+            status = await connection.wait_settled()
+        self.events.publish(ConfigChanged(server=name, change="updated" if existed else "added"))
+        return status
+
+    async def update_server(self, name: str, changes: Mapping[str, Any], *, save: bool = True) -> ServerStatus:
+        """Change some keys of a server's config (JSON names, e.g. ``{"timeout": 120}``) and reconnect it."""
+        current = self._connection(name).config
+        if not isinstance(current, StdioServerConfig | RemoteServerConfig):
+            raise ConfigError(f"server {name!r} runs in-process; replace it with add_server", server=name)
+        merged = {**current.to_json(), **changes}
+        return await self.add_server(name, parse_server_config(name, merged), save=save)
+
+    async def remove_server(self, name: str, *, save: bool = True) -> None:
+        """Disconnect a server and delete its config."""
+        if name in self._problems and name not in self._connections:
+            self._problems.pop(name)
+        else:
+            connection = self._connection(name)
+            await connection.close()
+            await connection.wait_settled()
+            del self._connections[name]
+            if self._tools_by_server.pop(name, None) is not None:
+                self._on_tools_removed(name)
+        if save and self._store is not None:
+            self._store.remove_server(name)
+        self.events.publish(ConfigChanged(server=name, change="removed"))
+
+    def _on_tools_removed(self, name: str) -> None:
+        self._catalog = build_catalog(self._tools_by_server, self._catalog.version + 1)
+        self.events.publish(ToolsChanged(server=name, tool_count=0, catalog_version=self._catalog.version))
+
+    async def set_server_disabled(self, name: str, disabled: bool, *, save: bool = True) -> ServerStatus:
+        """Disable (keep the config, don't connect) or enable a server."""
+        return await self.update_server(name, {"disabled": disabled}, save=save)
+
+    async def reconnect(self, name: str) -> ServerStatus:
+        """Close the server's session and connect again."""
+        return await self._connection(name).reconnect()
+
+    async def disconnect(self, name: str) -> ServerStatus:
+        """Close the server's session and leave it stopped; its config is kept."""
+        return await self._connection(name).disconnect()
+
+    async def set_enabled(self, enabled: bool, *, save: bool = True) -> None:
+        """The global switch: off stops every server, on connects every enabled one."""
+        self._enabled = enabled
+        if save and self._store is not None:
+            self._store.set_enabled(enabled)
+        async with anyio.create_task_group() as tg:
+            for connection in self._connections.values():
+                tg.start_soon(connection.reconnect if enabled else connection.disconnect)
+        self.events.publish(ConfigChanged(server=None, change="enabled" if enabled else "disabled"))
+
+    async def test_server(self, config: ServerSpec | str) -> ServerTest:
+        """Connect a server apart from the catalog, list its tools, disconnect. Nothing is saved.
+
+        ``config`` is a server's config, or the name of a configured server.
+        """
+        if isinstance(config, str):
+            name, spec = config, self._connection(config).config
+            if isinstance(spec, StdioServerConfig | RemoteServerConfig) and spec.disabled:
+                spec = spec.model_copy(update={"disabled": False})
+        else:
+            name, spec = "test", _to_config("test", config)
+        found: list[types.Tool] = []
+        events: list[Event] = []
+        connection = ServerConnection(
+            name,
+            spec,
+            log_dir=self._log_dir,
+            publish=events.append,
+            on_tools=lambda _server, tools: found.__setitem__(slice(None), tools),
+            npm_registry=self._npm_registry,
+            environ=self._environ,
+        )
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(connection.run)
+            status = await connection.wait_settled()
+            tools = list(found)
+            await connection.close()
+        return ServerTest(status=status, tools=tools, duration=time.perf_counter() - started)
