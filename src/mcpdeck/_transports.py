@@ -7,7 +7,7 @@ supervisor learns at once that a child process exited or an HTTP stream dropped.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Self, TextIO
@@ -69,7 +69,7 @@ class _WatchedReadStream:
 @asynccontextmanager
 async def watched(
     transport: Transport, ended: anyio.Event, on_error: Callable[[Exception], None]
-) -> AsyncIterator[TransportStreams]:
+) -> AsyncGenerator[TransportStreams]:
     """Enter ``transport``; ``ended`` is set when its read side ends."""
     async with transport as (read_stream, write_stream):
         yield _WatchedReadStream(read_stream, ended, on_error), write_stream
@@ -81,7 +81,7 @@ def stdio_transport(params: StdioServerParameters, errlog: TextIO) -> Transport:
 
 
 @asynccontextmanager
-async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+async def http_transport(url: str, headers: dict[str, str]) -> AsyncGenerator[TransportStreams]:
     """Streamable HTTP with the given headers on every request."""
     async with (
         create_mcp_http_client(headers=headers or None) as client,

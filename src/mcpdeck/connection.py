@@ -22,13 +22,13 @@ import contextlib
 import logging
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 import httpx2
@@ -169,6 +169,20 @@ def describe_error(error: BaseException) -> str:
         return f"cannot start the command: {first.strerror}: {first.filename}"
     text = str(first)
     return f"{type(first).__name__}: {text}" if text else type(first).__name__
+
+
+class _ProgressRelay:
+    """Restarts a call's timeout on each progress notification, then passes it on."""
+
+    def __init__(self, scope: anyio.CancelScope, limit: float, progress: ProgressCallback | None):
+        self._scope = scope
+        self._limit = limit
+        self._progress = progress
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self._scope.deadline = anyio.current_time() + self._limit
+        if self._progress is not None:
+            await self._progress(progress, total, message)
 
 
 class ServerConnection:
@@ -361,7 +375,7 @@ class ServerConnection:
         return Client(server, client_info=_CLIENT_INFO, cache=None, message_handler=self._on_message)
 
     @asynccontextmanager
-    async def _open(self, ended: anyio.Event) -> AsyncIterator[Client]:
+    async def _open(self, ended: anyio.Event) -> AsyncGenerator[Client]:
         config = self._config
         if not isinstance(config, StdioServerConfig | RemoteServerConfig):
             self._phase = "initializing"
@@ -400,7 +414,7 @@ class ServerConnection:
         raise ServerError(self.name, "neither streamable HTTP nor SSE worked (" + "; ".join(errors) + ")")
 
     @asynccontextmanager
-    async def _open_stdio(self, config: StdioServerConfig, ended: anyio.Event) -> AsyncIterator[Client]:
+    async def _open_stdio(self, config: StdioServerConfig, ended: anyio.Event) -> AsyncGenerator[Client]:
         env = child_environment(
             config.env, npm_registry=config.npm_registry or self._npm_registry, environ=self._environ
         )
@@ -410,20 +424,23 @@ class ServerConnection:
                 f"command {config.command!r} was not found on PATH; install it or give its full path "
                 f"(searched {env['PATH']})",
             )
-        cwd = config.cwd
-        if cwd is not None and not Path(cwd).expanduser().is_dir():
-            raise ServerError(self.name, f"the working directory {cwd!r} does not exist")
-        params = StdioServerParameters(
-            command=config.command, args=config.args, env=env, cwd=Path(cwd).expanduser() if cwd else None
-        )
+        params = StdioServerParameters(command=config.command, args=config.args, env=env, cwd=self._cwd(config.cwd))
         with self._open_log() as errlog:
             self._phase = "initializing"
             transport = watched(stdio_transport(params, errlog), ended, self._on_error)
             async with self._client_for(transport) as client:
                 yield client
 
+    def _cwd(self, cwd: str | None) -> Path | None:
+        if cwd is None:
+            return None
+        folder = Path(cwd).expanduser()
+        if not folder.is_dir():
+            raise ServerError(self.name, f"the working directory {cwd!r} does not exist")
+        return folder
+
     @contextlib.contextmanager
-    def _open_log(self) -> Iterator[IO[str]]:
+    def _open_log(self) -> Generator[TextIO]:
         path = self.log_path
         assert path is not None and isinstance(self._config, StdioServerConfig)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -545,10 +562,7 @@ class ServerConnection:
         limit = timeout if timeout is not None else self.request_timeout
         scope = anyio.CancelScope(deadline=anyio.current_time() + limit)
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            scope.deadline = anyio.current_time() + limit
-            if progress is not None:
-                await progress(value, total, message)
+        on_progress = _ProgressRelay(scope, limit, progress)
 
         with scope:
             try:

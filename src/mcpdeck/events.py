@@ -9,7 +9,7 @@ counted in ``Subscription.dropped``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -101,8 +101,14 @@ class Subscription:
         self._receive = receive
         self.dropped = 0
 
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._receive.__aiter__()
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Event:
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
 
     async def receive(self) -> Event:
         """The next event."""
@@ -122,7 +128,7 @@ class EventBus:
         return lambda: self._callbacks.remove(callback)
 
     @asynccontextmanager
-    async def subscribe(self, buffer: int = 1000) -> AsyncIterator[Subscription]:
+    async def subscribe(self, buffer: int = 1000) -> AsyncGenerator[Subscription]:
         """A stream of events from now until the block ends."""
         send, receive = anyio.create_memory_object_stream[Event](buffer)
         sub = Subscription(receive)

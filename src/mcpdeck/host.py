@@ -419,9 +419,10 @@ class Host:
             environ=self._environ,
         )
         started = time.perf_counter()
+        tests: list[ServerTest] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(connection.run)
             status = await connection.wait_settled()
-            tools = list(found)
+            tests.append(ServerTest(status=status, tools=list(found), duration=time.perf_counter() - started))
             await connection.close()
-        return ServerTest(status=status, tools=tools, duration=time.perf_counter() - started)
+        return tests[0]

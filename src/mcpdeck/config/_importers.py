@@ -28,7 +28,7 @@ ImportSource = Literal["claude-desktop", "claude-code", "cursor", "vscode", "goo
 IMPORT_SOURCES: tuple[ImportSource, ...] = ("claude-desktop", "claude-code", "cursor", "vscode", "goose")
 
 _LABELS: dict[ImportSource, str] = dict(
-    zip(IMPORT_SOURCES, ("Claude Desktop", "Claude Code", "Cursor", "VS Code", "Goose"))
+    zip(IMPORT_SOURCES, ("Claude Desktop", "Claude Code", "Cursor", "VS Code", "Goose"), strict=True)
 )
 # Goose extension types that are not MCP servers mcpdeck could start or reach.
 _GOOSE_NOT_MCP = {
@@ -323,12 +323,12 @@ def _read_mcp_servers(source: ImportSource, doc: dict[str, Any], path: Path, fou
     projects = doc.get("projects")
     if source == "claude-code" and isinstance(projects, dict):
         # ~/.claude.json: top-level servers are user-wide; each project's apply only in that folder.
-        here = os.path.normcase(os.path.abspath(Path.cwd()))
+        here = os.path.normcase(os.path.realpath(Path.cwd()))
         for folder, project in _as_dict(projects).items():
             local = _servers_object(_as_dict(project), "mcpServers", path)
             if not local:
                 continue
-            if os.path.normcase(os.path.abspath(folder)) != here:
+            if os.path.normcase(os.path.realpath(folder)) != here:
                 found.notes.append(
                     f"skipped the servers of project {folder} ({', '.join(local)}): Claude Code uses them only "
                     "in that folder; run the import from there to get them"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -95,10 +95,10 @@ class _ServerBase(BaseModel):
 
     @field_validator("tools", mode="before")
     @classmethod
-    def _tools_list_means_include(cls, value: Any) -> Any:
+    def _tools_list_means_include(cls, value: object) -> object:
         # `"tools": ["a", "b"]` is the short form of `{"include": ["a", "b"]}`.
         if isinstance(value, list):
-            return {"include": value}
+            return {"include": cast(list[object], value)}
         return value
 
     @property
@@ -181,7 +181,8 @@ def parse_server_config(name: str, raw: object) -> ServerConfig:
     validate_server_name(name)
     if not isinstance(raw, dict):
         raise ConfigError(f"server {name!r}: expected an object, got {type(raw).__name__}", server=name)
-    data: dict[str, Any] = {str(k): v for k, v in raw.items() if k not in RUNTIME_KEYS}  # pyright: ignore[reportUnknownVariableType]
+    entry = cast(dict[object, Any], raw)
+    data: dict[str, Any] = {str(k): v for k, v in entry.items() if k not in RUNTIME_KEYS}
     kind = data.get("type", data.get("transport"))
     if "transport" in data and "type" not in data:
         data["type"] = data.pop("transport")

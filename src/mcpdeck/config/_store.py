@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import platformdirs
 
@@ -84,12 +84,13 @@ def _load_json(text: str, path: str) -> dict[str, Any]:
         return seen
 
     try:
-        data = json.loads(text, object_pairs_hook=pairs) if text.strip() else {}
+        data: object = json.loads(text, object_pairs_hook=pairs) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise ConfigError(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
     if not isinstance(data, dict):
         raise ConfigError('the file must hold a JSON object like {"mcpServers": {...}}', path=path, line=1)
-    servers = data.get("mcpServers", {})  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    document = cast(dict[str, Any], data)
+    servers: object = document.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError('"mcpServers" must be an object mapping server names to configs', path=path)
     for name in duplicates:
@@ -103,14 +104,15 @@ def _load_json(text: str, path: str) -> dict[str, Any]:
                 path=path,
                 line=_line_of(text, second) if second >= 0 else None,
             )
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return document
 
 
 def parse_config_document(data: Mapping[str, Any], path: Path | None = None) -> McpConfig:
     """Turn a parsed ``{"mcpServers": ...}`` document into an McpConfig."""
     servers: dict[str, ServerConfig] = {}
     problems: dict[str, ConfigError] = {}
-    for name, raw in (data.get("mcpServers") or {}).items():
+    entries: dict[str, Any] = data.get("mcpServers") or {}
+    for name, raw in entries.items():
         try:
             servers[name] = parse_server_config(name, raw)
         except ConfigError as error:
@@ -190,9 +192,10 @@ class ConfigStore:
 
         def change(doc: dict[str, Any]) -> None:
             servers: dict[str, Any] = doc.get("mcpServers") or {}
-            entry = servers.get(name)
-            if not isinstance(entry, dict):
+            found: object = servers.get(name)
+            if not isinstance(found, dict):
                 raise ConfigError(f"no server named {name!r} in the config", path=str(self.path), server=name)
+            entry = cast(dict[str, Any], found)
             if disabled:
                 entry["disabled"] = True
             else:
