@@ -1,0 +1,89 @@
+"""How the CLI shows things: tidy tables, colored states, secrets masked."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from mcpdeck.config import ServerConfig
+from mcpdeck.connection import ServerState, ServerStatus
+
+__all__ = ["echo_json", "mask_secrets", "state_label", "table"]
+
+_STATE_STYLE: dict[str, tuple[str, str]] = {
+    ServerState.CONNECTED: ("●", "green"),
+    ServerState.CONNECTING: ("◌", "yellow"),
+    ServerState.RECONNECTING: ("◌", "yellow"),
+    ServerState.FAILED: ("✖", "red"),
+    ServerState.DISABLED: ("○", "bright_black"),
+    ServerState.STOPPED: ("○", "bright_black"),
+}
+_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$")
+_SECRET_WORDS = re.compile(r"token|secret|key|password|passwd|auth|credential|bearer|cookie|session", re.IGNORECASE)
+
+
+def state_label(state: ServerState) -> str:
+    """The state with a symbol and color (color only on a terminal)."""
+    symbol, color = _STATE_STYLE.get(state, ("?", "white"))
+    return click.style(f"{symbol} {state.value}", fg=color)
+
+
+def _visible_len(text: str) -> int:
+    return len(click.unstyle(text))
+
+
+def _fit(text: str, width: int) -> str:
+    plain = click.unstyle(text)
+    if len(plain) <= width:
+        return text + " " * (width - len(plain))
+    return plain[: max(width - 1, 0)] + "…"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = False) -> str:
+    """Columns sized to their content; the last column is cut to the terminal width."""
+    if not rows:
+        return ""
+    widths = [max(_visible_len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    total = shutil.get_terminal_size((120, 24)).columns
+    used = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    widths[-1] = max(min(widths[-1], total - used), 20) if not wrap_last else widths[-1]
+    header = "  ".join(_fit(h.upper(), w) for h, w in zip(headers, widths, strict=True))
+    lines = [click.style(header.rstrip(), bold=True)]
+    for row in rows:
+        cells = [_fit(str(cell), width) for cell, width in zip(row, widths, strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def mask_value(key: str, value: str) -> str:
+    """A config value as shown: ``${VAR}`` references as they are, anything else under a secret-ish key masked."""
+    if _REFERENCE.match(value) or not _SECRET_WORDS.search(key):
+        return value
+    return "****" if len(value) <= 8 else f"{value[:3]}…****"
+
+
+def mask_secrets(config: ServerConfig) -> dict[str, Any]:
+    """The config's JSON form with literal secrets in ``env`` and ``headers`` masked."""
+    data = config.to_json()
+    for section in ("env", "headers"):
+        values = data.get(section)
+        if isinstance(values, dict):
+            data[section] = {k: mask_value(k, str(v)) for k, v in values.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return data
+
+
+def status_row(status: ServerStatus) -> list[str]:
+    """One row of ``mcpdeck list``."""
+    detail = status.target if status.state is not ServerState.FAILED else click.style(status.error or "", fg="red")
+    tools = str(status.tool_count) if status.state is ServerState.CONNECTED else "-"
+    return [status.name, state_label(status.state), tools, status.transport, detail]
+
+
+def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
