@@ -86,8 +86,7 @@ def default_import_path(
         cwd: The project folder for project-level files; default: the working directory.
 
     Returns:
-        Claude Desktop's per-user file, ``<cwd>/.mcp.json`` (Claude Code), ``~/.cursor/mcp.json``,
-        ``<cwd>/.vscode/mcp.json`` or Goose's ``config.yaml``.
+        The per-user file (Claude Desktop, Cursor, Goose) or the project file under ``cwd`` (Claude Code, VS Code).
     """
     user = home if home is not None else Path.home()
     system = platform or sys.platform
@@ -133,7 +132,8 @@ def import_servers(source: ImportSource, path: Path | None = None) -> ImportResu
         raise ConfigError(f"cannot read the {label} config: {error.strerror}", path=str(path)) from None
     found = _Found()
     if source == "goose":
-        _read_goose(_load_yaml(text, path), path, found)
+        for name, raw in _servers_object(_load_yaml(text, path), "extensions", path).items():
+            found.add(name, raw, _goose_entry)
     elif source == "vscode":
         _read_vscode(_load_json(text, path), path, found)
     else:
@@ -277,8 +277,8 @@ class _Refs:
             return str(self.home)
         if kind in ("/", "pathSeparator") and arg is None:
             return os.sep
-        if arg is None and not kind[0].islower():
-            return ref  # `${API_KEY}`: already an mcpdeck environment reference
+        if not kind[0].islower() and (arg is None or arg.startswith("-")):
+            return ref  # `${API_KEY}` / `${API_KEY:-x}`: already an mcpdeck environment reference
         raise _Skip(f"uses {ref}, which only {self.host} can resolve; replace it with a value or a ${{VAR}} reference")
 
     def _input(self, ident: str, notes: list[str]) -> str:
@@ -289,9 +289,11 @@ class _Refs:
         about = f" ({spec['description']})" if isinstance(spec.get("description"), str) else ""
         default = spec.get("default")
         if isinstance(default, str) and default and "}" not in default:
-            notes.append(f"VS Code input {ident!r}{about} became ${{{var}:-{default}}}: set that variable to override")
+            notes.append(
+                f"{self.host} input {ident!r}{about} became ${{{var}:-{default}}}: set that variable to override"
+            )
             return f"${{{var}:-{default}}}"
-        notes.append(f"VS Code input {ident!r}{about} became ${{{var}}}: set that variable")
+        notes.append(f"{self.host} input {ident!r}{about} became ${{{var}}}: set that variable")
         return f"${{{var}}}"
 
 
@@ -382,8 +384,3 @@ def _goose_entry(name: str, raw: Any, notes: list[str]) -> dict[str, Any]:
     if tools := _as_list(ext.get("available_tools")):
         entry["tools"] = {"include": list(map(str, tools))}
     return entry
-
-
-def _read_goose(doc: dict[str, Any], path: Path, found: _Found) -> None:
-    for name, raw in _servers_object(doc, "extensions", path).items():
-        found.add(name, raw, _goose_entry)
