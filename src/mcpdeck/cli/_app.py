@@ -206,7 +206,7 @@ async def _save_and_connect(ctx: _Context, name: str, server: ServerConfig, forc
         _fail(f"saved, but it did not connect: {status.error}", 1)
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--url", help="A remote server's URL.")

@@ -1,0 +1,5 @@
+"""``python -m mcpdeck.cli``."""
+
+from mcpdeck.cli import main
+
+main()

@@ -1,0 +1,250 @@
+"""The ``mcpdeck`` command, run as a user runs it: a real process, real servers, a real config file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
+EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
+
+
+def run(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``mcpdeck --config CONFIG ARGS`` and return what it did (bounded by a timeout)."""
+    environ = {**os.environ, "MCPDECK_LOG_DIR": str(config.parent / "logs"), "NO_COLOR": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environ,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def write(config: Path, servers: dict[str, Any], **extra: Any) -> None:
+    config.write_text(json.dumps({"mcpServers": servers, **extra}, indent=2))
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "mcp.json"
+    write(
+        path,
+        {
+            "basic": BASIC,
+            "everything": {"command": EVERYTHING},
+            "broken": {"command": "mcpdeck-test-no-such-command"},
+        },
+    )
+    return path
+
+
+def test_list_shows_each_server_status_and_tool_count_side_by_side(config: Path) -> None:
+    done = run(config, "list")
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    assert "connected" in lines["basic"]
+    assert "connected" in lines["everything"]
+    assert "failed" in lines["broken"]
+    assert "2/3 connected" in done.stdout
+    assert "mcpdeck-test-no-such-command' was not found on PATH" in done.stdout
+
+
+def test_list_json_is_stable_and_machine_readable(config: Path) -> None:
+    done = run(config, "list", "--json")
+    data = json.loads(done.stdout)
+    servers = {s["name"]: s for s in data["servers"]}
+    assert set(servers) == {"basic", "everything", "broken"}
+    assert servers["basic"]["state"] == "connected"
+    assert servers["basic"]["serverInfo"] == {"name": "basic", "version": "1.2.3"}
+    assert servers["everything"]["toolCount"] >= 10
+    assert servers["broken"]["state"] == "failed" and "not found" in servers["broken"]["error"]
+    assert set(servers["basic"]) >= {"transport", "target", "toolCount", "error", "protocolVersion", "logPath"}
+
+
+def test_tools_lists_namespaced_names_and_filters_by_server(config: Path) -> None:
+    done = run(config, "tools", "--server", "basic", "--json")
+    assert done.returncode == 0, done.stderr
+    tools = json.loads(done.stdout)
+    names = {t["name"] for t in tools}
+    assert "mcp__basic__echo" in names
+    assert all(t["server"] == "basic" for t in tools)
+    echo = next(t for t in tools if t["name"] == "mcp__basic__echo")
+    assert echo["tool"] == "echo" and echo["inputSchema"]["required"] == ["text"]
+
+
+def test_call_prints_the_result_and_json_keeps_the_mcp_content(config: Path) -> None:
+    done = run(config, "call", "mcp__basic__add", "--args", '{"a": 2, "b": 40}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "42"
+    done = run(config, "call", "mcp__everything__echo", "--args", '{"message": "hi"}', "--json")
+    result = json.loads(done.stdout)
+    assert result["isError"] is False
+    assert result["content"] == [{"type": "text", "text": "Echo: hi"}]
+
+
+def test_call_errors_go_to_stderr_with_a_nonzero_exit(config: Path) -> None:
+    failed_tool = run(config, "call", "mcp__basic__fail", "--args", '{"message": "nope"}')
+    assert failed_tool.returncode == 1
+    assert "Error executing tool fail" in failed_tool.stdout  # the SDK server hides the exception text
+    bad_args = run(config, "call", "mcp__basic__add", "--args", '{"a": "x"}')
+    assert bad_args.returncode == 1
+    assert "invalid arguments" in bad_args.stderr and bad_args.stdout == ""
+    unknown = run(config, "call", "mcp__basic__nope")
+    assert unknown.returncode == 1 and "no tool named 'mcp__basic__nope'" in unknown.stderr
+    down = run(config, "call", "mcp__broken__anything")
+    assert down.returncode == 1 and "server 'broken'" in down.stderr and "not found on PATH" in down.stderr
+    not_json = run(config, "call", "mcp__basic__add", "--args", "{a: 1}")
+    assert not_json.returncode == 2 and "--args is not valid JSON" in not_json.stderr
+
+
+def test_add_remove_enable_disable_change_only_their_server(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    write(path, {"keep": {"command": "keep-me", "myKey": [1, 2]}}, otherApp={"theme": "dark"})
+    added = run(path, "add", "basic", "--env", "A=1", "--", sys.executable, "-m", "tests.servers.basic")
+    assert added.returncode == 0, added.stderr
+    assert "connected" in added.stdout
+    doc = json.loads(path.read_text())
+    assert doc["otherApp"] == {"theme": "dark"}
+    assert doc["mcpServers"]["keep"] == {"command": "keep-me", "myKey": [1, 2]}
+    assert doc["mcpServers"]["basic"] == {
+        "command": sys.executable,
+        "args": ["-m", "tests.servers.basic"],
+        "env": {"A": "1"},
+    }
+
+    again = run(path, "add", "basic", "--", "x")
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert json.loads(path.read_text()) == doc
+
+    assert run(path, "disable", "basic").returncode == 0
+    assert json.loads(path.read_text())["mcpServers"]["basic"]["disabled"] is True
+    listed = json.loads(run(path, "list", "--json").stdout)
+    assert {s["name"]: s["state"] for s in listed["servers"]}["basic"] == "disabled"
+    assert run(path, "enable", "basic").returncode == 0
+    assert "disabled" not in json.loads(path.read_text())["mcpServers"]["basic"]
+
+    remote = run(path, "add", "api", "--url", "http://127.0.0.1:9/mcp", "--type", "http", "--header", "X-Key: ${KEY}")
+    assert remote.returncode == 1 and "did not connect" in remote.stderr
+    assert json.loads(path.read_text())["mcpServers"]["api"] == {
+        "type": "http",
+        "url": "http://127.0.0.1:9/mcp",
+        "headers": {"X-Key": "${KEY}"},
+    }
+    assert run(path, "remove", "api").returncode == 0
+    assert run(path, "remove", "basic").returncode == 0
+    assert json.loads(path.read_text()) == {
+        "mcpServers": {"keep": {"command": "keep-me", "myKey": [1, 2]}},
+        "otherApp": {"theme": "dark"},
+    }
+    missing = run(path, "remove", "basic")
+    assert missing.returncode == 2 and "no server named 'basic'" in missing.stderr
+
+
+def test_add_json_accepts_other_hosts_spellings_and_rejects_bad_names(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    done = run(
+        path, "add-json", "remote", '{"type": "streamableHttp", "url": "http://127.0.0.1:9/mcp"}', "--no-connect"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text())["mcpServers"]["remote"] == {"type": "http", "url": "http://127.0.0.1:9/mcp"}
+    for bad in ("has space", "a__b", ""):
+        refused = run(path, "add-json", bad, '{"command": "x"}')
+        assert refused.returncode == 2, bad
+        assert "name" in refused.stderr
+    broken = run(path, "add-json", "x", '{"command": 1}')
+    assert broken.returncode == 2 and "command" in broken.stderr
+
+
+def test_a_malformed_config_is_refused_with_its_line_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    text = '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}\n'
+    path.write_text(text)
+    for args in (["list"], ["add", "b", "--", "y"], ["disable", "a"]):
+        done = run(path, *args)
+        assert done.returncode == 2
+        assert f"{path}:3:" in done.stderr
+    assert path.read_text() == text
+
+
+def test_get_masks_literal_secrets_but_shows_variable_references(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    write(path, {"basic": {**BASIC, "env": {"API_TOKEN": "sk-live-1234567890", "MODE": "fast", "KEY": "${KEY}"}}})
+    done = run(path, "get", "basic", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert "sk-live-1234567890" not in done.stdout
+    assert data["config"]["env"] == {"API_TOKEN": "sk-…****", "MODE": "fast", "KEY": "${KEY}"}
+    assert data["status"]["state"] == "failed"  # ${KEY} is unset: that server alone fails, and says why
+    assert "KEY is not set" in data["status"]["error"]
+    assert "echo" not in data["tools"]
+
+
+def test_test_connects_lists_and_disconnects_without_saving(config: Path) -> None:
+    before = config.read_text()
+    ok = run(config, "test", "basic", "--json")
+    assert ok.returncode == 0, ok.stderr
+    report = json.loads(ok.stdout)
+    assert report["ok"] is True and "echo" in report["tools"]
+    bad = run(config, "test", "broken")
+    assert bad.returncode == 1 and "not found on PATH" in bad.stdout
+    assert config.read_text() == before
+
+
+def test_logs_show_what_a_stdio_server_wrote_to_stderr(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    script = "import sys; sys.stderr.write('starting failed: no credentials\\n'); sys.exit(3)"
+    write(path, {"noisy": {"command": sys.executable, "args": ["-c", script]}})
+    listed = run(path, "list")
+    assert "no credentials" in listed.stdout  # the failure says what the server said
+    logs = run(path, "logs", "noisy")
+    assert logs.returncode == 0
+    assert "mcpdeck starting noisy" in logs.stdout
+    assert "starting failed: no credentials" in logs.stdout
+
+
+def test_import_brings_servers_from_another_hosts_file(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    cursor = tmp_path / "cursor.json"
+    cursor.write_text(
+        json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "pkg"], "env": {"T": "${env:T}"}}}})
+    )
+    dry = run(path, "import", "cursor", str(cursor), "--dry-run")
+    assert dry.returncode == 0 and "would be imported" in dry.stdout
+    assert not path.exists()
+    done = run(path, "import", "cursor", str(cursor))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text())["mcpServers"]["fs"] == {
+        "command": "npx",
+        "args": ["-y", "pkg"],
+        "env": {"T": "${T}"},
+    }
+    again = run(path, "import", "cursor", str(cursor))
+    assert "already in" in again.stdout
+
+
+def test_config_path_comes_from_the_environment_when_not_given(tmp_path: Path) -> None:
+    path = tmp_path / "from-env.json"
+    write(path, {"basic": BASIC})
+    environ = {**os.environ, "MCPDECK_CONFIG": str(path), "MCPDECK_LOG_DIR": str(tmp_path / "logs")}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpdeck.cli", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environ,
+        cwd=ROOT,
+        check=False,
+    )
+    data = json.loads(done.stdout)
+    assert data["config"] == str(path)
+    assert [s["name"] for s in data["servers"]] == ["basic"]
