@@ -221,6 +221,7 @@ class ServerConnection:
         self._settled = anyio.Event()
         self._tools_stale = anyio.Event()
         self._phase = "starting"
+        self._log_start = 0  # where this session's stderr begins in the log file
 
     # ----- what callers read -------------------------------------------------------
 
@@ -461,7 +462,7 @@ class ServerConnection:
             return ""
         try:
             with open(path, encoding="utf-8", errors="replace") as log:
-                log.seek(getattr(self, "_log_start", 0))
+                log.seek(self._log_start)
                 lines = [line.rstrip() for line in log.read(64 * 1024).splitlines() if line.strip()]
         except OSError:
             return ""

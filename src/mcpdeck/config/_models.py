@@ -35,6 +35,7 @@ RUNTIME_KEYS = frozenset({"status", "connected", "toolCount", "lastConnected", "
 
 # Every spelling of "streamable HTTP" other hosts write.
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamablehttp", "streamable_http", "streamable"})
+_LEADING_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -118,7 +119,10 @@ class _ServerBase(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The config as it is written to the file: aliases, no defaults, unknown keys kept."""
         data = self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-        return {key: value for key, value in data.items() if key not in RUNTIME_KEYS}
+        # What a server is comes first (command/url), then how it behaves.
+        first = [key for key in _LEADING_KEYS if key in data]
+        rest = [key for key in data if key not in _LEADING_KEYS and key not in RUNTIME_KEYS]
+        return {key: data[key] for key in [*first, *rest]}
 
 
 class StdioServerConfig(_ServerBase):
