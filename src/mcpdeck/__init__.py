@@ -3,7 +3,7 @@
 from mcpdeck._version import __version__
 from mcpdeck.catalog import Catalog, CatalogTool
 from mcpdeck.config import ConfigStore, McpConfig, RemoteServerConfig, ServerConfig, StdioServerConfig, ToolFilter
-from mcpdeck.connection import ServerState, ServerStatus
+from mcpdeck.connection import RetryPolicy, ServerState, ServerStatus
 from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -40,6 +40,7 @@ __all__ = [
     "MCPDeckError",
     "McpConfig",
     "RemoteServerConfig",
+    "RetryPolicy",
     "ServerConfig",
     "ServerCrashedError",
     "ServerError",

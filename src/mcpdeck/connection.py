@@ -7,9 +7,9 @@ end, and reacts to commands (reconnect, disconnect, new config) sent from any ta
 
 States::
 
-    disabled ──enable──▶ connecting ──ok──▶ connected ──lost──▶ failed
-                              │                 │                  │
-                              └──error/timeout──┴──────────────────┴─▶ failed
+    disabled ──enable──▶ connecting ──ok──▶ connected ──lost──▶ reconnecting ──ok──▶ connected
+                              │                                         │ (backoff, N tries)
+                              └──error/timeout──▶ failed ◀──gave up─────┘
     any ──disconnect──▶ stopped          any ──reconnect──▶ connecting
 
 Calls (``call_tool``) run in the caller's task on the live session; the supervisor never
@@ -22,6 +22,7 @@ import contextlib
 import logging
 import math
 import os
+import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from mcpdeck.events import Event, ServerStatusChanged
 __all__ = [
     "InProcessServer",
     "ProgressCallback",
+    "RetryPolicy",
     "ServerConnection",
     "ServerState",
     "ServerStatus",
@@ -171,6 +173,25 @@ def describe_error(error: BaseException) -> str:
     return f"{type(first).__name__}: {text}" if text else type(first).__name__
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a lost connection is retried: exponential backoff with jitter.
+
+    Attempt ``n`` waits ``initial * 2**(n-1)`` seconds, capped at ``maximum``, times a random
+    factor in ``[1 - jitter, 1 + jitter]``. After ``attempts`` failed tries the server is failed.
+    """
+
+    attempts: int = 5
+    initial: float = 1.0
+    maximum: float = 30.0
+    jitter: float = 0.2
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before reconnect attempt ``attempt`` (1-based)."""
+        base = min(self.initial * 2 ** (attempt - 1), self.maximum)
+        return base * random.uniform(1 - self.jitter, 1 + self.jitter)
+
+
 class _ProgressRelay:
     """Restarts a call's timeout on each progress notification, then passes it on."""
 
@@ -198,8 +219,10 @@ class ServerConnection:
         on_tools: Callable[[str, list[types.Tool]], None],
         npm_registry: str | None = None,
         environ: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
     ):
         self.name = name
+        self._retry = retry or RetryPolicy()
         self._config = config
         self._log_dir = log_dir
         self._publish = publish
@@ -220,6 +243,7 @@ class ServerConnection:
         self._wake = anyio.Event()
         self._settled = anyio.Event()
         self._tools_stale = anyio.Event()
+        self._ended = anyio.Event()  # set when the current session's connection is gone
         self._phase = "starting"
         self._log_start = 0  # where this session's stderr begins in the log file
 
@@ -311,20 +335,33 @@ class ServerConnection:
 
     async def run(self) -> None:
         """The supervisor loop; runs until ``close``."""
+        attempt = 0  # reconnect attempts since the last good session
         try:
             while not self._closing:
                 self._wake = anyio.Event()
                 self._commanded = False
                 disabled = isinstance(self._config, StdioServerConfig | RemoteServerConfig) and self._config.disabled
                 if disabled or not self._want:
+                    attempt = 0
                     self._set_tools([])
                     self._set_state(ServerState.DISABLED if disabled else ServerState.STOPPED)
                     self._settled.set()
                     await self._wake.wait()
                     continue
-                await self._session()
+                was_connected, error = await self._session(reconnecting=attempt > 0)
                 if self._closing or self._commanded:
+                    attempt = 0
                     continue
+                if was_connected:
+                    attempt = 0
+                # A session that was up and then lost is retried; one that never came up is not
+                # (a missing command or a bad URL does not fix itself), unless it is a retry.
+                if (was_connected or attempt > 0) and attempt < self._retry.attempts:
+                    attempt += 1
+                    await self._back_off(attempt, error)
+                    continue
+                attempt = 0
+                self._fail(error)
                 self._settled.set()
                 await self._wake.wait()
         finally:
@@ -332,11 +369,26 @@ class ServerConnection:
             self._set_state(ServerState.STOPPED)
             self._settled.set()
 
-    async def _session(self) -> None:
-        """One session: connect, list tools, serve until it ends or a command ends it."""
-        self._set_state(ServerState.CONNECTING)
+    async def _back_off(self, attempt: int, error: str) -> None:
+        """Wait before reconnect ``attempt`` (a command cuts the wait short)."""
+        delay = self._retry.delay(attempt)
+        self._error, self._error_at = error, datetime.now(UTC)
+        self._set_tools([])
+        if self._settled.is_set():
+            self._settled = anyio.Event()  # callers now wait for the reconnect
+        self._set_state(ServerState.RECONNECTING)
+        logger.info("server %r: %s; reconnecting in %.1f s (attempt %d)", self.name, error, delay, attempt)
+        with anyio.move_on_after(delay):
+            await self._wake.wait()
+
+    async def _session(self, *, reconnecting: bool = False) -> tuple[bool, str]:
+        """One session: connect, list tools, serve until it ends or a command ends it.
+
+        Returns whether it got connected, and why it ended.
+        """
+        self._set_state(ServerState.RECONNECTING if reconnecting else ServerState.CONNECTING)
         self._phase = "starting"
-        ended = anyio.Event()
+        ended = self._ended = anyio.Event()
         connected = False
         timeout = self._connect_timeout()
         failure: BaseException | None = None
@@ -359,14 +411,11 @@ class ServerConnection:
             finally:
                 self._client = None
                 self._scope = None
-        if self._commanded or self._closing:
-            return
         if failure is not None:
-            self._fail(describe_error(failure) + self._log_hint())
-        elif scope.cancelled_caught and not connected:
-            self._fail(f"did not finish {self._phase} within {timeout:g} s{self._log_hint()}")
-        else:
-            self._fail("the connection was lost (the server exited or closed it)" + self._log_hint())
+            return connected, describe_error(failure) + self._log_hint()
+        if scope.cancelled_caught and not connected:
+            return connected, f"did not finish {self._phase} within {timeout:g} s{self._log_hint()}"
+        return connected, "the connection was lost (the server exited or closed it)" + self._log_hint()
 
     def _connect_timeout(self) -> float:
         config = self._config
@@ -557,10 +606,15 @@ class ServerConnection:
             ServerCrashedError: The connection was lost during the call.
             ServerError: The server answered with a protocol error, or an invalid result.
         """
+        limit = timeout if timeout is not None else self.request_timeout
+        if self._ended.is_set():
+            self._session_gone()
+        if self._state in (ServerState.CONNECTING, ServerState.RECONNECTING) or self._ended.is_set():
+            with anyio.move_on_after(limit):  # a call made during a reconnect waits for it, within its timeout
+                await self._settled.wait()
         client = self._client
         if client is None or self._state is not ServerState.CONNECTED:
             raise ServerUnavailableError(self.name, self._unavailable_reason())
-        limit = timeout if timeout is not None else self.request_timeout
         scope = anyio.CancelScope(deadline=anyio.current_time() + limit)
 
         on_progress = _ProgressRelay(scope, limit, progress)
@@ -570,6 +624,8 @@ class ServerConnection:
                 return await client.call_tool(tool, arguments, progress_callback=on_progress)
             except MCPError as error:
                 if error.code == CONNECTION_CLOSED:
+                    if client is self._client:
+                        self._session_gone()
                     raise ServerCrashedError(
                         self.name, f"the connection was lost during the call to {tool!r}{self._log_hint()}"
                     ) from error
@@ -580,6 +636,12 @@ class ServerConnection:
             self.name,
             f'{tool!r} did not answer within {limit:g} s; if it needs longer, raise "timeout" in its config',
         )
+
+    def _session_gone(self) -> None:
+        """The connection is gone, and the supervisor may not have run yet: make calls wait for what it does next."""
+        self._ended.set()
+        if self._state is ServerState.CONNECTED and self._settled.is_set():
+            self._settled = anyio.Event()
 
     def _unavailable_reason(self) -> str:
         match self._state:

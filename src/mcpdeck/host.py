@@ -41,7 +41,14 @@ from mcpdeck.config import (
     resolve_config_path,
     validate_server_name,
 )
-from mcpdeck.connection import InProcessServer, ProgressCallback, ServerConnection, ServerState, ServerStatus
+from mcpdeck.connection import (
+    InProcessServer,
+    ProgressCallback,
+    RetryPolicy,
+    ServerConnection,
+    ServerState,
+    ServerStatus,
+)
 from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -103,6 +110,7 @@ class Host:
         environ: Mapping[str, str] | None = None,
         only: Iterable[str] | None = None,
         wait: bool = True,
+        retry: RetryPolicy | None = None,
     ):
         """Create a host; nothing connects until it is entered.
 
@@ -114,6 +122,8 @@ class Host:
             environ: The environment for ``${VAR}`` expansion and stdio children (default: os.environ).
             only: Connect only these servers; the others are loaded but stay stopped.
             wait: Whether entering the host waits until every server has settled.
+            retry: How servers whose connection is lost are reconnected (default: 5 tries,
+                1 s doubling to 30 s, with jitter).
         """
         self._initial = servers
         self._store = store
@@ -121,6 +131,7 @@ class Host:
         self._environ = environ
         self._only = set(only) if only is not None else None
         self._wait = wait
+        self._retry = retry or RetryPolicy()
         self.events = EventBus()
         """Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``."""
         self._connections: dict[str, ServerConnection] = {}
@@ -161,7 +172,9 @@ class Host:
     ) -> bool | None:
         stack, self._stack = self._stack, None
         if stack is not None:
-            return await stack.__aexit__(exc_type, exc, tb)
+            # The body's own exception is not handed to the task group: it would come out
+            # wrapped in an ExceptionGroup, and `except ToolNotFoundError` would miss it.
+            await stack.aclose()
         return None
 
     async def _close_all(self) -> None:
@@ -196,6 +209,7 @@ class Host:
             on_tools=self._on_tools,
             npm_registry=self._npm_registry,
             environ=self._environ,
+            retry=self._retry,
         )
         connection._want = self._enabled and (self._only is None or name in self._only)  # pyright: ignore[reportPrivateUsage]
         self._connections[name] = connection
@@ -417,6 +431,7 @@ class Host:
             on_tools=lambda _server, tools: found.__setitem__(slice(None), tools),
             npm_registry=self._npm_registry,
             environ=self._environ,
+            retry=RetryPolicy(attempts=0),
         )
         started = time.perf_counter()
         tests: list[ServerTest] = []
