@@ -4,7 +4,8 @@ A tool ``read_file`` of server ``fs`` is ``mcp__fs__read_file``. Names hold only
 ``[A-Za-z0-9_-]`` and at most 64 characters. A name that had to be changed to fit (bad
 characters, too long) and collides with another, or is cut for length, gets a suffix of
 six hex digits hashed from (server, original name): the same tool gets the same name in
-every run, whatever order servers answer in. Nothing is ever silently overwritten.
+every run, whatever order servers answer in. Names that several tools would share get the
+suffix too (all but one unaltered name among them). Nothing is ever silently overwritten.
 
 The index maps each name back to ``(server, original tool name)``: names are looked up,
 never split.
@@ -174,20 +175,28 @@ class Catalog:
 def build_catalog(tools_by_server: Mapping[str, Sequence[types.Tool]], version: int) -> Catalog:
     """Name every tool and build the catalog.
 
-    Servers are taken in the mapping's order, but names do not depend on it: an unaltered
-    name that fits is kept; an altered or cut one gets the stable hash suffix when it is
-    cut or when its plain form is taken by any other tool.
+    Names do not depend on the order servers come in. A name that fits and was not altered
+    is kept, unless other tools want the same name; then, if exactly one of them is
+    unaltered, it keeps the name and the others get the hash suffix, and otherwise they all
+    do. A cut name always has the suffix.
     """
     planned: list[tuple[str, str, types.Tool, bool]] = []
-    counts: dict[str, int] = {}
+    exact_claims: dict[str, int] = {}
+    claims: dict[str, int] = {}
     for server, tools in tools_by_server.items():
         for tool in tools:
             base, exact = tool_name(server, tool.name)
             planned.append((base, server, tool, exact))
-            counts[base] = counts.get(base, 0) + 1
+            claims[base] = claims.get(base, 0) + 1
+            exact_claims[base] = exact_claims.get(base, 0) + exact
     entries: list[CatalogTool] = []
+    taken: set[str] = set()
     for base, server, tool, exact in planned:
         too_long = len(f"{PREFIX}{server}__{tool.name}") > MAX_TOOL_NAME
-        name = _with_suffix(base, server, tool.name) if too_long or (not exact and counts[base] > 1) else base
+        keeps = not too_long and (claims[base] == 1 or (exact and exact_claims[base] == 1))
+        name = base if keeps else _with_suffix(base, server, tool.name)
+        if name in taken:  # a 24-bit suffix collision: astronomically rare, but never overwrite
+            name = _with_suffix(name, server, f"{tool.name}\0{len(taken)}")
+        taken.add(name)
         entries.append(CatalogTool(name=name, server=server, tool=tool))
     return Catalog(entries, version)

@@ -245,7 +245,7 @@ class ServerConnection:
         self._tools_stale = anyio.Event()
         self._ended = anyio.Event()  # set when the current session's connection is gone
         self._phase = "starting"
-        self._log_start = 0  # where this session's stderr begins in the log file
+        self._log_start: int | None = None  # where this session's stderr begins in the log (None: no log yet)
 
     # ----- what callers read -------------------------------------------------------
 
@@ -373,7 +373,6 @@ class ServerConnection:
         """Wait before reconnect ``attempt`` (a command cuts the wait short)."""
         delay = self._retry.delay(attempt)
         self._error, self._error_at = error, datetime.now(UTC)
-        self._set_tools([])
         if self._settled.is_set():
             self._settled = anyio.Event()  # callers now wait for the reconnect
         self._set_state(ServerState.RECONNECTING)
@@ -388,6 +387,7 @@ class ServerConnection:
         """
         self._set_state(ServerState.RECONNECTING if reconnecting else ServerState.CONNECTING)
         self._phase = "starting"
+        self._log_start = None
         ended = self._ended = anyio.Event()
         connected = False
         timeout = self._connect_timeout()
@@ -498,26 +498,27 @@ class ServerConnection:
             if path.stat().st_size > _LOG_ROTATE_BYTES:
                 os.replace(path, path.with_suffix(".log.1"))
         with open(path, "a", encoding="utf-8", buffering=1) as log:
-            self._log_start = log.tell()
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             log.write(f"--- {stamp} mcpdeck starting {self.name}: {self._config.target}\n")
             self._log_start = log.tell()
             yield log
 
     def _log_hint(self) -> str:
-        """The end of what the server wrote to stderr in this session, for error messages."""
-        path = self.log_path
-        if path is None:
+        """The last lines the server wrote to stderr in this session, for error messages."""
+        path, start = self.log_path, self._log_start
+        if path is None or start is None:
             return ""
         try:
-            with open(path, encoding="utf-8", errors="replace") as log:
-                log.seek(self._log_start)
-                lines = [line.rstrip() for line in log.read(64 * 1024).splitlines() if line.strip()]
+            with open(path, "rb") as log:
+                end = log.seek(0, os.SEEK_END)
+                log.seek(max(start, end - 16 * 1024))
+                text = log.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
         if not lines:
             return f" (log: {path})"
-        return f"; stderr: {' | '.join(lines[-3:])[:500]} (log: {path})"
+        return f"; stderr: {' | '.join(lines[-3:])[-500:]} (log: {path})"
 
     async def _load_tools(self, client: Client) -> None:
         if client.server_capabilities.tools is None:
@@ -607,6 +608,7 @@ class ServerConnection:
             ServerError: The server answered with a protocol error, or an invalid result.
         """
         limit = timeout if timeout is not None else self.request_timeout
+        deadline = anyio.current_time() + limit
         if self._ended.is_set():
             self._session_gone()
         if self._state in (ServerState.CONNECTING, ServerState.RECONNECTING) or self._ended.is_set():
@@ -615,7 +617,7 @@ class ServerConnection:
         client = self._client
         if client is None or self._state is not ServerState.CONNECTED:
             raise ServerUnavailableError(self.name, self._unavailable_reason())
-        scope = anyio.CancelScope(deadline=anyio.current_time() + limit)
+        scope = anyio.CancelScope(deadline=deadline)
 
         on_progress = _ProgressRelay(scope, limit, progress)
 

@@ -60,9 +60,8 @@ class UnsetVariableError(ConfigError):
     """A ``${VAR}`` reference names an unset variable and gives no ``:-default``."""
 
     def __init__(self, variable: str, *, field: str, server: str | None = None):
-        who = f"server {server!r}: " if server else ""
         super().__init__(
-            f"{who}environment variable {variable} is not set (used in {field}); "
+            f"environment variable {variable} is not set (used in {field}); "
             f"set it, or give a default with ${{{variable}:-default}}",
             server=server,
         )

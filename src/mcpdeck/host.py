@@ -410,17 +410,19 @@ class Host:
                 tg.start_soon(connection.reconnect if enabled else connection.disconnect)
         self.events.publish(ConfigChanged(server=None, change="enabled" if enabled else "disabled"))
 
-    async def test_server(self, config: ServerSpec | str) -> ServerTest:
+    async def test_server(self, config: ServerSpec | str, *, name: str | None = None) -> ServerTest:
         """Connect a server apart from the catalog, list its tools, disconnect. Nothing is saved.
 
-        ``config`` is a server's config, or the name of a configured server.
+        ``config`` is a server's config, or the name of a configured server. ``name`` is the
+        name it is tried under (messages, log file); by default the configured name, or "test".
         """
         if isinstance(config, str):
-            name, spec = config, self._connection(config).config
-            if isinstance(spec, StdioServerConfig | RemoteServerConfig) and spec.disabled:
-                spec = spec.model_copy(update={"disabled": False})
+            name, spec = name or config, self._connection(config).config
         else:
-            name, spec = "test", _to_config("test", config)
+            name = validate_server_name(name or "test")
+            spec = _to_config(name, config)
+        if isinstance(spec, StdioServerConfig | RemoteServerConfig) and spec.disabled:
+            spec = spec.model_copy(update={"disabled": False})
         found: list[types.Tool] = []
         events: list[Event] = []
         connection = ServerConnection(

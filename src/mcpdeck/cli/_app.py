@@ -3,8 +3,9 @@
 Every command reads the config file (``--config``, else ``$MCPDECK_CONFIG``, else the user
 config dir). Commands that need live servers open a ``Host`` for just the servers they
 need and close it before they return. Human output is tables; ``--json`` output is
-stable. Errors go to stderr: exit 2 for a config or usage problem, 1 for a server or tool
-that failed.
+stable. Errors go to stderr: exit 2 for a config or usage problem, 1 when the thing asked
+for failed (a call, a test, a save that did not connect). ``list``, ``get`` and ``tools``
+report failed servers in their output and exit 0.
 """
 
 from __future__ import annotations
@@ -101,7 +102,12 @@ pass_ctx = click.make_pass_decorator(_Context)
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--config", "config", metavar="PATH", help="Config file (default: $MCPDECK_CONFIG, else user config).")
-@click.option("--log-dir", metavar="DIR", envvar="MCPDECK_LOG_DIR", help="Where server logs go.")
+@click.option(
+    "--log-dir",
+    metavar="DIR",
+    envvar="MCPDECK_LOG_DIR",
+    help="Where server logs go (default: $MCPDECK_LOG_DIR, else the user log dir).",
+)
 @click.option("--startup-timeout", type=float, metavar="SECONDS", help="Override every server's startup timeout.")
 @click.version_option(package_name="mcpdeck")
 @click.pass_context
@@ -167,7 +173,9 @@ def _print_status(status: ServerStatus, server: ServerConfig | None = None) -> N
         rows.append(("error", click.style(status.error, fg="red")))
     rows.append(("transport", status.transport))
     if server is not None:
-        rows.extend((key, json.dumps(value)) for key, value in mask_secrets(server).items() if key != "type")
+        rows.extend(
+            (key, json.dumps(value, ensure_ascii=False)) for key, value in mask_secrets(server).items() if key != "type"
+        )
     if info:
         rows.append(("server", f"{info.name} {info.version}".strip()))
     if status.protocol_version:
@@ -316,7 +324,7 @@ async def test(ctx: _Context, name: str, as_json: bool) -> None:
         server = config.servers[name]
         if ctx.startup_timeout is not None:
             server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
-        report = await host.test_server(server.model_copy(update={"disabled": False}))
+        report = await host.test_server(server, name=name)
     status = report.status
     if as_json:
         data = status.to_json() | {"name": name, "ok": report.ok, "duration": round(report.duration, 3)}
@@ -433,7 +441,8 @@ def import_(ctx: _Context, source: ImportSource, path: Path | None, force: bool,
             servers[name] = server.to_json()
 
     ctx.store.edit(change)
-    click.echo(f"\nImported {len(added)} servers from {result.path} into {ctx.path}.")
+    count = f"{len(added)} server{'s' if len(added) != 1 else ''}"
+    click.echo(f"\nImported {count} from {result.path} into {ctx.path}.")
 
 
 @cli.command()

@@ -73,13 +73,13 @@ def _line_of(text: str, pos: int) -> int:
 
 
 def _load_json(text: str, path: str) -> dict[str, Any]:
-    duplicates: list[str] = []
+    duplicates: list[tuple[int, str]] = []  # (id of the object, key): only mcpServers' own keys matter
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: dict[str, Any] = {}
         for key, value in items:
             if key in seen:
-                duplicates.append(key)
+                duplicates.append((id(seen), key))
             seen[key] = value
         return seen
 
@@ -93,8 +93,9 @@ def _load_json(text: str, path: str) -> dict[str, Any]:
     servers: object = document.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError('"mcpServers" must be an object mapping server names to configs', path=path)
-    for name in duplicates:
-        if name in servers:
+    servers_id = id(cast(object, servers))
+    for owner, name in duplicates:
+        if owner == servers_id:
             # Point at the second definition: the one JSON would silently keep.
             needle = json.dumps(name)
             first = text.find(needle)
