@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Self, TextIO
+from typing import Self
 
 import anyio
+import httpx2
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
-__all__ = ["http_transport", "sse_transport", "stdio_transport", "watched"]
+__all__ = ["http_transport", "sse_transport", "watched"]
 
 _Item = SessionMessage | Exception
 
@@ -75,19 +75,26 @@ async def watched(
         yield _WatchedReadStream(read_stream, ended, on_error), write_stream
 
 
-def stdio_transport(params: StdioServerParameters, errlog: TextIO) -> Transport:
-    """The SDK's stdio transport, stderr going to ``errlog`` (a real file)."""
-    return stdio_client(params, errlog=errlog)
-
-
 @asynccontextmanager
-async def http_transport(url: str, headers: dict[str, str]) -> AsyncGenerator[TransportStreams]:
-    """Streamable HTTP with the given headers on every request."""
-    async with (
-        create_mcp_http_client(headers=headers or None) as client,
-        streamable_http_client(url, http_client=client) as streams,
-    ):
-        yield streams
+async def http_transport(
+    url: str, headers: dict[str, str], on_error_status: Callable[[int, str], None] | None = None
+) -> AsyncGenerator[TransportStreams]:
+    """Streamable HTTP with the given headers on every request.
+
+    ``on_error_status(status, url)`` hears of every response with a status of 400 or more:
+    the SDK turns most of them into a generic JSON-RPC error, and a user needs the status.
+    """
+    async with create_mcp_http_client(headers=headers or None) as client:
+        if on_error_status is not None:
+            report = on_error_status
+
+            async def hook(response: httpx2.Response) -> None:
+                if response.status_code >= 400:
+                    report(response.status_code, str(response.request.url))
+
+            client.event_hooks["response"].append(hook)
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
 
 
 def sse_transport(url: str, headers: dict[str, str]) -> Transport:

@@ -42,7 +42,8 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from pydantic import ValidationError
 
 from mcpdeck._environment import child_environment, find_command
-from mcpdeck._transports import http_transport, sse_transport, stdio_transport, watched
+from mcpdeck._stdio import StdioProcess, stdio_transport
+from mcpdeck._transports import http_transport, sse_transport, watched
 from mcpdeck._version import __version__
 from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig, expand_server_config
 from mcpdeck.errors import (
@@ -105,6 +106,7 @@ class ServerStatus:
         capabilities: What the server offers.
         tool_count: Tools in the catalog from this server (after filters).
         log_path: The file its stderr (stdio servers) and host notes go to.
+        pid: The server process's id (stdio servers, while connected).
     """
 
     name: str
@@ -120,6 +122,7 @@ class ServerStatus:
     capabilities: types.ServerCapabilities | None = None
     tool_count: int = 0
     log_path: Path | None = None
+    pid: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A stable JSON shape (used by ``--json`` output and the web API)."""
@@ -138,6 +141,7 @@ class ServerStatus:
             "instructions": self.instructions,
             "toolCount": self.tool_count,
             "logPath": str(self.log_path) if self.log_path else None,
+            "pid": self.pid,
         }
 
 
@@ -245,6 +249,8 @@ class ServerConnection:
         self._tools_stale = anyio.Event()
         self._ended = anyio.Event()  # set when the current session's connection is gone
         self._phase = "starting"
+        self._process: StdioProcess | None = None
+        self._http_error: str | None = None  # the last HTTP error status of this session, for messages
         self._log_start: int | None = None  # where this session's stderr begins in the log (None: no log yet)
 
     # ----- what callers read -------------------------------------------------------
@@ -296,6 +302,7 @@ class ServerConnection:
             capabilities=client.server_capabilities if client else None,
             tool_count=len(self._tools),
             log_path=self.log_path,
+            pid=self._process.pid if client and self._process else None,
         )
 
     # ----- commands (from any task) -------------------------------------------------
@@ -388,6 +395,8 @@ class ServerConnection:
         self._set_state(ServerState.RECONNECTING if reconnecting else ServerState.CONNECTING)
         self._phase = "starting"
         self._log_start = None
+        self._http_error = None
+        self._process = None
         ended = self._ended = anyio.Event()
         connected = False
         timeout = self._connect_timeout()
@@ -412,7 +421,10 @@ class ServerConnection:
                 self._client = None
                 self._scope = None
         if failure is not None:
-            return connected, describe_error(failure) + self._log_hint()
+            reason = describe_error(failure)
+            if self._http_error and self._http_error not in reason:
+                reason = f"{self._http_error} ({reason})"
+            return connected, reason + self._log_hint()
         if scope.cancelled_caught and not connected:
             return connected, f"did not finish {self._phase} within {timeout:g} s{self._log_hint()}"
         return connected, "the connection was lost (the server exited or closed it)" + self._log_hint()
@@ -443,7 +455,7 @@ class ServerConnection:
         errors: list[str] = []
         for kind in kinds:
             transport = (
-                http_transport(resolved.url, resolved.headers)
+                http_transport(resolved.url, resolved.headers, self._note_http_error)
                 if kind == "http"
                 else sse_transport(resolved.url, resolved.headers)
             )
@@ -477,7 +489,8 @@ class ServerConnection:
         params = StdioServerParameters(command=config.command, args=config.args, env=env, cwd=self._cwd(config.cwd))
         with self._open_log() as errlog:
             self._phase = "initializing"
-            transport = watched(stdio_transport(params, errlog), ended, self._on_error)
+            self._process = StdioProcess()
+            transport = watched(stdio_transport(params, errlog, self._process), ended, self._on_error)
             async with self._client_for(transport) as client:
                 yield client
 
@@ -582,6 +595,9 @@ class ServerConnection:
         elif isinstance(message, Exception):
             self._on_error(message)
         await anyio.lowlevel.checkpoint()
+
+    def _note_http_error(self, status: int, url: str) -> None:
+        self._http_error = f"HTTP {status} from {url}"
 
     def _on_error(self, error: Exception) -> None:
         logger.warning("server %r: transport error: %s", self.name, describe_error(error))

@@ -21,7 +21,7 @@ DEFAULT_MAX_CHARS = 100_000
 
 
 def _size(data: str) -> str:
-    raw = len(data) * 3 // 4  # base64 -> bytes
+    raw = len(data) * 3 // 4 - data[-2:].count("=")  # base64 length -> decoded bytes
     return f"{raw / 1024:.1f} KB" if raw >= 1024 else f"{raw} bytes"
 
 

@@ -1,0 +1,248 @@
+"""ConfigStore: refuses broken files with a line number, changes only what it must, writes atomically."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpdeck import ConfigError, ConfigStore, StdioServerConfig
+from mcpdeck.config import parse_config_document, parse_server_config, resolve_config_path
+
+DOCUMENT = """{
+  "theme": "dark",
+  "npmRegistry": "https://registry.example",
+  "mcpServers": {
+    "fs": {"command": "npx", "args": ["-y", "fs-server"], "x-owner": "ops"},
+    "web": {"type": "streamableHttp", "url": "https://example.com/mcp", "status": "connected", "toolCount": 9}
+  }
+}
+"""
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    file = tmp_path / "mcp.json"
+    file.write_text(DOCUMENT)
+    return file
+
+
+def doc(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def files(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir())
+
+
+# ----- reading ---------------------------------------------------------------------------
+
+
+def test_a_file_reads_into_servers_and_settings(path: Path) -> None:
+    config = ConfigStore(path).read()
+    assert list(config.servers) == ["fs", "web"]
+    assert config.servers["fs"].transport == "stdio"
+    assert config.servers["web"].transport == "http"
+    assert config.npm_registry == "https://registry.example"
+    assert config.enabled
+    assert config.path == path
+    assert config.problems == {}
+
+
+def test_an_absent_or_empty_file_reads_as_no_servers(tmp_path: Path) -> None:
+    assert ConfigStore(tmp_path / "absent.json").read().servers == {}
+    (tmp_path / "empty.json").write_text("  \n")
+    assert ConfigStore(tmp_path / "empty.json").read().servers == {}
+
+
+def test_malformed_json_is_refused_with_its_line_and_the_file_is_never_written_over(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    text = '{\n  "mcpServers": {\n    "fs": {"command": "npx",}\n  }\n}\n'
+    path.write_text(text)
+    store = ConfigStore(path)
+    with pytest.raises(ConfigError) as caught:
+        store.read()
+    assert caught.value.line == 3
+    assert str(caught.value).startswith(f"{path}:3: not valid JSON")
+    with pytest.raises(ConfigError):
+        store.put_server("new", StdioServerConfig(command="x"))
+    with pytest.raises(ConfigError):
+        store.set_enabled(False)
+    assert path.read_text() == text
+    assert files(path) == ["mcp.json"]
+
+
+def test_a_server_defined_twice_is_refused_pointing_at_the_second_definition(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        '{\n  "mcpServers": {\n    "fs": {"command": "a"},\n    "git": {"command": "g"},\n'
+        '    "fs": {"command": "b"}\n  }\n}\n'
+    )
+    with pytest.raises(ConfigError, match="'fs' is defined twice") as caught:
+        ConfigStore(path).read()
+    assert caught.value.line == 5
+
+
+def test_a_document_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="JSON object") as caught:
+        ConfigStore(path).read()
+    assert caught.value.line == 1
+    path.write_text('{"mcpServers": ["fs"]}')
+    with pytest.raises(ConfigError, match='"mcpServers" must be an object'):
+        ConfigStore(path).read()
+
+
+def test_one_unusable_entry_is_reported_and_the_others_load(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"ok": {"command": "x"}, "bad name": {"command": "y"}, "no": {}}}))
+    config = ConfigStore(path).read()
+    assert list(config.servers) == ["ok"]
+    assert set(config.problems) == {"bad name", "no"}
+    assert "needs 'command'" in str(config.problems["no"])
+
+
+def test_the_global_switch_is_read_from_mcp_enabled() -> None:
+    assert not parse_config_document({"mcpEnabled": False}).enabled
+    assert parse_config_document({"mcpEnabled": "yes"}).enabled
+    assert parse_config_document({"npmRegistry": ""}).npm_registry is None
+
+
+# ----- changing ----------------------------------------------------------------------------
+
+
+def test_put_server_adds_an_entry_and_leaves_every_other_byte_of_meaning_alone(path: Path) -> None:
+    before = doc(path)
+    ConfigStore(path).put_server("git", parse_server_config("git", {"command": "uvx", "args": ["mcp-git"]}))
+    after = doc(path)
+    assert after["mcpServers"]["git"] == {"command": "uvx", "args": ["mcp-git"]}
+    assert after["mcpServers"]["fs"] == before["mcpServers"]["fs"]
+    assert after["mcpServers"]["web"] == before["mcpServers"]["web"]
+    assert {k: v for k, v in after.items() if k != "mcpServers"} == {
+        k: v for k, v in before.items() if k != "mcpServers"
+    }
+    assert list(after["mcpServers"]) == ["fs", "web", "git"]
+
+
+def test_put_server_replaces_an_entry_in_place_dropping_runtime_keys(path: Path) -> None:
+    store = ConfigStore(path)
+    web = store.read().servers["web"]
+    store.put_server("web", web.model_copy(update={"timeout": 90.0}))
+    entry = doc(path)["mcpServers"]["web"]
+    assert entry == {"type": "http", "url": "https://example.com/mcp", "timeout": 90}
+    assert list(doc(path)["mcpServers"]) == ["fs", "web"]
+
+
+def test_an_edit_keeps_unknown_keys_through_a_load_and_save(path: Path) -> None:
+    store = ConfigStore(path)
+    fs = store.read().servers["fs"]
+    store.put_server("fs", fs)
+    assert doc(path)["mcpServers"]["fs"] == {"command": "npx", "args": ["-y", "fs-server"], "x-owner": "ops"}
+    assert doc(path)["theme"] == "dark"
+
+
+def test_remove_server_deletes_only_that_entry(path: Path) -> None:
+    ConfigStore(path).remove_server("fs")
+    after = doc(path)
+    assert list(after["mcpServers"]) == ["web"]
+    assert after["theme"] == "dark"
+
+
+def test_removing_an_unknown_server_is_refused_and_the_file_stays_byte_identical(path: Path) -> None:
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match="no server named 'ghost'"):
+        ConfigStore(path).remove_server("ghost")
+    with pytest.raises(ConfigError, match="no server named 'ghost'"):
+        ConfigStore(path).set_server_disabled("ghost", True)
+    assert path.read_bytes() == before
+    assert files(path) == ["mcp.json"]
+
+
+def test_set_server_disabled_touches_only_the_disabled_key(path: Path) -> None:
+    store = ConfigStore(path)
+    store.set_server_disabled("web", True)
+    entry = doc(path)["mcpServers"]["web"]
+    assert entry["disabled"] is True
+    assert entry["status"] == "connected"  # not ours to drop when only toggling
+    assert store.read().servers["web"].disabled
+    store.set_server_disabled("web", False)
+    assert "disabled" not in doc(path)["mcpServers"]["web"]
+
+
+def test_set_enabled_writes_mcp_enabled_only_when_off(path: Path) -> None:
+    store = ConfigStore(path)
+    store.set_enabled(False)
+    assert doc(path)["mcpEnabled"] is False
+    assert not store.read().enabled
+    store.set_enabled(True)
+    assert "mcpEnabled" not in doc(path)
+
+
+def test_put_server_refuses_a_bad_name(path: Path) -> None:
+    before = path.read_bytes()
+    for bad in ["", "with space", "a__b"]:
+        with pytest.raises(ConfigError):
+            ConfigStore(path).put_server(bad, StdioServerConfig(command="x"))
+    assert path.read_bytes() == before
+
+
+# ----- writing atomically ---------------------------------------------------------------
+
+
+def test_a_write_leaves_no_temporary_file_behind(path: Path) -> None:
+    store = ConfigStore(path)
+    for n in range(3):
+        store.put_server(f"s{n}", StdioServerConfig(command="x"))
+    assert files(path) == ["mcp.json"]
+    assert path.read_text().endswith("}\n")
+
+
+def test_a_failing_edit_leaves_the_file_byte_identical(path: Path) -> None:
+    before = path.read_bytes()
+    store = ConfigStore(path)
+
+    def refuse(document: dict[str, Any]) -> None:
+        document["mcpServers"].clear()
+        raise ConfigError("changed my mind")
+
+    def unserialisable(document: dict[str, Any]) -> None:
+        document["mcpServers"]["fs"]["when"] = object()
+
+    with pytest.raises(ConfigError, match="changed my mind"):
+        store.edit(refuse)
+    with pytest.raises(TypeError):
+        store.edit(unserialisable)
+    assert path.read_bytes() == before
+    assert files(path) == ["mcp.json"]
+
+
+def test_a_new_file_is_private_and_an_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+    new = tmp_path / "sub" / "mcp.json"
+    ConfigStore(new).put_server("s", StdioServerConfig(command="x"))
+    assert stat.S_IMODE(new.stat().st_mode) == 0o600
+    shared = tmp_path / "shared.json"
+    shared.write_text("{}")
+    shared.chmod(0o644)
+    ConfigStore(shared).put_server("s", StdioServerConfig(command="x"))
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o644
+
+
+def test_an_edit_returns_the_config_as_written(path: Path) -> None:
+    config = ConfigStore(path).put_server("git", StdioServerConfig(command="git-mcp"))
+    assert list(config.servers) == ["fs", "web", "git"]
+    assert config == ConfigStore(path).read()
+
+
+# ----- where the file is ------------------------------------------------------------------
+
+
+def test_the_config_path_is_explicit_then_the_environment_then_the_user_dir(tmp_path: Path) -> None:
+    environ = {"MCPDECK_CONFIG": "/elsewhere.json"}
+    assert resolve_config_path(tmp_path / "a.json", environ=environ) == tmp_path / "a.json"
+    assert resolve_config_path(None, environ=environ) == Path("/elsewhere.json")
+    default = resolve_config_path(None, environ={})
+    assert default.name == "mcp.json" and default.parent.name == "mcpdeck"

@@ -1,0 +1,86 @@
+"""Fixtures: the basic test server over every transport, and a host connected to it."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import AsyncIterator, Generator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpdeck import Host
+from tests.helpers import BasicServer, serve_asgi, stdio_server
+from tests.servers.basic import build_server
+
+TRANSPORTS = ["in-process", "stdio", "http", "sse"]
+TEST_LIMIT = 30.0
+"""No async test may run longer than this: a hang fails that test instead of stalling the run."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Run every async test body under ``anyio.fail_after(TEST_LIMIT)``."""
+    test = pyfuncitem.obj
+    if inspect.iscoroutinefunction(test):
+
+        @functools.wraps(test)
+        async def bounded(**kwargs: Any) -> Any:
+            with anyio.fail_after(TEST_LIMIT):
+                return await test(**kwargs)
+
+        pyfuncitem.obj = bounded
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = test
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+async def basic_server(request: pytest.FixtureRequest) -> AsyncIterator[BasicServer]:
+    """The same basic server over each transport: in-process, stdio, streamable HTTP and SSE."""
+    transport: str = request.param
+    if transport == "in-process":
+        yield BasicServer(transport, build_server())
+    elif transport == "stdio":
+        yield BasicServer(transport, stdio_server("basic"))
+    elif transport == "http":
+        async with serve_asgi(build_server().streamable_http_app()) as base:
+            yield BasicServer(transport, {"type": "http", "url": f"{base}/mcp"})
+    else:
+        async with serve_asgi(build_server().sse_app()) as base:
+            yield BasicServer(transport, {"type": "sse", "url": f"{base}/sse"})
+
+
+@pytest.fixture(scope="module")
+async def basic_host(basic_server: BasicServer, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Host]:
+    """An open host whose one server, ``basic``, is the basic server over the fixture's transport."""
+    async with Host({"basic": basic_server.spec}, log_dir=tmp_path_factory.mktemp("logs")) as host:
+        yield host
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    """Where a test's hosts write server logs."""
+    return tmp_path / "logs"
+
+
+@pytest.fixture(scope="module")
+async def http_url() -> AsyncIterator[str]:
+    """The URL of a basic server that speaks only streamable HTTP."""
+    async with serve_asgi(build_server().streamable_http_app()) as base:
+        yield f"{base}/mcp"
+
+
+@pytest.fixture(scope="module")
+async def sse_url() -> AsyncIterator[str]:
+    """The URL of a basic server that speaks only SSE."""
+    async with serve_asgi(build_server().sse_app()) as base:
+        yield f"{base}/sse"

@@ -1,0 +1,143 @@
+"""Shared test helpers: server specs, an HTTP server on a real socket, child processes, events."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp
+
+from mcpdeck import Event
+from mcpdeck.events import Subscription
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The repository root (the working directory of ``python -m tests.servers.<name>``)."""
+NODE_BIN = ROOT / "node_modules" / ".bin"
+WAIT = 15.0
+"""Upper bound for any single wait in a test (seconds); a healthy run is far below it."""
+
+E = TypeVar("E", bound=Event)
+
+
+@dataclass(frozen=True)
+class BasicServer:
+    """The basic test server, reachable over one transport.
+
+    Attributes:
+        transport: ``in-process``, ``stdio``, ``http`` or ``sse`` (what ``ServerStatus.transport`` says).
+        spec: What to give ``Host`` for it: the server object, or its JSON config.
+    """
+
+    transport: str
+    spec: MCPServer | dict[str, Any]
+
+
+def stdio_server(module: str, *args: str, **extra: Any) -> dict[str, Any]:
+    """The config of a ``tests/servers/<module>.py`` server run over stdio."""
+    return {"command": sys.executable, "args": ["-m", f"tests.servers.{module}", *args], "cwd": str(ROOT), **extra}
+
+
+@asynccontextmanager
+async def serve_asgi(app: ASGIApp) -> AsyncGenerator[str]:
+    """Serve ``app`` on 127.0.0.1 and yield its base URL (``http://127.0.0.1:<port>``).
+
+    The socket is bound and listening before uvicorn starts, so nobody has to wait for it.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port: int = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            try:
+                yield f"http://127.0.0.1:{port}"
+            finally:
+                server.should_exit = True
+
+
+@contextmanager
+def closed_port() -> Generator[int]:
+    """A local port that refuses connections: bound (so nobody else takes it) but not listening."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Every living process below ``pid`` (default: this one), read from /proc."""
+    root = os.getpid() if pid is None else pid
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it ended while we looked
+            continue
+        # The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+async def wait_gone(pids: set[int], timeout: float = 5.0) -> set[int]:
+    """Wait (at most ``timeout``) until every process in ``pids`` has exited; return those still alive."""
+    with anyio.move_on_after(timeout):
+        for pid in sorted(pids):
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            try:
+                await anyio.wait_readable(fd)  # a pidfd turns readable when its process exits
+            finally:
+                os.close(fd)
+    return {pid for pid in pids if _alive(pid)}
+
+
+def kill(pids: set[int]) -> None:
+    """SIGKILL each process in ``pids`` that is still there (cleaning up after a failed check)."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is running (an exited, not yet reaped process is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+async def next_event(
+    subscription: Subscription, kind: type[E], where: Callable[[E], bool] = lambda _: True, timeout: float = WAIT
+) -> E:
+    """The next event of ``kind`` that satisfies ``where`` (others are skipped)."""
+    with anyio.fail_after(timeout):
+        while True:
+            event = await subscription.receive()
+            if isinstance(event, kind) and where(event):
+                return event

@@ -1,0 +1,167 @@
+"""Catalog: names, sanitising, collisions, length limits, the index back to (server, tool)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import mcp_types as types
+
+from mcpdeck.catalog import MAX_TOOL_NAME, Catalog, build_catalog, tool_name
+
+SAFE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def tool(name: str, schema: dict[str, Any] | None = None, **extra: Any) -> types.Tool:
+    return types.Tool(name=name, input_schema=schema or {"type": "object"}, **extra)
+
+
+def suffix(server: str, name: str) -> str:
+    return hashlib.sha256(f"{server}\0{name}".encode()).hexdigest()[:6]
+
+
+def names(catalog: Catalog) -> dict[tuple[str, str], str]:
+    return {(entry.server, entry.original_name): entry.name for entry in catalog}
+
+
+def test_a_plain_tool_is_named_mcp_server_tool() -> None:
+    assert tool_name("github", "create_issue") == ("mcp__github__create_issue", True)
+    catalog = build_catalog({"github": [tool("create_issue"), tool("list-prs")]}, version=1)
+    assert catalog.names() == ["mcp__github__create_issue", "mcp__github__list-prs"]
+
+
+def test_characters_that_cannot_go_in_a_name_become_underscores() -> None:
+    assert tool_name("fs", "read.file now/please") == ("mcp__fs__read_file_now_please", False)
+    assert tool_name("fs", "") == ("mcp__fs___", False)
+    catalog = build_catalog({"fs": [tool("read.file"), tool("héllo")]}, version=1)
+    # Altered but not colliding: no suffix needed.
+    assert names(catalog) == {("fs", "read.file"): "mcp__fs__read_file", ("fs", "héllo"): "mcp__fs__h_llo"}
+    assert all(SAFE.fullmatch(name) for name in catalog.names())
+
+
+def test_a_sanitised_name_that_collides_gets_a_stable_suffix_and_the_exact_one_keeps_its_name() -> None:
+    catalog = build_catalog({"fs": [tool("read.file"), tool("read_file")]}, version=1)
+    assert names(catalog) == {
+        ("fs", "read_file"): "mcp__fs__read_file",
+        ("fs", "read.file"): f"mcp__fs__read_file_{suffix('fs', 'read.file')}",
+    }
+
+
+def test_two_sanitised_names_that_collide_both_get_distinct_suffixes() -> None:
+    catalog = build_catalog({"fs": [tool("a.b"), tool("a b"), tool("a/b")]}, version=1)
+    got = names(catalog)
+    assert len(set(got.values())) == 3
+    for original in ("a.b", "a b", "a/b"):
+        assert got[("fs", original)] == f"mcp__fs__a_b_{suffix('fs', original)}"
+
+
+def test_names_do_not_depend_on_the_order_servers_answer_in() -> None:
+    one = {"alpha": [tool("x.y"), tool("x_y"), tool("q" * 80)], "beta": [tool("x.y"), tool("z")]}
+    two = {"beta": [tool("z"), tool("x.y")], "alpha": [tool("q" * 80), tool("x_y"), tool("x.y")]}
+    assert names(build_catalog(one, 1)) == names(build_catalog(two, 1))
+
+
+def test_names_are_the_same_in_every_run() -> None:
+    # The suffix is a hash of (server, tool), not a counter or a random value.
+    catalog = build_catalog({"fs": [tool("read.file"), tool("read_file")]}, version=1)
+    assert catalog.find("fs", "read.file") is not None
+    assert catalog.names()[0].endswith("_" + hashlib.sha256(b"fs\0read.file").hexdigest()[:6])
+
+
+def test_a_name_longer_than_64_characters_is_cut_and_given_a_suffix() -> None:
+    long = "summarise_the_quarterly_report_for_the_whole_department_" + "x" * 20
+    catalog = build_catalog({"reports": [tool(long)]}, version=1)
+    (name,) = catalog.names()
+    assert len(name) == MAX_TOOL_NAME
+    assert name == f"mcp__reports__{long}"[: MAX_TOOL_NAME - 7] + "_" + suffix("reports", long)
+    assert tool_name("reports", long)[1] is False
+
+
+def test_a_name_of_exactly_64_characters_is_kept_whole() -> None:
+    server = "s"
+    original = "t" * (MAX_TOOL_NAME - len("mcp__s__"))
+    catalog = build_catalog({server: [tool(original)]}, version=1)
+    assert catalog.names() == [f"mcp__s__{original}"]
+
+
+def test_two_long_names_with_the_same_start_stay_apart() -> None:
+    start = "a" * 70
+    catalog = build_catalog({"srv": [tool(start + "_one"), tool(start + "_two")]}, version=1)
+    assert len(set(catalog.names())) == 2
+    assert all(len(name) == MAX_TOOL_NAME for name in catalog.names())
+
+
+def test_tools_of_different_servers_never_overwrite_each_other() -> None:
+    # Server "a" with tool "_b" and server "a_" with tool "b" both make "mcp__a___b".
+    catalog = build_catalog({"a": [tool("_b")], "a_": [tool("b")]}, version=1)
+    assert len(catalog) == 2
+    assert catalog.find("a", "_b") is not None and catalog.find("a_", "b") is not None
+    assert len(set(catalog.names())) == 2
+
+
+def test_the_index_maps_every_name_back_to_its_server_and_tool() -> None:
+    tools = {"fs": [tool("read.file"), tool("read_file"), tool("w" * 90)], "git": [tool("read_file")]}
+    catalog = build_catalog(tools, version=3)
+    for server, server_tools in tools.items():
+        for item in server_tools:
+            entry = catalog.find(server, item.name)
+            assert entry is not None
+            back = catalog.get(entry.name)
+            assert back is not None and back is entry
+            assert (back.server, back.original_name) == (server, item.name)
+    assert catalog.get("mcp__nope__x") is None
+    assert "mcp__git__read_file" in catalog
+    assert [entry.original_name for entry in catalog.for_server("git")] == ["read_file"]
+
+
+def test_the_version_is_what_the_builder_was_given() -> None:
+    assert Catalog().version == 0
+    assert len(Catalog()) == 0
+    assert build_catalog({}, version=7).version == 7
+
+
+def test_arguments_are_checked_against_the_input_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "opts": {"type": "object", "properties": {"n": {"type": "string"}}}},
+        "required": ["a"],
+    }
+    entry = build_catalog({"m": [tool("add", schema)]}, version=1).get("mcp__m__add")
+    assert entry is not None
+    assert entry.validate_arguments({"a": 1}) == []
+    assert entry.validate_arguments({}) == ["'a' is a required property"]
+    assert entry.validate_arguments({"a": "x", "opts": {"n": 3}}) == [
+        "a: 'x' is not of type 'integer'",
+        "opts/n: 3 is not of type 'string'",
+    ]
+
+
+def test_a_schema_the_validator_cannot_read_leaves_the_check_to_the_server() -> None:
+    entry = build_catalog({"m": [tool("odd", {"type": "object", "properties": 5})]}, version=1).get("mcp__m__odd")
+    assert entry is not None
+    assert entry.validate_arguments({"anything": 1}) == []
+
+
+def test_an_entry_exposes_what_the_server_said_of_the_tool() -> None:
+    annotated = tool(
+        "lookup",
+        description="Find a thing.",
+        annotations=types.ToolAnnotations(title="Look up", read_only_hint=True),
+        output_schema={"type": "object"},
+    )
+    entry = build_catalog({"m": [annotated, tool("plain")]}, version=1).get("mcp__m__lookup")
+    plain = build_catalog({"m": [tool("plain")]}, version=1).get("mcp__m__plain")
+    assert entry is not None and plain is not None
+    assert (entry.title, entry.description, entry.read_only) == ("Look up", "Find a thing.", True)
+    assert (plain.title, plain.description, plain.read_only) == (None, "", False)
+    assert entry.to_json() == {
+        "name": "mcp__m__lookup",
+        "server": "m",
+        "tool": "lookup",
+        "title": "Look up",
+        "description": "Find a thing.",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "annotations": {"title": "Look up", "readOnlyHint": True},
+    }

@@ -1,0 +1,94 @@
+"""EventBus: callbacks and streams get every event in order; a slow or broken subscriber hurts nobody."""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+import pytest
+
+from mcpdeck import ConfigChanged, Event, EventBus, ServerStatusChanged, ToolsChanged
+
+pytestmark = pytest.mark.anyio
+
+
+def status(state: str) -> ServerStatusChanged:
+    return ServerStatusChanged(server="s", state=state, previous="stopped")
+
+
+async def test_a_callback_gets_every_event_in_order_until_it_unsubscribes() -> None:
+    bus = EventBus()
+    got: list[Event] = []
+    unsubscribe = bus.on(got.append)
+    first, second = status("connecting"), status("connected")
+    bus.publish(first)
+    bus.publish(second)
+    unsubscribe()
+    bus.publish(status("failed"))
+    assert got == [first, second]
+
+
+async def test_a_failing_callback_is_logged_and_the_others_still_get_the_event(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bus = EventBus()
+    got: list[Event] = []
+
+    def broken(event: Event) -> None:
+        raise ValueError("subscriber bug")
+
+    bus.on(broken)
+    bus.on(got.append)
+    event = ConfigChanged(server="s", change="added")
+    with caplog.at_level(logging.ERROR, logger="mcpdeck.events"):
+        bus.publish(event)
+    assert got == [event]
+    assert "event callback" in caplog.text and "subscriber bug" in caplog.text
+
+
+async def test_a_stream_subscriber_gets_the_events_published_while_it_listens() -> None:
+    bus = EventBus()
+    bus.publish(status("before"))
+    async with bus.subscribe() as events:
+        one, two = status("connecting"), ToolsChanged(server="s", tool_count=3, catalog_version=1)
+        bus.publish(one)
+        bus.publish(two)
+        with anyio.fail_after(5):
+            assert await events.receive() == one
+            assert await events.receive() == two
+    bus.publish(status("after"))  # nobody listens any more: nothing breaks
+
+
+async def test_a_stream_can_be_iterated() -> None:
+    bus = EventBus()
+    published = [status(str(n)) for n in range(3)]
+    got: list[Event] = []
+    async with bus.subscribe() as events:
+        for event in published:
+            bus.publish(event)
+        with anyio.fail_after(5):
+            async for event in events:
+                got.append(event)
+                if len(got) == len(published):
+                    break
+    assert got == published
+
+
+async def test_a_slow_stream_subscriber_loses_events_past_its_buffer_and_counts_them() -> None:
+    bus = EventBus()
+    async with bus.subscribe(buffer=2) as slow, bus.subscribe() as fast:
+        published = [status(str(n)) for n in range(5)]
+        for event in published:
+            bus.publish(event)  # never blocks, even with a full buffer
+        assert slow.dropped == 3
+        assert fast.dropped == 0
+        with anyio.fail_after(5):
+            assert [await slow.receive() for _ in range(2)] == published[:2]
+            assert [await fast.receive() for _ in range(5)] == published
+
+
+async def test_events_carry_the_time_they_happened() -> None:
+    before = ConfigChanged(server=None, change="enabled")
+    after = ConfigChanged(server=None, change="disabled")
+    assert before.at <= after.at
+    assert before.at.tzinfo is not None
