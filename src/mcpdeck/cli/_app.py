@@ -49,6 +49,15 @@ class _Context:
         self.log_dir = Path(log_dir) if log_dir else default_log_dir()
         self.startup_timeout = startup_timeout
 
+    def server(self, name: str) -> ServerConfig:
+        """A configured server's config, or the error that says why there is none."""
+        config = self.store.read()
+        if name in config.problems:
+            raise config.problems[name]
+        if name not in config.servers:
+            raise ConfigError(f"no server named {name!r} in {self.path}", server=name)
+        return config.servers[name]
+
     def host(self, only: list[str] | None = None) -> Host:
         config = self.store.read()
         if self.startup_timeout is not None:
@@ -149,15 +158,10 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
 @_run
 async def get(ctx: _Context, name: str, as_json: bool) -> None:
     """Show one server: its config (secrets masked) and live status."""
-    config = ctx.store.read()
-    if name in config.problems:
-        raise config.problems[name]
-    if name not in config.servers:
-        raise ConfigError(f"no server named {name!r} in {ctx.path}", server=name)
+    server = ctx.server(name)
     async with ctx.host(only=[name]) as host:
         status = host.servers[name]
         tools = [tool.original_name for tool in host.catalog.for_server(name)]
-    server = config.servers[name]
     if as_json:
         echo_json({"config": mask_secrets(server), "status": status.to_json(), "tools": tools})
         return
@@ -315,13 +319,8 @@ def disable(ctx: _Context, name: str) -> None:
 @_run
 async def test(ctx: _Context, name: str, as_json: bool) -> None:
     """Connect one server, list its tools, disconnect. Saves nothing."""
-    config = ctx.store.read()
-    if name in config.problems:
-        raise config.problems[name]
-    if name not in config.servers:
-        raise ConfigError(f"no server named {name!r} in {ctx.path}", server=name)
+    server = ctx.server(name)
     async with Host({}, log_dir=ctx.log_dir) as host:
-        server = config.servers[name]
         if ctx.startup_timeout is not None:
             server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
         report = await host.test_server(server, name=name)
