@@ -1,0 +1,77 @@
+"""What servers may ask of the host, and the callbacks an embedding app answers with.
+
+A server can ask the user for input (elicitation, in form or URL mode) and ask the host's
+model for a completion (sampling). The app supplies one async callback for each to
+``Host``; without one the host declines cleanly and says so. Both callbacks get the
+name of the server that asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import mcp_types as types
+
+__all__ = [
+    "ElicitationHandler",
+    "ElicitationRequest",
+    "ElicitationResponse",
+    "SamplingHandler",
+    "SamplingRequest",
+]
+
+
+@dataclass(frozen=True)
+class ElicitationRequest:
+    """A server asks the user something.
+
+    Attributes:
+        server: The server that asks.
+        mode: ``form`` (answer the fields of ``schema``) or ``url`` (open ``url``, then say whether).
+        message: What the server says to the user.
+        schema: For ``form``: the JSON Schema of the answer (a flat object of simple fields).
+        url: For ``url``: the page the user should open.
+        elicitation_id: For ``url``: the server's id of this request.
+    """
+
+    server: str
+    mode: Literal["form", "url"]
+    message: str
+    schema: dict[str, Any] | None = None
+    url: str | None = None
+    elicitation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ElicitationResponse:
+    """The user's answer: ``accept`` (with ``content`` for a form), ``decline`` or ``cancel``.
+
+    Fields of the form that the user left out are filled with the schema's defaults
+    before the answer goes back to the server.
+    """
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
+ElicitationHandler = Callable[[ElicitationRequest], Awaitable[ElicitationResponse]]
+"""``async def handler(request) -> ElicitationResponse``."""
+
+
+@dataclass(frozen=True)
+class SamplingRequest:
+    """A server asks the host's model for a completion.
+
+    Attributes:
+        server: The server that asks.
+        params: The request as the protocol gives it (messages, system prompt, max tokens, preferences ...).
+    """
+
+    server: str
+    params: types.CreateMessageRequestParams
+
+
+SamplingHandler = Callable[[SamplingRequest], Awaitable[types.CreateMessageResult]]
+"""``async def handler(request) -> CreateMessageResult``; raise to refuse (the server gets an error)."""
