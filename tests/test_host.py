@@ -534,7 +534,9 @@ async def test_the_filesystem_reference_server_reads_its_root_and_refuses_the_re
     (root / "docs").mkdir(parents=True)
     (root / "notes.txt").write_text("first line\nsecond line\n")
     (tmp_path / "secret.txt").write_text("keep out")
-    servers = {"fs": {"command": str(NODE_BIN / "mcp-server-filesystem"), "args": [str(root)]}}
+    # The reference server lets a client's roots replace the folders it was started with;
+    # `"roots": false` keeps mcpdeck from offering any, so the command line decides.
+    servers = {"fs": {"command": str(NODE_BIN / "mcp-server-filesystem"), "args": [str(root)], "roots": False}}
     async with Host(servers, log_dir=log_dir) as host:
         assert host.servers["fs"].state is ServerState.CONNECTED, host.servers["fs"].error
         with anyio.fail_after(WAIT):

@@ -77,19 +77,30 @@ async def watched(
 
 @asynccontextmanager
 async def http_transport(
-    url: str, headers: dict[str, str], on_error_status: Callable[[int, str], None] | None = None
+    url: str,
+    headers: dict[str, str],
+    on_error_status: Callable[[int, str], None] | None = None,
+    *,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncGenerator[TransportStreams]:
     """Streamable HTTP with the given headers on every request.
 
     ``on_error_status(status, url)`` hears of every response with a status of 400 or more:
     the SDK turns most of them into a generic JSON-RPC error, and a user needs the status.
+    With an ``auth`` (OAuth), a 401 and the authorization server's answers are its business,
+    and its own errors say what to do.
     """
-    async with create_mcp_http_client(headers=headers or None) as client:
+    endpoint = httpx2.URL(url).copy_with(query=None, fragment=None)
+    async with create_mcp_http_client(headers=headers or None, auth=auth) as client:
         if on_error_status is not None:
             report = on_error_status
 
             async def hook(response: httpx2.Response) -> None:
-                if response.status_code >= 400:
+                mine = auth is None or (
+                    response.status_code != 401
+                    and response.request.url.copy_with(query=None, fragment=None) == endpoint
+                )
+                if response.status_code >= 400 and mine:
                     report(response.status_code, str(response.request.url))
 
             client.event_hooks["response"].append(hook)
@@ -97,6 +108,6 @@ async def http_transport(
             yield streams
 
 
-def sse_transport(url: str, headers: dict[str, str]) -> Transport:
+def sse_transport(url: str, headers: dict[str, str], *, auth: httpx2.Auth | None = None) -> Transport:
     """The legacy HTTP+SSE transport."""
-    return sse_client(url, headers=headers or None)
+    return sse_client(url, headers=headers or None, auth=auth)

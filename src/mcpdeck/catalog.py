@@ -24,7 +24,7 @@ from jsonschema import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-__all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "build_catalog", "tool_name"]
+__all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "assign_names", "build_catalog", "tool_name"]
 
 MAX_TOOL_NAME = 64
 PREFIX = "mcp__"
@@ -172,31 +172,40 @@ class Catalog:
         return list(self._tools)
 
 
-def build_catalog(tools_by_server: Mapping[str, Sequence[types.Tool]], version: int) -> Catalog:
-    """Name every tool and build the catalog.
+def assign_names(items: Sequence[tuple[str, str]]) -> list[str]:
+    """Public names for ``(server, original name)`` pairs, in the same order.
 
-    Names do not depend on the order servers come in. A name that fits and was not altered
-    is kept, unless other tools want the same name; then, if exactly one of them is
+    Names do not depend on the order items come in. A name that fits and was not altered
+    is kept, unless other items want the same name; then, if exactly one of them is
     unaltered, it keeps the name and the others get the hash suffix, and otherwise they all
     do. A cut name always has the suffix.
     """
-    planned: list[tuple[str, str, types.Tool, bool]] = []
+    planned: list[tuple[str, bool]] = []
     exact_claims: dict[str, int] = {}
     claims: dict[str, int] = {}
-    for server, tools in tools_by_server.items():
-        for tool in tools:
-            base, exact = tool_name(server, tool.name)
-            planned.append((base, server, tool, exact))
-            claims[base] = claims.get(base, 0) + 1
-            exact_claims[base] = exact_claims.get(base, 0) + exact
-    entries: list[CatalogTool] = []
+    for server, original in items:
+        base, exact = tool_name(server, original)
+        planned.append((base, exact))
+        claims[base] = claims.get(base, 0) + 1
+        exact_claims[base] = exact_claims.get(base, 0) + exact
+    names: list[str] = []
     taken: set[str] = set()
-    for base, server, tool, exact in planned:
-        too_long = len(f"{PREFIX}{server}__{tool.name}") > MAX_TOOL_NAME
+    for (server, original), (base, exact) in zip(items, planned, strict=True):
+        too_long = len(f"{PREFIX}{server}__{original}") > MAX_TOOL_NAME
         keeps = not too_long and (claims[base] == 1 or (exact and exact_claims[base] == 1))
-        name = base if keeps else _with_suffix(base, server, tool.name)
+        name = base if keeps else _with_suffix(base, server, original)
         if name in taken:  # a 24-bit suffix collision: astronomically rare, but never overwrite
-            name = _with_suffix(name, server, f"{tool.name}\0{len(taken)}")
+            name = _with_suffix(name, server, f"{original}\0{len(taken)}")
         taken.add(name)
-        entries.append(CatalogTool(name=name, server=server, tool=tool))
-    return Catalog(entries, version)
+        names.append(name)
+    return names
+
+
+def build_catalog(tools_by_server: Mapping[str, Sequence[types.Tool]], version: int) -> Catalog:
+    """Name every tool (see ``assign_names``) and build the catalog."""
+    pairs = [(server, tool) for server, tools in tools_by_server.items() for tool in tools]
+    names = assign_names([(server, tool.name) for server, tool in pairs])
+    return Catalog(
+        (CatalogTool(name=name, server=server, tool=tool) for name, (server, tool) in zip(names, pairs, strict=True)),
+        version,
+    )

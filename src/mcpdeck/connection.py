@@ -23,28 +23,33 @@ import logging
 import math
 import os
 import random
+import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
-from mcp_types.jsonrpc import CONNECTION_CLOSED
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST, URL_ELICITATION_REQUIRED
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
+from mcpdeck._lists import ListKind, ServerLists
 from mcpdeck._stdio import StdioProcess, stdio_transport
 from mcpdeck._transports import http_transport, sse_transport, watched
 from mcpdeck._version import __version__
+from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig, expand_server_config
 from mcpdeck.errors import (
     ConfigError,
@@ -53,7 +58,7 @@ from mcpdeck.errors import (
     ServerTimeoutError,
     ServerUnavailableError,
 )
-from mcpdeck.events import Event, ServerStatusChanged
+from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
 
 __all__ = [
     "InProcessServer",
@@ -69,10 +74,11 @@ logger = logging.getLogger(__name__)
 InProcessServer = Server[Any] | MCPServer
 """An SDK server object run inside this process (for tests and embedded tools)."""
 
+_T = TypeVar("_T")
+
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 """``(progress, total, message)``, awaited for each progress notification of a call."""
 
-_MAX_TOOL_PAGES = 1000
 _LOG_ROTATE_BYTES = 2 * 1024 * 1024
 _CLIENT_INFO = types.Implementation(name="mcpdeck", version=__version__)
 
@@ -153,6 +159,11 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
         yield error
 
 
+def _session_expired(error: MCPError) -> bool:
+    """The SDK's spelling of an HTTP 404 on a request that carried a session id."""
+    return error.code == INVALID_REQUEST and error.message == "Session terminated"
+
+
 def describe_error(error: BaseException) -> str:
     """One clear sentence for an error out of a transport, the SDK or our own checks."""
     leaves = [e for e in _leaves(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
@@ -179,7 +190,7 @@ def describe_error(error: BaseException) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How a lost connection is retried: exponential backoff with jitter.
+    """How a connection is kept alive: health pings, and retries with exponential backoff and jitter.
 
     Attempt ``n`` waits ``initial * 2**(n-1)`` seconds, capped at ``maximum``, times a random
     factor in ``[1 - jitter, 1 + jitter]``. After ``attempts`` failed tries the server is failed.
@@ -189,6 +200,8 @@ class RetryPolicy:
     initial: float = 1.0
     maximum: float = 30.0
     jitter: float = 0.2
+    health_interval: float = 30.0
+    """Seconds between health pings of a connected server (0: none). A missed ping counts as a lost connection."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before reconnect attempt ``attempt`` (1-based)."""
@@ -220,17 +233,30 @@ class ServerConnection:
         *,
         log_dir: Path,
         publish: Callable[[Event], None],
-        on_tools: Callable[[str, list[types.Tool]], None],
+        on_change: Callable[[str, ListKind], None],
+        handlers: ClientHandlers | None = None,
         npm_registry: str | None = None,
         environ: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
+        auth_store: TokenStore | None = None,
+        oauth_interaction: OAuthInteraction | AuthorizeFunction | None = None,
     ):
         self.name = name
         self._retry = retry or RetryPolicy()
+        self._auth_store = auth_store or TokenStore(environ=environ)
+        self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
         self._config = config
         self._log_dir = log_dir
         self._publish = publish
-        self._on_tools = on_tools
+        self._lists = ServerLists(
+            name,
+            allows_tool=self._allows_tool,
+            on_change=lambda kind: on_change(name, kind),
+            on_resource_updated=lambda uri: publish(ResourceUpdated(server=name, uri=uri)),
+        )
+        self._requests = ServerRequests(
+            name, handlers or ClientHandlers(), publish, self._write_log, roots=self._own_roots(config)
+        )
         self._npm_registry = npm_registry
         self._environ = environ
         self._state = ServerState.STOPPED
@@ -240,13 +266,11 @@ class ServerConnection:
         self._error_at: datetime | None = None
         self._connected_at: datetime | None = None
         self._client: Client | None = None
-        self._tools: list[types.Tool] = []
         self._detected_transport: str | None = None
         self._scope: anyio.CancelScope | None = None
         self._commanded = False
         self._wake = anyio.Event()
         self._settled = anyio.Event()
-        self._tools_stale = anyio.Event()
         self._ended = anyio.Event()  # set when the current session's connection is gone
         self._phase = "starting"
         self._process: StdioProcess | None = None
@@ -268,12 +292,68 @@ class ServerConnection:
     @property
     def tools(self) -> list[types.Tool]:
         """The server's tools after filters, as last listed."""
-        return self._tools
+        return self._lists.tools
+
+    @property
+    def resources(self) -> list[types.Resource]:
+        """The server's resources, as last listed."""
+        return self._lists.resources
+
+    @property
+    def resource_templates(self) -> list[types.ResourceTemplate]:
+        """The server's resource templates, as last listed."""
+        return self._lists.templates
+
+    @property
+    def prompts(self) -> list[types.Prompt]:
+        """The server's prompts, as last listed."""
+        return self._lists.prompts
 
     @property
     def log_path(self) -> Path | None:
-        """Where the server's stderr goes (stdio servers only)."""
-        return self._log_dir / f"{self.name}.log" if isinstance(self._config, StdioServerConfig) else None
+        """The server's log: its stderr (stdio), its MCP log messages, host notes. None in-process."""
+        if isinstance(self._config, StdioServerConfig | RemoteServerConfig):
+            return self._log_dir / f"{self.name}.log"
+        return None
+
+    @property
+    def offers_resources(self) -> bool:
+        """Whether the server is connected and has the resources capability."""
+        client = self._client
+        if client is None or self._state is not ServerState.CONNECTED:
+            return False
+        return client.server_capabilities.resources is not None
+
+    async def roots_changed(self) -> None:
+        """Tell the server its roots changed (pre-2026 sessions; later ones ask per request)."""
+        client = self._client
+        if (
+            client is None
+            or self._state is not ServerState.CONNECTED
+            or client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        ):
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # roots notifications are deprecated as of 2026-07-28
+                await client.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+        except Exception as error:
+            logger.info("server %r: could not notify roots change: %s", self.name, describe_error(error))
+
+    def _allows_tool(self, tool: str) -> bool:
+        config = self._config
+        return not isinstance(config, StdioServerConfig | RemoteServerConfig) or config.allows_tool(tool)
+
+    def _write_log(self, line: str) -> None:
+        path = self.log_path
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as log:
+                log.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} {line}\n")
+        except OSError as error:
+            logger.warning("server %r: cannot write its log %s: %s", self.name, path, error)
 
     @property
     def request_timeout(self) -> float:
@@ -300,7 +380,7 @@ class ServerConnection:
             protocol_version=client.protocol_version if client else None,
             instructions=client.instructions if client else None,
             capabilities=client.server_capabilities if client else None,
-            tool_count=len(self._tools),
+            tool_count=len(self._lists.tools),
             log_path=self.log_path,
             pid=self._process.pid if client and self._process else None,
         )
@@ -316,6 +396,7 @@ class ServerConnection:
         """Drop the current session (if any) and connect again, with ``config`` if given."""
         if config is not None:
             self._config = config
+            self._requests.set_roots(self._own_roots(config))
         self._want = True
         self._command()
         return await self.wait_settled()
@@ -350,7 +431,7 @@ class ServerConnection:
                 disabled = isinstance(self._config, StdioServerConfig | RemoteServerConfig) and self._config.disabled
                 if disabled or not self._want:
                     attempt = 0
-                    self._set_tools([])
+                    self._lists.clear()
                     self._set_state(ServerState.DISABLED if disabled else ServerState.STOPPED)
                     self._settled.set()
                     await self._wake.wait()
@@ -405,8 +486,8 @@ class ServerConnection:
             self._scope = scope
             try:
                 async with self._open(ended) as client:
-                    self._phase = "listing tools"
-                    await self._load_tools(client)
+                    self._phase = "listing tools, resources and prompts"
+                    await self._lists.load_all(client)
                     scope.deadline = math.inf
                     self._client = client
                     self._connected_at = datetime.now(UTC)
@@ -433,8 +514,28 @@ class ServerConnection:
         config = self._config
         return config.connect_timeout if isinstance(config, StdioServerConfig | RemoteServerConfig) else 30.0
 
+    @staticmethod
+    def _own_roots(config: ServerConfig | InProcessServer) -> list[types.Root] | None:
+        roots = config.roots if isinstance(config, StdioServerConfig | RemoteServerConfig) else None
+        if not isinstance(roots, list):
+            return None
+        return [types.Root.model_validate({"uri": Path(r).expanduser().resolve().as_uri()}) for r in roots]
+
     def _client_for(self, server: Any) -> Client:
-        return Client(server, client_info=_CLIENT_INFO, cache=None, message_handler=self._on_message)
+        requests = self._requests
+        config = self._config
+        offers_roots = not (isinstance(config, StdioServerConfig | RemoteServerConfig) and config.roots is False)
+        return Client(
+            server,
+            client_info=_CLIENT_INFO,
+            cache=None,
+            message_handler=self._on_message,
+            elicitation_callback=requests.elicitation,
+            sampling_callback=requests.sampling,
+            list_roots_callback=requests.list_roots if offers_roots else None,
+            logging_callback=requests.logging,
+            log_level="info",
+        )
 
     @asynccontextmanager
     async def _open(self, ended: anyio.Event) -> AsyncGenerator[Client]:
@@ -451,13 +552,16 @@ class ServerConnection:
                 yield client
             return
         assert isinstance(resolved, RemoteServerConfig)
+        auth = build_auth(
+            self.name, resolved, store=self._auth_store, interaction=self._oauth_interaction, environ=environ
+        )
         kinds = [resolved.type] if resolved.type else ["http", "sse"]
         errors: list[str] = []
         for kind in kinds:
             transport = (
-                http_transport(resolved.url, resolved.headers, self._note_http_error)
+                http_transport(resolved.url, resolved.headers, self._note_http_error, auth=auth)
                 if kind == "http"
-                else sse_transport(resolved.url, resolved.headers)
+                else sse_transport(resolved.url, resolved.headers, auth=auth)
             )
             stack = AsyncExitStack()
             self._phase = f"connecting over {'streamable HTTP' if kind == 'http' else 'SSE'}"
@@ -465,7 +569,7 @@ class ServerConnection:
                 client = await stack.enter_async_context(self._client_for(watched(transport, ended, self._on_error)))
             except Exception as error:
                 await stack.aclose()
-                if len(kinds) == 1:
+                if len(kinds) == 1 or is_auth_error(error):  # another transport won't authorize us
                     raise
                 errors.append(f"{kind}: {describe_error(error)}")
                 continue
@@ -533,67 +637,39 @@ class ServerConnection:
             return f" (log: {path})"
         return f"; stderr: {' | '.join(lines[-3:])[-500:]} (log: {path})"
 
-    async def _load_tools(self, client: Client) -> None:
-        if client.server_capabilities.tools is None:
-            self._set_tools([])
-            return
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(_MAX_TOOL_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        else:
-            logger.warning("server %r: stopped listing tools after %d pages", self.name, _MAX_TOOL_PAGES)
-        config = self._config
-        seen: set[str] = set()
-        kept: list[types.Tool] = []
-        for tool in tools:
-            if tool.name in seen:
-                logger.warning("server %r lists tool %r twice; keeping the first", self.name, tool.name)
-                continue
-            seen.add(tool.name)
-            if not isinstance(config, StdioServerConfig | RemoteServerConfig) or config.allows_tool(tool.name):
-                kept.append(tool)
-        self._set_tools(kept)
-
     async def _serve(self, client: Client, ended: anyio.Event) -> None:
-        """Wait for the session to end, refreshing tools when the server says they changed."""
+        """Wait for the session to end, keeping the lists fresh and the connection checked meanwhile."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._refresh_tools_on_change, client)
-            caps = client.server_capabilities.tools
-            if caps is not None and caps.list_changed:
-                tg.start_soon(self._listen_for_changes, client)
+            tg.start_soon(self._lists.keep_fresh, client)
+            if self._retry.health_interval > 0 and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                tg.start_soon(self._check_health, client, ended)
             await ended.wait()
             tg.cancel_scope.cancel()
 
-    async def _refresh_tools_on_change(self, client: Client) -> None:
-        while True:
-            await self._tools_stale.wait()
-            self._tools_stale = anyio.Event()
-            try:
-                await self._load_tools(client)
-            except Exception as error:
-                logger.warning("server %r: could not reload tools: %s", self.name, describe_error(error))
+    async def _check_health(self, client: Client, ended: anyio.Event) -> None:
+        """Ping now and then; a server that does not answer in time is treated as lost.
 
-    async def _listen_for_changes(self, client: Client) -> None:
-        """On 2026-07-28 sessions change notifications come only to a ``subscriptions/listen`` stream."""
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _ in subscription:
-                    self._tools_stale.set()
-        except ListenNotSupportedError:
-            pass  # an older protocol: notifications arrive through _on_message
-        except Exception as error:
-            logger.info("server %r: no change notifications: %s", self.name, describe_error(error))
+        Pre-2026 sessions only: ping was removed in 2026-07-28, where every request stands alone.
+        """
+        interval = self._retry.health_interval
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(min(interval, 10.0)), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # ping is deprecated as of 2026-07-28
+                    await client.send_ping()  # pyright: ignore[reportDeprecated]
+            except (TimeoutError, MCPError) as error:
+                reason = "did not answer a ping in time" if isinstance(error, TimeoutError) else describe_error(error)
+                logger.warning("server %r %s; reconnecting", self.name, reason)
+                self._write_log(f"[mcpdeck] health check failed: {reason}")
+                ended.set()
+                return
 
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self._tools_stale.set()
-        elif isinstance(message, Exception):
+        if isinstance(message, Exception):
             self._on_error(message)
+        else:
+            self._lists.on_notification(message)
         await anyio.lowlevel.checkpoint()
 
     def _note_http_error(self, status: int, url: str) -> None:
@@ -604,6 +680,64 @@ class ServerConnection:
 
     # ----- calls ---------------------------------------------------------------------
 
+    async def request(
+        self,
+        what: str,
+        send: Callable[[Client, ProgressFnT], Awaitable[_T]],
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> _T:
+        """Send one request (``send(client, progress_relay)``) with the host's rules for every request.
+
+        - A request made while the server is (re)connecting waits for it, within its timeout.
+        - Progress from the server restarts the timeout, so a long job that keeps reporting
+          is not cut off; a silent one is. Cancelling it (or its timeout) tells the server.
+        - An HTTP session the server no longer knows (404) is replaced: the server is
+          reconnected and the request sent once more (the server never ran it).
+
+        Raises:
+            ServerUnavailableError: Not connected.
+            ServerTimeoutError: No answer (and no progress) within the timeout.
+            ServerCrashedError: The connection was lost during the request.
+            ServerError: The server answered with a protocol error, or an invalid result.
+        """
+        limit = timeout if timeout is not None else self.request_timeout
+        with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+            relay = _ProgressRelay(scope, limit, progress)
+            for attempt in (1, 2):
+                client = await self._ready_client()
+                try:
+                    return await send(client, relay)
+                except MCPError as error:
+                    if error.code == CONNECTION_CLOSED:
+                        if client is self._client:
+                            self._session_gone()
+                        message = f"the connection was lost during {what}{self._log_hint()}"
+                        raise ServerCrashedError(self.name, message) from error
+                    if _session_expired(error) and attempt == 1:
+                        logger.info("server %r: its HTTP session expired; reconnecting", self.name)
+                        if client is self._client:
+                            self._session_gone()
+                        continue
+                    raise ServerError(self.name, f"{what} failed: {error.message} (MCP error {error.code})") from error
+                except (ValidationError, RuntimeError) as error:
+                    raise ServerError(self.name, f"{what}: the server sent an invalid result: {error}") from error
+        raise ServerTimeoutError(
+            self.name, f'did not answer {what} within {limit:g} s; if it needs longer, raise "timeout" in its config'
+        )
+
+    async def _ready_client(self) -> Client:
+        """The live client, after waiting (within the caller's scope) for a (re)connect under way."""
+        if self._ended.is_set():
+            self._session_gone()
+        if self._state in (ServerState.CONNECTING, ServerState.RECONNECTING) or self._ended.is_set():
+            await self._settled.wait()
+        client = self._client
+        if client is None or self._state is not ServerState.CONNECTED:
+            raise ServerUnavailableError(self.name, self._unavailable_reason())
+        return client
+
     async def call_tool(
         self,
         tool: str,
@@ -612,48 +746,62 @@ class ServerConnection:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
     ) -> types.CallToolResult:
-        """Call ``tool`` (its original name) on this server.
+        """Call ``tool`` (its original name) on this server; see ``request`` for the rules.
 
-        Progress from the server restarts the timeout, so a long job that keeps reporting
-        is not cut off; a silent one is.
-
-        Raises:
-            ServerUnavailableError: Not connected.
-            ServerTimeoutError: No answer (and no progress) within the timeout.
-            ServerCrashedError: The connection was lost during the call.
-            ServerError: The server answered with a protocol error, or an invalid result.
+        When the server answers that the user must first open a page (URL elicitation),
+        the elicitation handler is asked, and if the user accepts every page the call is
+        sent once more.
         """
-        limit = timeout if timeout is not None else self.request_timeout
-        deadline = anyio.current_time() + limit
-        if self._ended.is_set():
-            self._session_gone()
-        if self._state in (ServerState.CONNECTING, ServerState.RECONNECTING) or self._ended.is_set():
-            with anyio.move_on_after(limit):  # a call made during a reconnect waits for it, within its timeout
-                await self._settled.wait()
-        client = self._client
-        if client is None or self._state is not ServerState.CONNECTED:
-            raise ServerUnavailableError(self.name, self._unavailable_reason())
-        scope = anyio.CancelScope(deadline=deadline)
+        what = f"the call to {tool!r}"
 
-        on_progress = _ProgressRelay(scope, limit, progress)
+        async def send(client: Client, relay: ProgressFnT) -> types.CallToolResult:
+            return await client.call_tool(tool, arguments, progress_callback=relay)
 
-        with scope:
-            try:
-                return await client.call_tool(tool, arguments, progress_callback=on_progress)
-            except MCPError as error:
-                if error.code == CONNECTION_CLOSED:
-                    if client is self._client:
-                        self._session_gone()
-                    raise ServerCrashedError(
-                        self.name, f"the connection was lost during the call to {tool!r}{self._log_hint()}"
-                    ) from error
-                raise ServerError(self.name, f"{tool!r} failed: {error.message} (MCP error {error.code})") from error
-            except (ValidationError, RuntimeError) as error:
-                raise ServerError(self.name, f"{tool!r} returned an invalid result: {error}") from error
-        raise ServerTimeoutError(
-            self.name,
-            f'{tool!r} did not answer within {limit:g} s; if it needs longer, raise "timeout" in its config',
+        try:
+            return await self.request(what, send, timeout=timeout, progress=progress)
+        except ServerError as error:
+            cause = error.__cause__
+            if not isinstance(cause, MCPError) or cause.code != URL_ELICITATION_REQUIRED:
+                raise
+            if not await self._requests.url_elicitations(cause.data):
+                raise ServerError(self.name, f"{what} needs the user to open a page first, and they did not") from cause
+        return await self.request(what, send, timeout=timeout, progress=progress)
+
+    async def read_resource(self, uri: str, *, timeout: float | None = None) -> types.ReadResourceResult:
+        """Read a resource by URI."""
+        return await self.request(f"reading {uri}", lambda client, _: client.read_resource(uri), timeout=timeout)
+
+    async def get_prompt(
+        self, prompt: str, arguments: dict[str, str] | None, *, timeout: float | None = None
+    ) -> types.GetPromptResult:
+        """Get a prompt (by its original name) with its arguments filled in."""
+        return await self.request(
+            f"getting prompt {prompt!r}", lambda client, _: client.get_prompt(prompt, arguments), timeout=timeout
         )
+
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context: dict[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> types.CompleteResult:
+        """Ask the server to complete an argument of a prompt or resource template."""
+        return await self.request(
+            "completion", lambda client, _: client.complete(ref, argument, context), timeout=timeout
+        )
+
+    async def subscribe(self, uri: str, subscribe: bool = True, *, timeout: float | None = None) -> None:
+        """Subscribe to (or drop) updates of a resource; kept across reconnects."""
+        caps = self._client.server_capabilities.resources if self._client else None
+        if self._client is not None and not (caps and caps.subscribe):
+            raise ServerError(self.name, "does not offer resource subscriptions")
+
+        async def send(client: Client, _: ProgressFnT) -> None:
+            await self._lists.subscribe(client, uri, subscribe)
+
+        await self.request(f"subscribing to {uri}", send, timeout=timeout)
 
     def _session_gone(self) -> None:
         """The connection is gone, and the supervisor may not have run yet: make calls wait for what it does next."""
@@ -674,16 +822,10 @@ class ServerConnection:
 
     # ----- state ---------------------------------------------------------------------
 
-    def _set_tools(self, tools: list[types.Tool]) -> None:
-        if not tools and not self._tools:
-            return
-        self._tools = tools
-        self._on_tools(self.name, tools)
-
     def _fail(self, error: str) -> None:
         self._error = error
         self._error_at = datetime.now(UTC)
-        self._set_tools([])
+        self._lists.clear()
         self._set_state(ServerState.FAILED)
 
     def _set_state(self, state: ServerState) -> None:

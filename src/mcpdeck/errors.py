@@ -11,6 +11,8 @@ The tree::
     │   ├── ServerTimeoutError      a request took longer than its timeout
     │   └── ServerCrashedError      the connection was lost while a request was open
     ├── ToolNotFoundError           no tool by that name in the catalog
+    ├── PromptNotFoundError         no prompt by that name
+    ├── ResourceNotFoundError       no server offers that URI (or more than one does)
     └── InvalidArgumentsError       arguments do not match the tool's input schema
 
 A tool that runs and fails is not an exception: it is a ``ToolResult`` with
@@ -24,6 +26,8 @@ __all__ = [
     "ConfigError",
     "InvalidArgumentsError",
     "MCPDeckError",
+    "PromptNotFoundError",
+    "ResourceNotFoundError",
     "ServerCrashedError",
     "ServerError",
     "ServerTimeoutError",
@@ -102,6 +106,30 @@ class ToolNotFoundError(MCPDeckError):
         super().__init__(f"no tool named {name!r}{hint}")
         self.name = name
         self.suggestions = suggestions or []
+
+
+class PromptNotFoundError(MCPDeckError):
+    """No prompt of that name is offered by a connected server."""
+
+    def __init__(self, name: str, *, suggestions: list[str] | None = None):
+        hint = (
+            f"; did you mean {', '.join(suggestions)}?" if suggestions else "; run `mcpdeck prompts` to see the names"
+        )
+        super().__init__(f"no prompt named {name!r}{hint}")
+        self.name = name
+
+
+class ResourceNotFoundError(MCPDeckError):
+    """No connected server offers the URI, or several do and none was named."""
+
+    def __init__(self, uri: str, *, servers: list[str] | None = None):
+        if servers:
+            message = f"{len(servers)} servers offer {uri!r} ({', '.join(servers)}); name one with --server"
+        else:
+            message = f"no connected server offers {uri!r}; run `mcpdeck resources` to see what there is"
+        super().__init__(message)
+        self.uri = uri
+        self.servers = servers or []
 
 
 class InvalidArgumentsError(MCPDeckError):

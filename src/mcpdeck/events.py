@@ -22,9 +22,15 @@ __all__ = [
     "ConfigChanged",
     "Event",
     "EventBus",
+    "PromptsChanged",
+    "ResourceUpdated",
+    "ResourcesChanged",
+    "ServerLog",
+    "ServerRequestHandled",
     "ServerStatusChanged",
     "Subscription",
     "ToolCallFinished",
+    "ToolCallProgress",
     "ToolCallStarted",
     "ToolsChanged",
 ]
@@ -84,6 +90,67 @@ class ToolCallFinished(Event):
     duration: float
     is_error: bool
     error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallProgress(Event):
+    """A running call reported progress (``total`` may be None; ``message`` is optional)."""
+
+    call_id: str
+    name: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourcesChanged(Event):
+    """A server's resources or resource templates were (re)loaded."""
+
+    server: str
+    resource_count: int
+    template_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptsChanged(Event):
+    """A server's prompts were (re)loaded."""
+
+    server: str
+    prompt_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceUpdated(Event):
+    """A subscribed resource changed on its server: read it again to see how."""
+
+    server: str
+    uri: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerLog(Event):
+    """A log message a server sent (MCP logging), also written to that server's log file."""
+
+    server: str
+    level: str
+    logger: str | None
+    data: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerRequestHandled(Event):
+    """A server asked something of the host (elicitation, sampling, roots) and got an answer.
+
+    ``outcome`` is ``accept``, ``decline`` or ``cancel`` for elicitation, ``answered`` or
+    ``refused`` for sampling, ``answered`` for roots; ``detail`` says why a request was refused.
+    """
+
+    server: str
+    kind: str
+    outcome: str
+    detail: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,6 +30,10 @@ import mcp_types as types
 import platformdirs
 from anyio.abc import TaskGroup
 
+from mcpdeck._client_requests import ClientHandlers
+from mcpdeck._lists import ListKind
+from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
+from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
 from mcpdeck.config import (
     ConfigStore,
@@ -53,10 +57,23 @@ from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
     MCPDeckError,
+    PromptNotFoundError,
+    ResourceNotFoundError,
     ServerUnavailableError,
     ToolNotFoundError,
 )
-from mcpdeck.events import ConfigChanged, Event, EventBus, ToolCallFinished, ToolCallStarted, ToolsChanged
+from mcpdeck.events import (
+    ConfigChanged,
+    Event,
+    EventBus,
+    PromptsChanged,
+    ResourcesChanged,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    ToolsChanged,
+)
+from mcpdeck.resources import PromptEntry, ResourceEntry, ResourceIndex, TemplateEntry
 from mcpdeck.results import ToolResult
 
 __all__ = ["Host", "ServerTest"]
@@ -90,6 +107,19 @@ class ServerTest:
         return self.status.state is ServerState.CONNECTED
 
 
+def _roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root]:
+    """Roots as the protocol gives them: ``file://`` URIs of absolute folders, named after the folder."""
+    result: list[types.Root] = []
+    for root in [Path.cwd()] if roots is None else roots:
+        text = os.fspath(root)
+        if text.startswith("file://"):
+            result.append(types.Root.model_validate({"uri": text, "name": Path(text[7:]).name or text}))
+        else:
+            path = Path(text).expanduser().resolve()
+            result.append(types.Root.model_validate({"uri": path.as_uri(), "name": path.name or str(path)}))
+    return result
+
+
 def _to_config(name: str, spec: ServerSpec) -> ServerConfig | InProcessServer:
     if isinstance(spec, StdioServerConfig | RemoteServerConfig):
         return spec
@@ -111,6 +141,11 @@ class Host:
         only: Iterable[str] | None = None,
         wait: bool = True,
         retry: RetryPolicy | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: Iterable[str | os.PathLike[str]] | None = None,
+        oauth_interaction: OAuthInteraction | AuthorizeFunction | None = None,
+        auth_store: TokenStore | None = None,
     ):
         """Create a host; nothing connects until it is entered.
 
@@ -124,6 +159,16 @@ class Host:
             wait: Whether entering the host waits until every server has settled.
             retry: How servers whose connection is lost are reconnected (default: 5 tries,
                 1 s doubling to 30 s, with jitter).
+            elicitation: Answers servers' requests for user input; without it they are declined.
+            sampling: Answers servers' requests for a model completion; without it they are refused.
+            roots: Folders (paths or ``file://`` URIs) offered to servers as roots (default: the
+                working directory).
+            oauth_interaction: How to ask the user to authorize a remote server that needs OAuth
+                (e.g. ``mcpdeck.auth.BrowserInteraction()``). Without it the host never asks: such a
+                server fails with "needs authorization: run `mcpdeck auth login NAME`". The user's
+                time counts against the server's startup timeout.
+            auth_store: Where OAuth tokens and client registrations are kept (default: the user
+                data dir; the OS keyring with ``MCPDECK_KEYRING=1``).
         """
         self._initial = servers
         self._store = store
@@ -132,11 +177,14 @@ class Host:
         self._only = set(only) if only is not None else None
         self._wait = wait
         self._retry = retry or RetryPolicy()
+        self._oauth_interaction = oauth_interaction
+        self._auth_store = auth_store or TokenStore(environ=environ)
         self.events = EventBus()
         """Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``."""
         self._connections: dict[str, ServerConnection] = {}
         self._problems: dict[str, ConfigError] = {}
-        self._tools_by_server: dict[str, list[types.Tool]] = {}
+        self._handlers = ClientHandlers(elicitation=elicitation, sampling=sampling, roots=_roots(roots))
+        self._index = ResourceIndex()
         self._catalog = Catalog()
         self._npm_registry: str | None = None
         self._enabled = True
@@ -206,10 +254,13 @@ class Host:
             config,
             log_dir=self._log_dir,
             publish=self.events.publish,
-            on_tools=self._on_tools,
+            on_change=self._on_change,
+            handlers=self._handlers,
             npm_registry=self._npm_registry,
             environ=self._environ,
             retry=self._retry,
+            auth_store=self._auth_store,
+            oauth_interaction=self._oauth_interaction,
         )
         connection._want = self._enabled and (self._only is None or name in self._only)  # pyright: ignore[reportPrivateUsage]
         self._connections[name] = connection
@@ -266,11 +317,32 @@ class Host:
         """The config file this host saves to, if any."""
         return self._store.path if self._store else None
 
-    def _on_tools(self, server: str, tools: list[types.Tool]) -> None:
-        self._tools_by_server[server] = tools
-        ordered = {name: self._tools_by_server[name] for name in self._connections if name in self._tools_by_server}
-        self._catalog = build_catalog(ordered, self._catalog.version + 1)
-        self.events.publish(ToolsChanged(server=server, tool_count=len(tools), catalog_version=self._catalog.version))
+    def _on_change(self, server: str, kind: ListKind) -> None:
+        live = list(self._connections.values())
+        if kind == "tools":
+            tools = {c.name: c.tools for c in live if c.tools}
+            self._catalog = build_catalog(tools, self._catalog.version + 1)
+            count = len(self._connections[server].tools) if server in self._connections else 0
+            self.events.publish(ToolsChanged(server=server, tool_count=count, catalog_version=self._catalog.version))
+            return
+        self._index = ResourceIndex(
+            resources={c.name: c.resources for c in live},
+            templates={c.name: c.resource_templates for c in live},
+            prompts={c.name: c.prompts for c in live},
+        )
+        connection = self._connections.get(server)
+        if kind == "resources":
+            self.events.publish(
+                ResourcesChanged(
+                    server=server,
+                    resource_count=len(connection.resources) if connection else 0,
+                    template_count=len(connection.resource_templates) if connection else 0,
+                )
+            )
+        else:
+            self.events.publish(
+                PromptsChanged(server=server, prompt_count=len(connection.prompts) if connection else 0)
+            )
 
     # ----- calls -----------------------------------------------------------------------
 
@@ -307,8 +379,18 @@ class Host:
             ToolCallStarted(call_id=call_id, name=name, server=entry.server, tool=entry.original_name, arguments=args)
         )
         started = time.perf_counter()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            self.events.publish(
+                ToolCallProgress(
+                    call_id=call_id, name=name, server=entry.server, progress=value, total=total, message=message
+                )
+            )
+            if progress is not None:
+                await progress(value, total, message)
+
         try:
-            raw = await connection.call_tool(entry.original_name, args, timeout=timeout, progress=progress)
+            raw = await connection.call_tool(entry.original_name, args, timeout=timeout, progress=on_progress)
         except MCPDeckError as error:
             self._finished(call_id, entry, started, is_error=True, error=str(error))
             raise
@@ -338,6 +420,113 @@ class Host:
             if name.startswith(f"mcp__{server}__") and connection.state is not ServerState.CONNECTED:
                 return ServerUnavailableError(server, connection._unavailable_reason())  # pyright: ignore[reportPrivateUsage]
         return ToolNotFoundError(name, suggestions=difflib.get_close_matches(name, self._catalog.names(), n=3))
+
+    # ----- resources, prompts, completions ---------------------------------------------
+
+    @property
+    def resources(self) -> list[ResourceEntry]:
+        """Every connected server's resources (each with its server)."""
+        return list(self._index.resources)
+
+    @property
+    def resource_templates(self) -> list[TemplateEntry]:
+        """Every connected server's resource templates."""
+        return list(self._index.templates)
+
+    @property
+    def prompts(self) -> list[PromptEntry]:
+        """Every connected server's prompts, under public names ``mcp__<server>__<prompt>``."""
+        return list(self._index.prompts)
+
+    def _server_for_uri(self, uri: str, server: str | None) -> ServerConnection:
+        if server is not None:
+            return self._connection(server)
+        candidates = self._index.servers_for_uri(uri)
+        if len(candidates) == 1:
+            return self._connection(candidates[0])
+        if not candidates:
+            # A URI no one lists may still be readable (servers need not list everything):
+            # with a single server that offers resources at all, ask it.
+            offering = [
+                c for c in self._connections.values() if c.state is ServerState.CONNECTED and c.offers_resources
+            ]
+            if len(offering) == 1:
+                return offering[0]
+        raise ResourceNotFoundError(uri, servers=candidates)
+
+    async def read_resource(
+        self, uri: str, *, server: str | None = None, timeout: float | None = None
+    ) -> types.ReadResourceResult:
+        """Read a resource. ``server`` may be left out when only one server offers the URI.
+
+        Raises:
+            ResourceNotFoundError: No server (or more than one) offers it and none was named.
+            ServerError: The server could not read it (and the subclasses, as for call_tool).
+        """
+        return await self._server_for_uri(uri, server).read_resource(uri, timeout=timeout)
+
+    async def subscribe_resource(self, uri: str, *, server: str | None = None, subscribe: bool = True) -> None:
+        """Get a ``ResourceUpdated`` event each time the resource changes (kept across reconnects)."""
+        await self._server_for_uri(uri, server).subscribe(uri, subscribe)
+
+    async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """Stop the updates ``subscribe_resource`` asked for."""
+        await self.subscribe_resource(uri, server=server, subscribe=False)
+
+    def _prompt(self, name: str) -> PromptEntry:
+        entry = self._index.prompt(name)
+        if entry is None:
+            names = [p.name for p in self._index.prompts]
+            raise PromptNotFoundError(name, suggestions=difflib.get_close_matches(name, names, n=3))
+        return entry
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
+    ) -> types.GetPromptResult:
+        """Get a prompt by its public name, with its arguments.
+
+        Raises:
+            PromptNotFoundError: No prompt of that name.
+            InvalidArgumentsError: A required argument is missing (nothing was sent).
+        """
+        entry = self._prompt(name)
+        args = {key: str(value) for key, value in (arguments or {}).items()}
+        missing = [a.name for a in entry.arguments if a.required and a.name not in args]
+        if missing:
+            raise InvalidArgumentsError(name, [f"{arg!r} is a required argument" for arg in missing])
+        return await self._connection(entry.server).get_prompt(entry.original_name, args or None, timeout=timeout)
+
+    async def complete_prompt_argument(
+        self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Completions the server suggests for an argument of a prompt."""
+        entry = self._prompt(prompt)
+        ref = types.PromptReference(type="ref/prompt", name=entry.original_name)
+        result = await self._connection(entry.server).complete(
+            ref, {"name": argument, "value": value}, dict(context or {})
+        )
+        return list(result.completion.values)
+
+    async def complete_resource_argument(
+        self, server: str, uri_template: str, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Completions the server suggests for a variable of one of its resource templates."""
+        ref = types.ResourceTemplateReference(type="ref/resource", uri=uri_template)
+        result = await self._connection(server).complete(ref, {"name": argument, "value": value}, dict(context or {}))
+        return list(result.completion.values)
+
+    # ----- roots ---------------------------------------------------------------------------
+
+    @property
+    def roots(self) -> list[types.Root]:
+        """The folders offered to servers as roots."""
+        return list(self._handlers.roots)
+
+    async def set_roots(self, roots: Iterable[str | os.PathLike[str]]) -> None:
+        """Offer other roots, and tell connected servers that they changed."""
+        self._handlers.roots = _roots(roots)
+        for connection in self._connections.values():
+            await connection.roots_changed()
 
     # ----- managing servers ------------------------------------------------------------
 
@@ -378,15 +567,11 @@ class Host:
             await connection.close()
             await connection.wait_settled()
             del self._connections[name]
-            if self._tools_by_server.pop(name, None) is not None:
-                self._on_tools_removed(name)
+            for kind in ("tools", "resources", "prompts"):
+                self._on_change(name, kind)
         if save and self._store is not None:
             self._store.remove_server(name)
         self.events.publish(ConfigChanged(server=name, change="removed"))
-
-    def _on_tools_removed(self, name: str) -> None:
-        self._catalog = build_catalog(self._tools_by_server, self._catalog.version + 1)
-        self.events.publish(ToolsChanged(server=name, tool_count=0, catalog_version=self._catalog.version))
 
     async def set_server_disabled(self, name: str, disabled: bool, *, save: bool = True) -> ServerStatus:
         """Disable (keep the config, don't connect) or enable a server."""
@@ -423,23 +608,26 @@ class Host:
             spec = _to_config(name, config)
         if isinstance(spec, StdioServerConfig | RemoteServerConfig) and spec.disabled:
             spec = spec.model_copy(update={"disabled": False})
-        found: list[types.Tool] = []
         events: list[Event] = []
         connection = ServerConnection(
             name,
             spec,
             log_dir=self._log_dir,
             publish=events.append,
-            on_tools=lambda _server, tools: found.__setitem__(slice(None), tools),
+            on_change=lambda _server, _kind: None,
+            handlers=self._handlers,
             npm_registry=self._npm_registry,
             environ=self._environ,
             retry=RetryPolicy(attempts=0),
+            auth_store=self._auth_store,
+            oauth_interaction=self._oauth_interaction,
         )
         started = time.perf_counter()
         tests: list[ServerTest] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(connection.run)
             status = await connection.wait_settled()
-            tests.append(ServerTest(status=status, tools=list(found), duration=time.perf_counter() - started))
+            tools = list(connection.tools)
+            tests.append(ServerTest(status=status, tools=tools, duration=time.perf_counter() - started))
             await connection.close()
         return tests[0]

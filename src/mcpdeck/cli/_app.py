@@ -21,7 +21,9 @@ import anyio
 import click
 
 from mcpdeck.catalog import CatalogTool
+from mcpdeck.cli._auth import auth_group
 from mcpdeck.cli._render import echo_json, mask_secrets, state_label, status_row, table
+from mcpdeck.cli._terminal import ProgressLine, terminal_elicitation
 from mcpdeck.config import (
     ConfigStore,
     RemoteServerConfig,
@@ -58,12 +60,14 @@ class _Context:
             raise ConfigError(f"no server named {name!r} in {self.path}", server=name)
         return config.servers[name]
 
-    def host(self, only: list[str] | None = None) -> Host:
+    def host(self, only: list[str] | None = None, *, interactive: bool = False) -> Host:
+        """A host for the config file; ``interactive`` lets servers ask the user at the terminal."""
         config = self.store.read()
         if self.startup_timeout is not None:
             for name, server in list(config.servers.items()):
                 config.servers[name] = server.model_copy(update={"startup_timeout": self.startup_timeout})
-        return Host(config, store=self.store, log_dir=self.log_dir, only=only)
+        elicitation = terminal_elicitation if interactive else None
+        return Host(config, store=self.store, log_dir=self.log_dir, only=only, elicitation=elicitation)
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -392,8 +396,12 @@ async def call(ctx: _Context, tool: str, args_json: str, as_json: bool, timeout:
     if not isinstance(arguments, dict):
         raise ConfigError('--args must be a JSON object, like {"path": "README.md"}')
     known = list(ctx.store.read().servers)
-    async with ctx.host(only=_servers_for(tool, known)) as host:
-        result = await host.call_tool(tool, arguments, timeout=timeout)  # pyright: ignore[reportUnknownArgumentType]
+    progress = ProgressLine(tool)
+    try:
+        async with ctx.host(only=_servers_for(tool, known), interactive=True) as host:
+            result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress)  # pyright: ignore[reportUnknownArgumentType]
+    finally:
+        progress.close()
     if as_json:
         echo_json(result.to_json())
     else:
@@ -467,3 +475,6 @@ def logs(ctx: _Context, name: str, lines: int) -> None:
         click.echo(line)
     if isinstance(server, StdioServerConfig) and not text:
         click.echo("(empty)")
+
+
+cli.add_command(auth_group)

@@ -12,11 +12,13 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from mcpdeck.errors import ConfigError
 
 __all__ = [
     "RUNTIME_KEYS",
+    "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
     "StdioServerConfig",
@@ -93,6 +95,9 @@ class _ServerBase(BaseModel):
     """Seconds to connect and list tools (default 30)."""
     tools: ToolFilter | None = None
     """Include/exclude filter on the server's tools."""
+    roots: list[str] | bool | None = None
+    """Roots offered to this server: a list of folders, ``false`` to offer none (the server
+    then keeps its own idea of where it may work), absent for the host's roots."""
 
     @field_validator("tools", mode="before")
     @classmethod
@@ -147,12 +152,68 @@ class StdioServerConfig(_ServerBase):
         return " ".join([self.command, *self.args])
 
 
+class OAuthConfig(BaseModel):
+    """How mcpdeck authorizes to a remote server with OAuth (the ``oauth`` object of its config).
+
+    Everything is optional: by default mcpdeck discovers the authorization server, registers
+    itself dynamically, and listens for the browser's answer on an ephemeral port of 127.0.0.1.
+    ``clientId`` / ``clientSecret`` (``${VAR}`` references are expanded at connect time) name a
+    client registered beforehand, and skip dynamic registration. Keys this model does not know
+    are kept.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
+
+    client_id: str | None = Field(default=None, alias="clientId", min_length=1)
+    """A pre-registered client's id (skips dynamic client registration)."""
+    client_secret: str | None = Field(default=None, alias="clientSecret")
+    """That client's secret; best given as ``${VAR}``."""
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = Field(
+        default=None, alias="tokenEndpointAuthMethod"
+    )
+    """How a pre-registered client authenticates (default: ``client_secret_basic`` with a secret, else ``none``)."""
+    scopes: list[str] | None = None
+    """Scopes to ask for, besides those the server asks for."""
+    callback_port: int | None = Field(default=None, alias="callbackPort", ge=1, le=65535)
+    """The port of the local callback listener (default: an ephemeral port)."""
+    client_metadata_url: str | None = Field(default=None, alias="clientMetadataUrl")
+    """An https URL of a Client ID Metadata Document, used as the client id where the server supports it."""
+    redirect_uri: str | None = Field(default=None, alias="redirectUri")
+    """The full loopback redirect URI to use (e.g. one registered with a pre-registered client)."""
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _scope_string_means_list(cls, value: object) -> object:
+        # OAuth writes scopes as one space-separated string; accept that form too.
+        if isinstance(value, str):
+            return value.split()
+        return value
+
+
 class RemoteServerConfig(_ServerBase):
     """A server reached over the network: streamable HTTP, SSE, or either (``type`` absent)."""
 
     type: Literal["http", "sse"] | None = None
     url: str = Field(min_length=1)
     headers: dict[str, str] = Field(default_factory=dict[str, str])
+    oauth: OAuthConfig | bool | None = None
+    """OAuth settings; ``false`` turns OAuth off for this server (absent or ``true``: on, defaults)."""
+
+    @field_validator("oauth", mode="before")
+    @classmethod
+    def _oauth_object_or_switch(cls, value: object) -> object:
+        # Checked here so a mistake is reported once, by its key, not once per member of the union.
+        if value is None or isinstance(value, bool | OAuthConfig):
+            return value
+        if not isinstance(value, dict):
+            raise PydanticCustomError("oauth_type", "must be an object, true or false")
+        try:
+            return OAuthConfig.model_validate(value)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()
+            )
+            raise PydanticCustomError("oauth", "{problems}", {"problems": problems}) from None
 
     @property
     def transport(self) -> str:

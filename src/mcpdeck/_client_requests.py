@@ -1,0 +1,155 @@
+"""Answers to what one server asks of the host: elicitation, sampling, roots; and its log messages.
+
+The host-wide handlers (``ClientHandlers``) come from the embedding app through ``Host``;
+``ServerRequests`` adapts them to the SDK's per-connection callbacks for one server, fills
+elicitation defaults, declines or refuses clearly when no handler is set, and reports
+every request as an event.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import mcp_types as types
+from mcp.client.session import ClientRequestContext
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
+
+from mcpdeck.callbacks import (
+    ElicitationHandler,
+    ElicitationRequest,
+    ElicitationResponse,
+    SamplingHandler,
+    SamplingRequest,
+)
+from mcpdeck.events import Event, ServerLog, ServerRequestHandled
+
+__all__ = ["ClientHandlers", "ServerRequests", "fill_defaults"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ClientHandlers:
+    """The host-wide answers to server requests (shared by every connection)."""
+
+    elicitation: ElicitationHandler | None = None
+    sampling: SamplingHandler | None = None
+    roots: list[types.Root] = field(default_factory=list[types.Root])
+
+
+def fill_defaults(schema: dict[str, Any] | None, content: dict[str, Any] | None) -> dict[str, Any]:
+    """``content`` with each field the user left empty (absent or None) set to the schema's default."""
+    filled = {key: value for key, value in (content or {}).items() if value is not None}
+    properties: dict[str, Any] = (schema or {}).get("properties") or {}
+    for key, spec in properties.items():
+        if key not in filled and isinstance(spec, dict) and "default" in spec:
+            filled[key] = spec["default"]
+    return filled
+
+
+class ServerRequests:
+    """The SDK callbacks for one server."""
+
+    def __init__(
+        self,
+        server: str,
+        handlers: ClientHandlers,
+        publish: Callable[[Event], None],
+        write_log: Callable[[str], None],
+        roots: list[types.Root] | None = None,
+    ):
+        self._server = server
+        self._handlers = handlers
+        self._roots = roots
+        self._publish = publish
+        self._write_log = write_log
+
+    def set_roots(self, roots: list[types.Root] | None) -> None:
+        """This server's own roots (None: the host's)."""
+        self._roots = roots
+
+    def _report(self, kind: str, outcome: str, detail: str | None = None) -> None:
+        self._publish(ServerRequestHandled(server=self._server, kind=kind, outcome=outcome, detail=detail))
+
+    async def elicitation(
+        self, context: ClientRequestContext | None, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """A server asks the user for input."""
+        handler = self._handlers.elicitation
+        if isinstance(params, types.ElicitRequestURLParams):
+            request = ElicitationRequest(
+                server=self._server,
+                mode="url",
+                message=params.message,
+                url=params.url,
+                elicitation_id=params.elicitation_id,
+            )
+        else:
+            request = ElicitationRequest(
+                server=self._server, mode="form", message=params.message, schema=params.requested_schema
+            )
+        if handler is None:
+            detail = "no elicitation handler is configured for this host, so it declined"
+            logger.warning("server %r asked for user input (%s): %s", self._server, request.mode, detail)
+            self._report("elicitation", "decline", detail)
+            return types.ElicitResult(action="decline")
+        try:
+            answer: ElicitationResponse = await handler(request)
+        except Exception as error:  # the app's handler failed: the server gets an error, the host goes on
+            logger.exception("the elicitation handler failed for server %r", self._server)
+            self._report("elicitation", "error", str(error))
+            return types.ErrorData(code=INTERNAL_ERROR, message=f"the client could not ask the user: {error}")
+        content: dict[str, Any] | None = None
+        if answer.action == "accept" and request.mode == "form":
+            content = fill_defaults(request.schema, answer.content)
+        self._report("elicitation", answer.action)
+        return types.ElicitResult(action=answer.action, content=content)
+
+    async def url_elicitations(self, data: object) -> bool:
+        """A tool call answered "open these pages first": ask the user; True if they accepted every one."""
+        raw = cast(dict[str, object], data).get("elicitations") if isinstance(data, dict) else None
+        if not isinstance(raw, list) or not raw:
+            return False
+        for item in cast(list[object], raw):
+            try:
+                params = types.ElicitRequestURLParams.model_validate(item)
+            except ValueError:
+                logger.warning("server %r sent an unreadable URL elicitation: %r", self._server, item)
+                return False
+            answer = await self.elicitation(None, params)
+            if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
+                return False
+        return True
+
+    async def sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        """A server asks the host's model for a completion."""
+        handler = self._handlers.sampling
+        if handler is None:
+            detail = "sampling is not available: no model is configured for this host"
+            self._report("sampling", "refused", detail)
+            return types.ErrorData(code=INVALID_REQUEST, message=detail)
+        try:
+            result = await handler(SamplingRequest(server=self._server, params=params))
+        except Exception as error:  # a refusal or a provider failure: the server gets the reason
+            self._report("sampling", "refused", str(error))
+            return types.ErrorData(code=INTERNAL_ERROR, message=f"sampling failed: {error}")
+        self._report("sampling", "answered")
+        return result
+
+    async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        """The folders the host offers the server."""
+        self._report("roots", "answered")
+        return types.ListRootsResult(roots=list(self._roots if self._roots is not None else self._handlers.roots))
+
+    async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A log message from the server: to its log file and to the event bus."""
+        data = params.data
+        text = data if isinstance(data, str) else repr(data)
+        source = f" {params.logger}" if params.logger else ""
+        self._write_log(f"[{params.level}{source}] {text}")
+        self._publish(ServerLog(server=self._server, level=params.level, logger=params.logger, data=data))

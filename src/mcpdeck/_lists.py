@@ -1,0 +1,223 @@
+"""One server's lists: tools, resources, resource templates, prompts.
+
+Each list is read whole (every page) and replaced as a unit. A change notification marks
+that one list stale and a single refresher task reads it again. Servers on protocol
+2026-07-28 deliver change notifications and resource updates only to a
+``subscriptions/listen`` stream, which is (re)opened with the current set of resource
+subscriptions; older servers send them as notifications, and take
+``resources/subscribe`` requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.subscriptions import (
+    ListenNotSupportedError,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+__all__ = ["ListKind", "ServerLists"]
+
+logger = logging.getLogger(__name__)
+
+ListKind = Literal["tools", "resources", "prompts"]
+_MAX_PAGES = 1000
+
+
+async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], attribute: str, server: str) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await fetch(cursor)
+        items.extend(getattr(page, attribute))
+        cursor = page.next_cursor
+        if not cursor:
+            return items
+    logger.warning("server %r: stopped reading %s after %d pages", server, attribute, _MAX_PAGES)
+    return items
+
+
+class ServerLists:
+    """The lists of one server, for one session at a time."""
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        allows_tool: Callable[[str], bool],
+        on_change: Callable[[ListKind], None],
+        on_resource_updated: Callable[[str], None],
+    ):
+        self._server = server
+        self._allows_tool = allows_tool
+        self._on_change = on_change
+        self._on_resource_updated = on_resource_updated
+        self.tools: list[types.Tool] = []
+        self.resources: list[types.Resource] = []
+        self.templates: list[types.ResourceTemplate] = []
+        self.prompts: list[types.Prompt] = []
+        self.subscriptions: set[str] = set()
+        self._stale: set[ListKind] = set()
+        self._wake = anyio.Event()
+        self._listen_scope: anyio.CancelScope | None = None
+
+    # ----- loading ---------------------------------------------------------------------
+
+    async def load_all(self, client: Client) -> None:
+        """Read every list the server offers."""
+        for kind in ("tools", "resources", "prompts"):
+            await self.load(client, kind)
+
+    async def load(self, client: Client, kind: ListKind) -> None:
+        """Read one list whole and swap it in."""
+        caps = client.server_capabilities
+        if kind == "tools":
+            tools: list[types.Tool] = []
+            if caps.tools is not None:
+                tools = await _all_pages(lambda c: client.list_tools(cursor=c), "tools", self._server)
+            seen: set[str] = set()
+            kept: list[types.Tool] = []
+            for tool in tools:
+                if tool.name in seen:
+                    logger.warning("server %r lists tool %r twice; keeping the first", self._server, tool.name)
+                elif self._allows_tool(tool.name):
+                    kept.append(tool)
+                seen.add(tool.name)
+            self._swap("tools", kept)
+        elif kind == "resources":
+            resources: list[types.Resource] = []
+            templates: list[types.ResourceTemplate] = []
+            if caps.resources is not None:
+                resources = await _all_pages(lambda c: client.list_resources(cursor=c), "resources", self._server)
+                templates = await _all_pages(
+                    lambda c: client.list_resource_templates(cursor=c), "resource_templates", self._server
+                )
+            if resources or templates or self.resources or self.templates:
+                self.resources, self.templates = resources, templates
+                self._on_change("resources")
+        else:
+            prompts: list[types.Prompt] = []
+            if caps.prompts is not None:
+                prompts = await _all_pages(lambda c: client.list_prompts(cursor=c), "prompts", self._server)
+            self._swap("prompts", prompts)
+
+    def _swap(self, kind: Literal["tools", "prompts"], items: list[Any]) -> None:
+        if not items and not getattr(self, kind):
+            return
+        setattr(self, kind, items)
+        self._on_change(kind)
+
+    def clear(self) -> None:
+        """Forget every list (the server is gone for good)."""
+        for kind in ("tools", "prompts"):
+            self._swap(kind, [])
+        if self.resources or self.templates:
+            self.resources, self.templates = [], []
+            self._on_change("resources")
+
+    # ----- keeping them fresh ------------------------------------------------------------
+
+    def mark_stale(self, kind: ListKind) -> None:
+        """The server said this list changed."""
+        self._stale.add(kind)
+        self._wake.set()
+
+    def on_notification(self, message: object) -> None:
+        """Legacy (pre-2026) change notifications and resource updates."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self.mark_stale("tools")
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self.mark_stale("resources")
+        elif isinstance(message, types.PromptListChangedNotification):
+            self.mark_stale("prompts")
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self._on_resource_updated(message.params.uri)
+
+    async def keep_fresh(self, client: Client) -> None:
+        """Until cancelled: reload stale lists, and listen for changes on 2026-07-28 sessions."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._listen_loop, client)
+            while True:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                stale, self._stale = self._stale, set()
+                for kind in ("tools", "resources", "prompts"):
+                    if kind in stale:
+                        try:
+                            await self.load(client, kind)
+                        except Exception as error:
+                            logger.warning("server %r: could not reload %s: %s", self._server, kind, error)
+
+    async def _listen_loop(self, client: Client) -> None:
+        caps = client.server_capabilities
+        while True:
+            wanted = {
+                "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+                "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
+                "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
+            }
+            subscriptions = sorted(self.subscriptions)
+            if not any(wanted.values()) and not subscriptions:
+                await self._wait_for_subscription_change()
+                continue
+            with anyio.CancelScope() as scope:
+                self._listen_scope = scope
+                try:
+                    async with client.listen(**wanted, resource_subscriptions=subscriptions) as subscription:
+                        async for event in subscription:
+                            self._on_listen_event(event)
+                except ListenNotSupportedError:
+                    return  # an older protocol: notifications arrive through on_notification
+                except Exception as error:
+                    logger.info("server %r: change notifications unavailable: %s", self._server, error)
+                    await self._wait_for_subscription_change()
+            self._listen_scope = None
+
+    async def _wait_for_subscription_change(self) -> None:
+        with anyio.CancelScope() as scope:
+            self._listen_scope = scope
+            await anyio.sleep_forever()
+        self._listen_scope = None
+
+    def _on_listen_event(self, event: object) -> None:
+        if isinstance(event, ResourceUpdated):
+            self._on_resource_updated(event.uri)
+            return
+        if isinstance(event, ToolsListChanged):
+            self.mark_stale("tools")
+        elif isinstance(event, PromptsListChanged):
+            self.mark_stale("prompts")
+        elif isinstance(event, ResourcesListChanged):
+            self.mark_stale("resources")
+
+    # ----- resource subscriptions ----------------------------------------------------------
+
+    async def subscribe(self, client: Client | None, uri: str, subscribe: bool) -> None:
+        """Add or drop a resource subscription, on this session and the ones after it."""
+        if subscribe:
+            self.subscriptions.add(uri)
+        else:
+            self.subscriptions.discard(uri)
+        if client is None:
+            return
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if self._listen_scope is not None:
+                self._listen_scope.cancel()  # reopen the listen stream with the new set
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resources/subscribe is the pre-2026 way, deprecated since
+            if subscribe:
+                await client.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
+            else:
+                await client.unsubscribe_resource(uri)  # pyright: ignore[reportDeprecated]

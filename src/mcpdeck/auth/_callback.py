@@ -1,0 +1,205 @@
+"""The local listener the browser comes back to after the user authorized (or refused).
+
+It serves ``GET <path>?code=…&state=…`` on 127.0.0.1 (a tiny HTTP/1.1 server on anyio: no
+web framework needed for one page), checks ``state`` against the authorization request
+under way, answers with a small "you can close this tab" page, and hands the result to
+whoever waits. A request with the wrong state is answered with an error page and ignored:
+it cannot end the flow, so a stray or forged request can't hijack or break a login.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import secrets
+import socket
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+from anyio.abc import SocketListener, SocketStream
+from mcp.shared.auth import AuthorizationCodeResult
+
+from mcpdeck.auth._errors import AuthorizationDeniedError, AuthorizationError, AuthorizationTimeoutError, login_hint
+
+__all__ = ["CallbackListener", "parse_callback", "reserve_port"]
+
+_MAX_HEAD = 16 * 1024
+_READ_TIMEOUT = 10.0
+_MAX_DESCRIPTION = 300
+
+
+def reserve_port(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (0: any free port), not yet listening.
+
+    Holding it from before client registration until the browser comes back keeps the
+    port, and so the registered redirect URI, ours.
+
+    Raises:
+        OSError: The port is taken.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if os.name == "posix":  # the same port next time, though the last login's connections are in TIME_WAIT
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _first(query: dict[str, list[str]], key: str) -> str | None:
+    values = query.get(key)
+    return values[0] if values else None
+
+
+def _clean(text: str) -> str:
+    printable = "".join(ch if ch.isprintable() else " " for ch in text)
+    return printable[:_MAX_DESCRIPTION]
+
+
+def parse_callback(server: str, url: str, expected_state: str | None = None) -> AuthorizationCodeResult:
+    """Read the authorization response from the redirect URL (or just its query string).
+
+    Args:
+        server: The server being authorized (for error messages).
+        url: Where the authorization server redirected the browser to.
+        expected_state: The ``state`` of the request; checked when given.
+
+    Raises:
+        AuthorizationDeniedError: The user refused (``error=access_denied``).
+        AuthorizationError: Another error, no code, or the wrong state.
+    """
+    query = parse_qs(urlsplit(url).query if "?" in url or "://" in url else url)
+    state = _first(query, "state")
+    if expected_state is not None and (state is None or not secrets.compare_digest(state, expected_state)):
+        raise AuthorizationError(server, "the authorization response does not belong to this login (state mismatch)")
+    error = _first(query, "error")
+    if error is not None:
+        description = _first(query, "error_description")
+        detail = _clean(f"{error}: {description}" if description else error)
+        if error == "access_denied":
+            raise AuthorizationDeniedError(
+                server, f"authorization was refused ({detail}); {login_hint(server)} to retry"
+            )
+        raise AuthorizationError(server, f"the authorization server refused the request ({detail})")
+    code = _first(query, "code")
+    if not code:
+        raise AuthorizationError(server, "the authorization response carries no code")
+    return AuthorizationCodeResult(code=code, state=state, iss=_first(query, "iss"))
+
+
+def _page(title: str, message: str) -> str:
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mcpdeck</title></head>'
+        '<body style="font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;line-height:1.5">'
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
+    )
+
+
+def _response(status: str, body: str) -> bytes:
+    payload = body.encode()
+    head = (
+        f"HTTP/1.1 {status}\r\n"
+        "Content-Type: text/html; charset=utf-8\r\n"
+        f"Content-Length: {len(payload)}\r\n"
+        "Cache-Control: no-store\r\n"
+        "Referrer-Policy: no-referrer\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    return head.encode() + payload
+
+
+class CallbackListener:
+    """Receives the browser's redirect after authorization. Open it with ``CallbackListener.serve``."""
+
+    def __init__(self, server: str, redirect_uri: str):
+        self.server = server
+        self.redirect_uri = redirect_uri
+        """The redirect URI the authorization server sends the browser to."""
+        self._path = urlsplit(redirect_uri).path or "/"
+        self._state: str | None = None
+        self._done = anyio.Event()
+        self._result: AuthorizationCodeResult | None = None
+        self._error: AuthorizationError | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def serve(cls, server: str, sock: socket.socket, redirect_uri: str) -> AsyncGenerator[CallbackListener]:
+        """Listen on ``sock`` (bound, see ``reserve_port``) until the block ends; the socket is closed then."""
+        try:
+            sock.listen(16)
+            listener = await SocketListener.from_socket(sock)
+        except BaseException:
+            sock.close()
+            raise
+        callback = cls(server, redirect_uri)
+        async with listener, anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, callback._handle, tg)
+            try:
+                yield callback
+            finally:
+                tg.cancel_scope.cancel()
+
+    def expect(self, state: str | None) -> None:
+        """The ``state`` of the authorization request now under way; answers must carry it."""
+        self._state = state
+
+    async def wait(self, timeout: float) -> AuthorizationCodeResult:
+        """Wait for the browser's answer.
+
+        Raises:
+            AuthorizationTimeoutError: No answer within ``timeout`` seconds.
+            AuthorizationDeniedError: The user refused.
+            AuthorizationError: The authorization server answered with another error.
+        """
+        with anyio.move_on_after(timeout):
+            await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        if self._result is None:
+            raise AuthorizationTimeoutError(
+                self.server, f"no answer from the browser within {timeout:g} s; {login_hint(self.server)} to try again"
+            )
+        return self._result
+
+    async def _handle(self, stream: SocketStream) -> None:
+        async with stream:
+            head = b""
+            with anyio.move_on_after(_READ_TIMEOUT):
+                try:
+                    while b"\r\n\r\n" not in head and len(head) < _MAX_HEAD:
+                        head += await stream.receive(4096)
+                    await stream.send(self._answer(head))
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    return
+
+    def _answer(self, head: bytes) -> bytes:
+        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+        if len(parts) != 3:
+            return _response("400 Bad Request", _page("Bad request", "This is mcpdeck's sign-in listener."))
+        method, target, _ = parts
+        if method not in ("GET", "HEAD"):
+            return _response("405 Method Not Allowed", _page("Method not allowed", "Only GET is served here."))
+        if urlsplit(target).path != self._path:
+            return _response("404 Not Found", _page("Not found", "This is mcpdeck's sign-in listener."))
+        if self._done.is_set():
+            return _response("200 OK", self._final_page())
+        state = _first(parse_qs(urlsplit(target).query), "state")
+        if self._state is None or state is None or not secrets.compare_digest(state, self._state):
+            message = "This answer does not belong to the sign-in under way; it was ignored."
+            return _response("400 Bad Request", _page("Not the current sign-in", message))
+        try:
+            self._result = parse_callback(self.server, target)
+        except AuthorizationError as error:
+            self._error = error
+        self._done.set()
+        return _response("200 OK", self._final_page())
+
+    def _final_page(self) -> str:
+        if self._error is not None:
+            return _page("Authorization failed", f"{self._error.reason}. You can close this tab.")
+        return _page("Authorized", f"mcpdeck may now use {self.server}. You can close this tab.")

@@ -1,0 +1,227 @@
+"""``mcpdeck auth``: log in to remote servers that use OAuth, log out, see what is stored.
+
+Only ``auth login`` ever asks the user to authorize; every other command uses the tokens
+stored here and reports "needs authorization" when there are none. No command prints a
+token or a client secret.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ParamSpec, Protocol, TypeVar, cast
+
+import anyio
+import click
+
+from mcpdeck.auth import BrowserInteraction, StoredAuth, TokenStore, oauth_settings
+from mcpdeck.auth._interaction import DEFAULT_LOGIN_TIMEOUT
+from mcpdeck.cli._render import echo_json, table
+from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig, expand_vars, validate_server_name
+from mcpdeck.errors import ConfigError, MCPDeckError
+from mcpdeck.host import Host
+
+__all__ = ["auth_group"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _CliContext(Protocol):
+    """What this group uses of the CLI's context object."""
+
+    path: Path
+    store: ConfigStore
+    log_dir: Path
+
+    def server(self, name: str) -> ServerConfig:
+        """A configured server's config, or the error that says why there is none."""
+        ...
+
+
+def _context() -> _CliContext:
+    return cast(_CliContext, click.get_current_context().obj)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
+    sys.exit(code)
+
+
+def _errors_to_exit(fn: Callable[P, R]) -> Callable[P, R | None]:
+    """Turn mcpdeck errors into a message on stderr: exit 2 for config problems, 1 otherwise."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | None:
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as error:
+            _fail(str(error), 2)
+        except MCPDeckError as error:
+            _fail(str(error), 1)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        return None
+
+    return wrapper
+
+
+def _run(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
+    @_errors_to_exit
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        async def call() -> R:
+            return await fn(*args, **kwargs)
+
+        return anyio.run(call)
+
+    return wrapper
+
+
+def _url_of(name: str, server: RemoteServerConfig) -> str:
+    """The server's URL as the host connects to it (``${VAR}`` expanded when set)."""
+    try:
+        return expand_vars(server.url, os.environ, field="url", server=name)
+    except ConfigError:
+        return server.url
+
+
+def _when(moment: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    seconds = (moment - datetime.now(UTC)).total_seconds()
+    if seconds <= 0:
+        return "expired"
+    if seconds < 3600:
+        return f"in {int(seconds // 60)} min"
+    if seconds < 2 * 86400:
+        return f"in {seconds / 3600:.1f} h"
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _state(stored: StoredAuth | None) -> str:
+    if stored is None or not stored.has_tokens:
+        return "not logged in"
+    if stored.expired:
+        return "expired, refreshable" if stored.refreshable else "expired"
+    return "authorized"
+
+
+@click.group("auth")
+def auth_group() -> None:
+    """OAuth for remote servers: log in, log out, see what is stored."""
+
+
+@auth_group.command()
+@click.argument("name")
+@click.option("--no-browser", is_flag=True, help="Only print the URL; don't try to open a browser.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_LOGIN_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the browser.",
+)
+@_run
+async def login(name: str, no_browser: bool, timeout: float) -> None:
+    """Authorize mcpdeck for server NAME in a browser, and store the tokens."""
+    ctx = _context()
+    server = ctx.server(name)
+    if not isinstance(server, RemoteServerConfig):
+        raise ConfigError(f"{name!r} is a stdio server; OAuth is for remote (http/sse) servers", server=name)
+    if oauth_settings(server) is None:
+        raise ConfigError(
+            f'OAuth is off for {name!r} ("oauth": false, or it sets its own Authorization header)', server=name
+        )
+    url = _url_of(name, server)
+    store = TokenStore()
+    before = store.get(name, url)
+    # The SDK logs a failed flow with a traceback; the error below already says what happened.
+    logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
+    interaction = BrowserInteraction(open_browser=not no_browser, timeout=timeout)
+    attempt = server.model_copy(update={"disabled": False, "startup_timeout": timeout + server.connect_timeout})
+    async with Host({}, log_dir=ctx.log_dir, auth_store=store.for_login(name), oauth_interaction=interaction) as host:
+        report = await host.test_server(attempt, name=name)
+    if not report.ok:
+        _fail(report.status.error or "it did not connect")
+    after = store.get(name, url)
+    if after is not None and after.has_tokens and (before is None or after.updated_at != before.updated_at):
+        scopes = f" with scopes: {' '.join(after.scopes)}" if after.scopes else ""
+        expiry = f"; the access token expires {_when(after.expires_at)}" if after.expires_at else ""
+        refresh = " (renewed automatically)" if after.refreshable else ""
+        click.echo(f"Authorized {name!r}{scopes}{expiry}{refresh}.")
+    else:
+        click.echo(f"{name!r} did not ask for authorization; nothing was stored.")
+    click.echo(f"Connected: {len(report.tools)} tools.")
+
+
+@auth_group.command()
+@click.argument("name")
+@_errors_to_exit
+def logout(name: str) -> None:
+    """Delete server NAME's stored tokens and client registration."""
+    validate_server_name(name)
+    removed = TokenStore().clear(name)
+    if removed:
+        click.echo(f"Logged out of {name!r}: its tokens and client registration are deleted.")
+    else:
+        click.echo(f"Nothing was stored for {name!r}.")
+
+
+def _status_rows(name: str | None) -> list[dict[str, Any]]:
+    ctx = _context()
+    config = ctx.store.read()
+    store = TokenStore()
+    rows: list[dict[str, Any]] = []
+    shown: set[str] = set()
+    for server_name, server in config.servers.items():
+        if name is not None and server_name != name:
+            continue
+        if not isinstance(server, RemoteServerConfig) or oauth_settings(server) is None:
+            continue
+        url = _url_of(server_name, server)
+        stored = store.get(server_name, url)
+        if stored is not None:
+            shown.add(str(stored.path))
+        rows.append(_row(server_name, url, stored, configured=True))
+    rows.extend(
+        _row(stored.server, stored.url, stored, configured=False)
+        for stored in store.records(name)
+        if str(stored.path) not in shown
+    )
+    return rows
+
+
+def _row(server: str, url: str, stored: StoredAuth | None, *, configured: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"server": server, "url": url, "configured": configured, "state": _state(stored)}
+    if stored is None:
+        return row | {"hasTokens": False, "expiresAt": None, "scopes": [], "refreshable": False, "clientId": None}
+    return row | stored.to_json()
+
+
+@auth_group.command()
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_errors_to_exit
+def status(name: str | None, as_json: bool) -> None:
+    """Show which remote servers are authorized: expiry and scopes (never a token)."""
+    rows = _status_rows(name)
+    if as_json:
+        echo_json({"backend": TokenStore().backend, "servers": rows})
+        return
+    if not rows:
+        click.echo(f"No remote server of {_context().path} uses OAuth, and nothing is stored.")
+        return
+    lines: list[list[str]] = []
+    for row in rows:
+        expires = row.get("expiresAt")
+        when = _when(datetime.fromisoformat(expires)) if expires else "-"
+        note = "" if row["configured"] else " (not in the config)"
+        lines.append([row["server"], row["state"], when, " ".join(row["scopes"]) or "-", row["url"] + note])
+    click.echo(table(["server", "status", "expires", "scopes", "url"], lines))

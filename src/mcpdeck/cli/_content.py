@@ -1,0 +1,152 @@
+"""CLI commands for what servers offer besides tools: resources and prompts."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from typing import Any
+
+import click
+import mcp_types as types
+
+from mcpdeck.cli._app import ConfigError, _Context, _run, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._render import echo_json, table
+from mcpdeck.connection import ServerState
+
+__all__ = ["register_content_commands"]
+
+
+def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
+    for status in ctx_host_servers.values():
+        if status.state is ServerState.FAILED:
+            click.echo(click.style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
+
+
+@click.command()
+@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_ctx
+@_run
+async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
+    """List the resources and resource templates of every connected server."""
+    async with ctx.host(only=list(servers) or None) as host:
+        listed = [r for r in host.resources if not servers or r.server in servers]
+        templates = [t for t in host.resource_templates if not servers or t.server in servers]
+        statuses = host.servers
+    if as_json:
+        echo_json({"resources": [r.to_json() for r in listed], "templates": [t.to_json() for t in templates]})
+    else:
+        rows = [[r.server, r.uri, r.resource.mime_type or "", r.resource.title or r.resource.name] for r in listed]
+        click.echo(table(["server", "uri", "type", "name"], rows) if rows else "No resources.")
+        if templates:
+            rows = [[t.server, t.uri_template, t.template.title or t.template.name] for t in templates]
+            click.echo("\n" + table(["server", "template", "name"], rows))
+    _warn_failed(statuses)
+
+
+def _print_contents(result: types.ReadResourceResult, output: str | None) -> None:
+    for item in result.contents:
+        if isinstance(item, types.TextResourceContents):
+            if output:
+                with open(output, "w", encoding="utf-8") as handle:
+                    handle.write(item.text)
+            else:
+                click.echo(item.text)
+        else:
+            data = base64.b64decode(item.blob)
+            if output:
+                with open(output, "wb") as handle:
+                    handle.write(data)
+            elif not sys.stdout.isatty():
+                sys.stdout.buffer.write(data)
+            else:
+                click.echo(f"[binary {item.mime_type or 'data'}, {len(data)} bytes: use --output FILE or a pipe]")
+
+
+@click.command()
+@click.argument("uri")
+@click.option("--server", metavar="NAME", help="The server to read from (needed when several offer the URI).")
+@click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
+@click.option("-o", "--output", metavar="FILE", help="Write the contents to FILE.")
+@pass_ctx
+@_run
+async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
+    """Read a resource by URI."""
+    if server is not None:
+        ctx.server(server)
+    async with ctx.host(only=[server] if server else None, interactive=True) as host:
+        result = await host.read_resource(uri, server=server)
+    if as_json:
+        echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    else:
+        _print_contents(result, output)
+
+
+@click.command()
+@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_ctx
+@_run
+async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
+    """List the prompts of every connected server, under their namespaced names."""
+    async with ctx.host(only=list(servers) or None) as host:
+        listed = [p for p in host.prompts if not servers or p.server in servers]
+        statuses = host.servers
+    if as_json:
+        echo_json([p.to_json() for p in listed])
+    else:
+        rows = [
+            [
+                p.name,
+                " ".join(a.name + ("" if a.required else "?") for a in p.arguments),
+                (p.prompt.description or "").strip().split("\n")[0],
+            ]
+            for p in listed
+        ]
+        click.echo(table(["prompt", "arguments", "description"], rows) if rows else "No prompts.")
+    _warn_failed(statuses)
+
+
+def _render_message(message: types.PromptMessage) -> str:
+    content = message.content
+    if isinstance(content, types.TextContent):
+        body = content.text
+    elif isinstance(content, types.EmbeddedResource) and isinstance(content.resource, types.TextResourceContents):
+        body = content.resource.text
+    else:
+        body = f"[{content.type} content]"
+    return f"{click.style(message.role, bold=True)}: {body}"
+
+
+@click.command()
+@click.argument("name")
+@click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object of strings.")
+@click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
+@pass_ctx
+@_run
+async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
+    """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args."""
+    try:
+        arguments = json.loads(args_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"--args is not valid JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(arguments, dict):
+        raise ConfigError('--args must be a JSON object, like {"topic": "rain"}')
+    known = list(ctx.store.read().servers)
+    only = [s for s in known if name.startswith(f"mcp__{s}__")] or None
+    async with ctx.host(only=only, interactive=True) as host:
+        result = await host.get_prompt(name, {str(k): str(v) for k, v in arguments.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if as_json:
+        echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return
+    if result.description:
+        click.echo(click.style(result.description, dim=True))
+    for message in result.messages:
+        click.echo(_render_message(message))
+
+
+def register_content_commands(group: click.Group) -> None:
+    """Add ``resources``, ``read``, ``prompts`` and ``prompt`` to the CLI."""
+    for command in (resources, read, prompts, prompt):
+        group.add_command(command)
