@@ -71,6 +71,7 @@ class ServerLists:
         self._stale: set[ListKind] = set()
         self._wake = anyio.Event()
         self._listen_scope: anyio.CancelScope | None = None
+        self._listening = anyio.Event()  # set once a listen stream with the current subscriptions is acknowledged
 
     # ----- loading ---------------------------------------------------------------------
 
@@ -133,8 +134,14 @@ class ServerLists:
         self._stale.add(kind)
         self._wake.set()
 
-    def on_notification(self, message: object) -> None:
-        """Legacy (pre-2026) change notifications and resource updates."""
+    def on_notification(self, message: object, protocol_version: str | None) -> None:
+        """Legacy (pre-2026) change notifications and resource updates.
+
+        On 2026-07-28 sessions the SDK hands the listen stream's notifications to the
+        message handler too; those are taken from the stream alone, so none counts twice.
+        """
+        if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
         if isinstance(message, types.ToolListChangedNotification):
             self.mark_stale("tools")
         elif isinstance(message, types.ResourceListChangedNotification):
@@ -175,12 +182,15 @@ class ServerLists:
                 self._listen_scope = scope
                 try:
                     async with client.listen(**wanted, resource_subscriptions=subscriptions) as subscription:
+                        if set(subscriptions) == self.subscriptions:
+                            self._listening.set()
                         async for event in subscription:
                             self._on_listen_event(event)
                 except ListenNotSupportedError:
                     return  # an older protocol: notifications arrive through on_notification
                 except Exception as error:
                     logger.info("server %r: change notifications unavailable: %s", self._server, error)
+                    self._listening.set()  # nothing to wait for: subscribers must not hang on it
                     await self._wait_for_subscription_change()
             self._listen_scope = None
 
@@ -212,8 +222,12 @@ class ServerLists:
         if client is None:
             return
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # Reopen the listen stream with the new set, and return once the server has
+            # acknowledged it: an update made right after this returns is not missed.
+            self._listening = anyio.Event()
             if self._listen_scope is not None:
-                self._listen_scope.cancel()  # reopen the listen stream with the new set
+                self._listen_scope.cancel()
+            await self._listening.wait()
             return
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # resources/subscribe is the pre-2026 way, deprecated since

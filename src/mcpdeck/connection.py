@@ -159,9 +159,16 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
         yield error
 
 
-def _session_expired(error: MCPError) -> bool:
-    """The SDK's spelling of an HTTP 404 on a request that carried a session id."""
-    return error.code == INVALID_REQUEST and error.message == "Session terminated"
+def _session_expired(error: MCPError, last_http_status: int | None) -> bool:
+    """Whether the server no longer knows the HTTP session: a 404 on a request that carried its id.
+
+    The SDK client says "Session terminated" for a bare 404; a server that sends a
+    JSON-RPC error body with its 404 (the SDK's own says "Session not found") has it
+    passed through as is, so the status is what tells.
+    """
+    if error.code != INVALID_REQUEST:
+        return False
+    return error.message in ("Session terminated", "Session not found") or last_http_status == 404
 
 
 def describe_error(error: BaseException) -> str:
@@ -275,6 +282,9 @@ class ServerConnection:
         self._phase = "starting"
         self._process: StdioProcess | None = None
         self._http_error: str | None = None  # the last HTTP error status of this session, for messages
+        self._last_http_status: int | None = None
+        self._gone_reason: str | None = None  # why a request found the session gone, if it knows better
+        self._reconnect_at_once = False
         self._log_start: int | None = None  # where this session's stderr begins in the log (None: no log yet)
 
     # ----- what callers read -------------------------------------------------------
@@ -446,7 +456,8 @@ class ServerConnection:
                 # (a missing command or a bad URL does not fix itself), unless it is a retry.
                 if (was_connected or attempt > 0) and attempt < self._retry.attempts:
                     attempt += 1
-                    await self._back_off(attempt, error)
+                    at_once, self._reconnect_at_once = self._reconnect_at_once, False
+                    await self._back_off(attempt, error, wait=not at_once)
                     continue
                 attempt = 0
                 self._fail(error)
@@ -457,9 +468,9 @@ class ServerConnection:
             self._set_state(ServerState.STOPPED)
             self._settled.set()
 
-    async def _back_off(self, attempt: int, error: str) -> None:
+    async def _back_off(self, attempt: int, error: str, *, wait: bool = True) -> None:
         """Wait before reconnect ``attempt`` (a command cuts the wait short)."""
-        delay = self._retry.delay(attempt)
+        delay = self._retry.delay(attempt) if wait else 0.0
         self._error, self._error_at = error, datetime.now(UTC)
         if self._settled.is_set():
             self._settled = anyio.Event()  # callers now wait for the reconnect
@@ -477,6 +488,8 @@ class ServerConnection:
         self._phase = "starting"
         self._log_start = None
         self._http_error = None
+        self._last_http_status = None
+        self._gone_reason = None
         self._process = None
         ended = self._ended = anyio.Event()
         connected = False
@@ -508,6 +521,8 @@ class ServerConnection:
             return connected, reason + self._log_hint()
         if scope.cancelled_caught and not connected:
             return connected, f"did not finish {self._phase} within {timeout:g} s{self._log_hint()}"
+        if self._gone_reason is not None:
+            return connected, self._gone_reason
         return connected, "the connection was lost (the server exited or closed it)" + self._log_hint()
 
     def _connect_timeout(self) -> float:
@@ -669,11 +684,13 @@ class ServerConnection:
         if isinstance(message, Exception):
             self._on_error(message)
         else:
-            self._lists.on_notification(message)
+            client = self._client
+            self._lists.on_notification(message, client.protocol_version if client else None)
         await anyio.lowlevel.checkpoint()
 
     def _note_http_error(self, status: int, url: str) -> None:
         self._http_error = f"HTTP {status} from {url}"
+        self._last_http_status = status
 
     def _on_error(self, error: Exception) -> None:
         logger.warning("server %r: transport error: %s", self.name, describe_error(error))
@@ -715,10 +732,10 @@ class ServerConnection:
                             self._session_gone()
                         message = f"the connection was lost during {what}{self._log_hint()}"
                         raise ServerCrashedError(self.name, message) from error
-                    if _session_expired(error) and attempt == 1:
+                    if _session_expired(error, self._last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)
                         if client is self._client:
-                            self._session_gone()
+                            self._session_gone("its HTTP session expired", at_once=True)
                         continue
                     raise ServerError(self.name, f"{what} failed: {error.message} (MCP error {error.code})") from error
                 except (ValidationError, RuntimeError) as error:
@@ -803,8 +820,14 @@ class ServerConnection:
 
         await self.request(f"subscribing to {uri}", send, timeout=timeout)
 
-    def _session_gone(self) -> None:
-        """The connection is gone, and the supervisor may not have run yet: make calls wait for what it does next."""
+    def _session_gone(self, reason: str | None = None, *, at_once: bool = False) -> None:
+        """The connection is gone, and the supervisor may not have run yet: make calls wait for what it does next.
+
+        ``reason`` replaces the generic "connection lost"; ``at_once`` skips the first
+        backoff delay (an expired HTTP session is no sign of a struggling server).
+        """
+        if reason is not None and not self._ended.is_set():
+            self._gone_reason, self._reconnect_at_once = reason, at_once
         self._ended.set()
         if self._state is ServerState.CONNECTED and self._settled.is_set():
             self._settled = anyio.Event()

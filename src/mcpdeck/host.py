@@ -394,6 +394,9 @@ class Host:
         except MCPDeckError as error:
             self._finished(call_id, entry, started, is_error=True, error=str(error))
             raise
+        except anyio.get_cancelled_exc_class():
+            self._finished(call_id, entry, started, is_error=True, error="cancelled")
+            raise
         duration = self._finished(call_id, entry, started, is_error=bool(raw.is_error))
         return ToolResult.from_mcp(raw, name=name, server=entry.server, tool=entry.original_name, duration=duration)
 

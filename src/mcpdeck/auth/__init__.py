@@ -35,7 +35,9 @@ from mcpdeck.auth._interaction import (
     as_interaction,
 )
 from mcpdeck.auth._keyring import KEYRING_ENV, KeyringModule
-from mcpdeck.auth._store import ServerTokenStorage, StoredAuth, TokenStore, default_auth_dir
+from mcpdeck.auth._records import StoredAuth
+from mcpdeck.auth._storage import ServerTokenStorage
+from mcpdeck.auth._store import TokenStore, default_auth_dir
 from mcpdeck.config._models import OAuthConfig
 
 __all__ = [

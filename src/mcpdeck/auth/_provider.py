@@ -12,15 +12,19 @@ The SDK's ``OAuthClientProvider`` does discovery, registration, PKCE, scopes and
 - one refresh attempt when a token it thought valid is refused, before asking for a login;
 - stale registrations cleaned up: a refresh refused with ``invalid_client`` drops the
   registration, so the next login registers afresh;
-- configured scopes merged into whatever the server asks for.
+- configured scopes merged into whatever the server asks for;
+- a 401 from a server that publishes no OAuth metadata reported as such (its credentials
+  belong in ``headers``), not as a login to do.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -38,7 +42,7 @@ from pydantic import AnyUrl, ConfigDict, Field, ValidationInfo, field_validator
 from mcpdeck.auth._callback import CallbackListener, reserve_port
 from mcpdeck.auth._errors import AuthorizationError, AuthorizationRequiredError, AuthorizationTimeoutError
 from mcpdeck.auth._interaction import OAuthInteraction
-from mcpdeck.auth._store import ServerTokenStorage
+from mcpdeck.auth._storage import ServerTokenStorage
 
 __all__ = ["CallbackPlan", "DeckClientMetadata", "DeckOAuthProvider"]
 
@@ -140,10 +144,10 @@ async def _offers_oauth(response: httpx2.Response) -> bool | None:
 async def _oauth_error(response: httpx2.Response) -> str | None:
     """The ``error`` code of an OAuth error response, if it has one."""
     try:
-        body = await response.aread()
-        error = httpx2.Response(200, content=body).json().get("error")
-    except Exception:
+        body = json.loads(await response.aread())
+    except (ValueError, httpx2.StreamError):
         return None
+    error = cast(dict[str, object], body).get("error") if isinstance(body, dict) else None
     return error if isinstance(error, str) else None
 
 

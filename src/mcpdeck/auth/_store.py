@@ -12,124 +12,32 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
+import glob
 import json
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
 
-import anyio
 import platformdirs
-from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
-from pydantic import BaseModel, ValidationError
+from mcp.shared.auth import OAuthClientInformationFull
+from pydantic import ValidationError
 
 from mcpdeck.auth._files import write_private
 from mcpdeck.auth._keyring import SERVICE, KeyringModule, keyring_wanted, load_keyring
+from mcpdeck.auth._records import Backend, Record, Secrets, StoredAuth, record_key
+from mcpdeck.auth._storage import ServerTokenStorage
+from mcpdeck.config import validate_server_name
 
-__all__ = ["ServerTokenStorage", "StoredAuth", "TokenStore", "default_auth_dir"]
+__all__ = ["TokenStore", "default_auth_dir"]
 
 logger = logging.getLogger(__name__)
-
-Backend = Literal["file", "keyring"]
-ClientSource = Literal["registered", "metadata-url", "configured"]
 
 
 def default_auth_dir() -> Path:
     """Where token records go: ``<user data dir>/mcpdeck/auth``."""
     return platformdirs.user_data_path("mcpdeck", appauthor=False) / "auth"
-
-
-def record_key(server: str, url: str) -> str:
-    """The record's name: the server's name and a hash of its URL (names never hold a '.')."""
-    return f"{server}.{hashlib.sha256(url.encode()).hexdigest()[:16]}"
-
-
-class _Secrets(BaseModel):
-    tokens: OAuthToken | None = None
-    client: OAuthClientInformationFull | None = None
-
-
-class _Record(BaseModel):
-    """What is kept for one server and URL (the file's JSON)."""
-
-    version: int = 1
-    server: str
-    url: str
-    backend: Backend = "file"
-    updated_at: float = 0.0
-    tokens_saved_at: float | None = None
-    expires_at: float | None = None
-    scope: str | None = None
-    has_tokens: bool = False
-    refreshable: bool = False
-    client_id: str | None = None
-    client_source: ClientSource | None = None
-    authorization_server: OAuthMetadata | None = None
-    protected_resource: ProtectedResourceMetadata | None = None
-    secrets: _Secrets | None = None
-    """Tokens and client registration; kept in the keyring instead with that backend."""
-
-
-@dataclass(frozen=True)
-class StoredAuth:
-    """What is stored for one server, without a single secret (for status displays).
-
-    Attributes:
-        server: The server's name.
-        url: The URL the authorization belongs to.
-        backend: ``file`` or ``keyring``.
-        has_tokens: Whether an access token is stored.
-        expires_at: When the access token expires, if the server said.
-        scopes: The scopes granted.
-        refreshable: Whether a refresh token is stored (an expired access token is renewed with it).
-        client_id: The client id mcpdeck is registered under, if registered.
-        client_source: ``registered`` (dynamic registration) or ``metadata-url`` (a client ID metadata document).
-        updated_at: When the record last changed.
-        path: The record's file.
-    """
-
-    server: str
-    url: str
-    backend: Backend
-    has_tokens: bool
-    expires_at: datetime | None
-    scopes: list[str]
-    refreshable: bool
-    client_id: str | None
-    client_source: ClientSource | None
-    updated_at: datetime
-    path: Path
-
-    @property
-    def expired(self) -> bool:
-        """Whether the access token's expiry has passed."""
-        return self.expires_at is not None and self.expires_at <= datetime.now(UTC)
-
-    def to_json(self) -> dict[str, Any]:
-        """A stable JSON shape (``mcpdeck auth status --json``)."""
-        return {
-            "server": self.server,
-            "url": self.url,
-            "backend": self.backend,
-            "hasTokens": self.has_tokens,
-            "expiresAt": self.expires_at.isoformat() if self.expires_at else None,
-            "expired": self.expired,
-            "scopes": self.scopes,
-            "refreshable": self.refreshable,
-            "clientId": self.client_id,
-            "clientSource": self.client_source,
-            "updatedAt": self.updated_at.isoformat(),
-            "path": str(self.path),
-        }
-
-
-def _stamp(seconds: float | None) -> datetime | None:
-    return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
 
 
 class TokenStore:
@@ -211,18 +119,18 @@ class TokenStore:
         """What is stored for ``server`` at ``url`` (no secrets), or None."""
         path = self.path(server, url)
         record = self._read_summary(path)
-        return self._summary(record, path) if record is not None else None
+        return StoredAuth.from_record(record, path) if record is not None else None
 
     def records(self, server: str | None = None) -> list[StoredAuth]:
         """Everything stored (for one server, or all), sorted by server name."""
         if not self.directory.is_dir():
             return []
-        pattern = f"{server}.*.json" if server is not None else "*.json"
+        pattern = f"{glob.escape(server)}.*.json" if server is not None else "*.json"
         found: list[StoredAuth] = []
         for path in sorted(self.directory.glob(pattern)):
             record = self._read_summary(path)
             if record is not None and (server is None or record.server == server):
-                found.append(self._summary(record, path))
+                found.append(StoredAuth.from_record(record, path))
         return sorted(found, key=lambda item: (item.server, item.url))
 
     def clear(self, server: str, url: str | None = None) -> int:
@@ -231,6 +139,7 @@ class TokenStore:
         Returns:
             How many records were deleted.
         """
+        validate_server_name(server)
         paths = [self.path(server, url)] if url is not None else list(self.directory.glob(f"{server}.*.json"))
         removed = 0
         for path in paths:
@@ -245,20 +154,21 @@ class TokenStore:
             removed += 1
         return removed
 
-    # ----- records (blocking; ServerTokenStorage calls these in a worker thread) ---------
+    # ----- records (blocking: ServerTokenStorage calls these in a worker thread) ---------
 
-    def _read_summary(self, path: Path) -> _Record | None:
+    def _read_summary(self, path: Path) -> Record | None:
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
         try:
-            return _Record.model_validate_json(text)
+            return Record.model_validate_json(text)
         except ValidationError:
             logger.warning("ignoring the unreadable token record %s", path)
             return None
 
-    def _read(self, server: str, url: str) -> _Record | None:
+    def read_record(self, server: str, url: str) -> Record | None:
+        """The record of ``server`` at ``url``, secrets included (blocking; for ``ServerTokenStorage``)."""
         path = self.path(server, url)
         record = self._read_summary(path)
         if record is None or record.server != server or record.url != url:
@@ -267,9 +177,10 @@ class TokenStore:
             record.secrets = self._read_secret(path.stem)
         return record
 
-    def _write(self, record: _Record) -> None:
+    def write_record(self, record: Record) -> None:
+        """Replace a record; its summary is recomputed (blocking; for ``ServerTokenStorage``)."""
         key = record_key(record.server, record.url)
-        secrets = record.secrets or _Secrets()
+        secrets = record.secrets or Secrets()
         tokens, client = secrets.tokens, secrets.client
         record.updated_at = time.time()
         record.has_tokens = tokens is not None
@@ -280,7 +191,7 @@ class TokenStore:
             record.client_source = None
         if not record.has_tokens:
             record.expires_at = record.tokens_saved_at = None
-        summary: _Record | None = None
+        summary: Record | None = None
         if self._keyring is not None:
             try:
                 self._keyring.set_password(SERVICE, key, secrets.model_dump_json(exclude_none=True))
@@ -293,7 +204,7 @@ class TokenStore:
             summary = record.model_copy(update={"backend": "file"})
         write_private(self.path(record.server, record.url), summary.model_dump_json(indent=2, exclude_none=True))
 
-    def _read_secret(self, key: str) -> _Secrets | None:
+    def _read_secret(self, key: str) -> Secrets | None:
         keyring = self._keyring or load_keyring()
         if keyring is None:
             logger.warning("the token record %s is in the keyring, but the keyring package is not installed", key)
@@ -306,7 +217,7 @@ class TokenStore:
         if text is None:
             return None
         try:
-            return _Secrets.model_validate(json.loads(text))
+            return Secrets.model_validate(json.loads(text))
         except (ValueError, ValidationError):
             logger.warning("ignoring the unreadable keyring entry %s", key)
             return None
@@ -317,145 +228,3 @@ class TokenStore:
             return
         with contextlib.suppress(Exception):  # keyring raises PasswordDeleteError when there is none
             keyring.delete_password(SERVICE, key)
-
-    def _summary(self, record: _Record, path: Path) -> StoredAuth:
-        return StoredAuth(
-            server=record.server,
-            url=record.url,
-            backend=record.backend,
-            has_tokens=record.has_tokens,
-            expires_at=_stamp(record.expires_at),
-            scopes=record.scope.split() if record.scope else [],
-            refreshable=record.refreshable,
-            client_id=record.client_id,
-            client_source=record.client_source,
-            updated_at=_stamp(record.updated_at) or datetime.now(UTC),
-            path=path,
-        )
-
-
-class ServerTokenStorage:
-    """The SDK's ``TokenStorage`` for one server at one URL, backed by a ``TokenStore``.
-
-    Besides the four methods the SDK calls, it keeps what the SDK forgets between runs: when
-    the access token expires (so an expired one is refreshed before it is sent) and the
-    authorization server's metadata (so a refresh goes to the right token endpoint).
-    """
-
-    def __init__(
-        self,
-        store: TokenStore,
-        server: str,
-        url: str,
-        *,
-        configured_client: OAuthClientInformationFull | None,
-        client_metadata_url: str | None,
-        hide_tokens: bool,
-    ):
-        self.store = store
-        self.server = server
-        self.url = url
-        self.configured_client = configured_client
-        self._client_metadata_url = client_metadata_url
-        self._hide_tokens = hide_tokens
-        self.tokens_saved = False
-        """Whether tokens were saved through this object (a login that needed no authorization saves none)."""
-
-    async def _load(self) -> _Record | None:
-        return await anyio.to_thread.run_sync(self.store._read, self.server, self.url)  # pyright: ignore[reportPrivateUsage]
-
-    async def _update(self, change: Callable[[_Record], None]) -> None:
-        def update() -> None:
-            record = self.store._read(self.server, self.url) or _Record(server=self.server, url=self.url)  # pyright: ignore[reportPrivateUsage]
-            record.secrets = record.secrets or _Secrets()
-            change(record)
-            self.store._write(record)  # pyright: ignore[reportPrivateUsage]
-
-        await anyio.to_thread.run_sync(update)
-
-    # ----- the SDK's TokenStorage ----------------------------------------------------------
-
-    async def get_tokens(self) -> OAuthToken | None:
-        """The stored tokens (None during a fresh login until new ones are saved)."""
-        if self._hide_tokens:
-            return None
-        record = await self._load()
-        return record.secrets.tokens if record and record.secrets else None
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        """Store new tokens, with the time they expire."""
-        now = time.time()
-
-        def change(record: _Record) -> None:
-            assert record.secrets is not None
-            record.secrets.tokens = tokens
-            record.tokens_saved_at = now
-            record.expires_at = now + tokens.expires_in if tokens.expires_in is not None else None
-
-        await self._update(change)
-        self._hide_tokens = False
-        self.tokens_saved = True
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        """The configured client, else the stored registration."""
-        if self.configured_client is not None:
-            return self.configured_client
-        record = await self._load()
-        return record.secrets.client if record and record.secrets else None
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        """Store a new registration (a configured client is never written down)."""
-        if self.configured_client is not None and client_info.client_id == self.configured_client.client_id:
-            return
-        source: ClientSource = (
-            "metadata-url"
-            if self._client_metadata_url and client_info.client_id == self._client_metadata_url
-            else "registered"
-        )
-
-        def change(record: _Record) -> None:
-            assert record.secrets is not None
-            record.secrets.client = client_info
-            record.client_source = source
-
-        await self._update(change)
-
-    # ----- what mcpdeck adds ---------------------------------------------------------------
-
-    async def expires_at(self) -> float | None:
-        """When the stored access token expires (epoch seconds), if known."""
-        if self._hide_tokens:
-            return None
-        record = await self._load()
-        return record.expires_at if record else None
-
-    async def discovery(self) -> tuple[OAuthMetadata | None, ProtectedResourceMetadata | None]:
-        """The authorization server and protected resource metadata found last time."""
-        record = await self._load()
-        return (record.authorization_server, record.protected_resource) if record else (None, None)
-
-    async def save_discovery(self, metadata: OAuthMetadata, resource: ProtectedResourceMetadata | None) -> None:
-        """Remember the authorization server's metadata, so a later run refreshes at its token endpoint."""
-
-        def change(record: _Record) -> None:
-            record.authorization_server = metadata
-            record.protected_resource = resource
-
-        await self._update(change)
-
-    async def forget_tokens(self) -> None:
-        """Delete the stored tokens (a refresh was refused); the registration stays."""
-
-        def change(record: _Record) -> None:
-            assert record.secrets is not None
-            record.secrets.tokens = None
-
-        await self._update(change)
-
-    async def forget_client(self) -> None:
-        """Delete the stored registration and tokens (the authorization server no longer knows the client)."""
-
-        def change(record: _Record) -> None:
-            record.secrets = _Secrets()
-
-        await self._update(change)

@@ -68,8 +68,12 @@ def mask_value(key: str, value: str) -> str:
 
 
 def mask_secrets(config: ServerConfig) -> dict[str, Any]:
-    """The config's JSON form with literal secrets in ``env`` and ``headers`` masked."""
+    """The config's JSON form with literal secrets in ``env``, ``headers`` and ``oauth.clientSecret`` masked."""
     data = config.to_json()
+    oauth = data.get("oauth")
+    if isinstance(oauth, dict) and "clientSecret" in oauth:
+        secret = str(oauth["clientSecret"])  # pyright: ignore[reportUnknownArgumentType]
+        data["oauth"] = {**oauth, "clientSecret": mask_value("clientSecret", secret)}  # pyright: ignore[reportUnknownArgumentType]
     for section in ("env", "headers"):
         values = data.get(section)
         if isinstance(values, dict):

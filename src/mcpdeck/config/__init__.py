@@ -2,6 +2,7 @@
 
 from mcpdeck.config._expand import expand_server_config, expand_vars
 from mcpdeck.config._models import (
+    OAuthConfig,
     RemoteServerConfig,
     ServerConfig,
     StdioServerConfig,
@@ -20,6 +21,7 @@ from mcpdeck.config._store import (
 __all__ = [
     "ConfigStore",
     "McpConfig",
+    "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
     "StdioServerConfig",
