@@ -24,7 +24,7 @@ import math
 import os
 import random
 import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -57,6 +57,7 @@ from mcpdeck.errors import (
     ServerError,
     ServerTimeoutError,
     ServerUnavailableError,
+    leaf_errors,
 )
 from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
 
@@ -151,14 +152,6 @@ class ServerStatus:
         }
 
 
-def _leaves(error: BaseException) -> Iterator[BaseException]:
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-            yield from _leaves(inner)  # pyright: ignore[reportUnknownArgumentType]
-    else:
-        yield error
-
-
 def _session_expired(error: MCPError, last_http_status: int | None) -> bool:
     """Whether the server no longer knows the HTTP session: a 404 on a request that carried its id.
 
@@ -173,7 +166,7 @@ def _session_expired(error: MCPError, last_http_status: int | None) -> bool:
 
 def describe_error(error: BaseException) -> str:
     """One clear sentence for an error out of a transport, the SDK or our own checks."""
-    leaves = [e for e in _leaves(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
+    leaves = [e for e in leaf_errors(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
     first = next((e for e in leaves if not isinstance(e, MCPError | anyio.ClosedResourceError)), leaves[0])
     if isinstance(first, ServerError):
         return first.reason

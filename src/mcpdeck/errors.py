@@ -22,6 +22,8 @@ A tool that runs and fails is not an exception: it is a ``ToolResult`` with
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 __all__ = [
     "ConfigError",
     "InvalidArgumentsError",
@@ -34,6 +36,7 @@ __all__ = [
     "ServerUnavailableError",
     "ToolNotFoundError",
     "UnsetVariableError",
+    "leaf_errors",
 ]
 
 
@@ -139,3 +142,12 @@ class InvalidArgumentsError(MCPDeckError):
         super().__init__(f"invalid arguments for {tool}: " + "; ".join(problems))
         self.tool = tool
         self.problems = problems
+
+
+def leaf_errors(error: BaseException) -> Iterator[BaseException]:
+    """The exceptions inside ``error``, with exception groups (task groups' wrapping) taken apart."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+            yield from leaf_errors(inner)  # pyright: ignore[reportUnknownArgumentType]
+    else:
+        yield error

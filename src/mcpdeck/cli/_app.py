@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import anyio
 import click
@@ -371,6 +371,17 @@ async def tools(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
         click.echo(click.style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
 
 
+def json_object_option(text: str, option: str, example: str) -> dict[str, Any]:
+    """The JSON object an option holds, or a ConfigError that shows what one looks like."""
+    try:
+        value: object = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{option} is not valid JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{option} must be a JSON object, like {example}")
+    return {str(key): item for key, item in cast(dict[object, Any], value).items()}
+
+
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
@@ -389,17 +400,12 @@ def _servers_for(name: str, known: list[str]) -> list[str]:
 @_run
 async def call(ctx: _Context, tool: str, args_json: str, as_json: bool, timeout: float | None) -> None:
     """Call TOOL (its namespaced name, e.g. mcp__fs__read_file) with --args JSON."""
-    try:
-        arguments = json.loads(args_json)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"--args is not valid JSON: {error.msg} (column {error.colno})") from None
-    if not isinstance(arguments, dict):
-        raise ConfigError('--args must be a JSON object, like {"path": "README.md"}')
+    arguments = json_object_option(args_json, "--args", '{"path": "README.md"}')
     known = list(ctx.store.read().servers)
     progress = ProgressLine(tool)
     try:
         async with ctx.host(only=_servers_for(tool, known), interactive=True) as host:
-            result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress)  # pyright: ignore[reportUnknownArgumentType]
+            result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress)
     finally:
         progress.close()
     if as_json:

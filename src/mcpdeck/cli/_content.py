@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import base64
-import json
 import sys
 from typing import Any
 
 import click
 import mcp_types as types
 
-from mcpdeck.cli._app import ConfigError, _Context, _run, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._render import echo_json, table
 from mcpdeck.connection import ServerState
 
@@ -127,16 +126,11 @@ def _render_message(message: types.PromptMessage) -> str:
 @_run
 async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
     """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args."""
-    try:
-        arguments = json.loads(args_json)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"--args is not valid JSON: {error.msg} (column {error.colno})") from None
-    if not isinstance(arguments, dict):
-        raise ConfigError('--args must be a JSON object, like {"topic": "rain"}')
+    arguments = json_object_option(args_json, "--args", '{"topic": "rain"}')
     known = list(ctx.store.read().servers)
     only = [s for s in known if name.startswith(f"mcp__{s}__")] or None
     async with ctx.host(only=only, interactive=True) as host:
-        result = await host.get_prompt(name, {str(k): str(v) for k, v in arguments.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        result = await host.get_prompt(name, {key: str(value) for key, value in arguments.items()})
     if as_json:
         echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
         return
