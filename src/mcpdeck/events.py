@@ -90,6 +90,10 @@ class ToolCallFinished(Event):
     duration: float
     is_error: bool
     error: str | None = None
+    result_size: int | None = None
+    """Characters of content the result carried (text, and binary data as base64)."""
+    approved_by: str | None = None
+    """Who let the call through, when a permission gate decided ("rule", "user-once" ...)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,6 +14,7 @@ server delays nothing but itself. Leaving it stops them all; no child process ou
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import time
@@ -397,11 +398,19 @@ class Host:
         except anyio.get_cancelled_exc_class():
             self._finished(call_id, entry, started, is_error=True, error="cancelled")
             raise
-        duration = self._finished(call_id, entry, started, is_error=bool(raw.is_error))
-        return ToolResult.from_mcp(raw, name=name, server=entry.server, tool=entry.original_name, duration=duration)
+        result = ToolResult.from_mcp(raw, name=name, server=entry.server, tool=entry.original_name, duration=0.0)
+        duration = self._finished(call_id, entry, started, is_error=result.is_error, size=result.size)
+        return dataclasses.replace(result, duration=duration)
 
     def _finished(
-        self, call_id: str, entry: CatalogTool, started: float, *, is_error: bool, error: str | None = None
+        self,
+        call_id: str,
+        entry: CatalogTool,
+        started: float,
+        *,
+        is_error: bool,
+        error: str | None = None,
+        size: int | None = None,
     ) -> float:
         duration = time.perf_counter() - started
         self.events.publish(
@@ -413,6 +422,7 @@ class Host:
                 duration=duration,
                 is_error=is_error,
                 error=error,
+                result_size=size,
             )
         )
         return duration

@@ -93,6 +93,20 @@ class ToolResult:
             duration=duration,
         )
 
+    @property
+    def size(self) -> int:
+        """Characters of content: text, plus binary data as its base64 text."""
+        total = 0
+        for block in self.content:
+            if isinstance(block, types.TextContent):
+                total += len(block.text)
+            elif isinstance(block, types.ImageContent | types.AudioContent):
+                total += len(block.data)
+            elif isinstance(block, types.EmbeddedResource):
+                resource = block.resource
+                total += len(resource.text if isinstance(resource, types.TextResourceContents) else resource.blob)
+        return total
+
     def text(self, max_chars: int | None = None) -> str:
         """The result as plain text: each block rendered, structured content as JSON when there is no text."""
         parts = [render_content(block) for block in self.content]

@@ -1,0 +1,323 @@
+"""The permission gate: which tool calls may run, and who said so.
+
+Rules live in the config file next to ``mcpServers``::
+
+    "permissions": {"allow": ["mcp__github__list_*"], "ask": ["mcp__fs"], "deny": ["mcp__fs__delete_*"]}
+
+A pattern is a shell-style glob on the namespaced name. ``mcp__github`` means every tool of
+server ``github`` (as does ``mcp__github__*``), ``mcp__github__create_issue`` one tool, and a
+name without the prefix (``search_tools``) a native tool. In a ``mcp__<server>__<tool>``
+pattern the server part must match the tool's server as a whole and the tool part its
+namespaced or original name, so ``mcp__git__*`` never reaches the tools of a server ``git_``.
+
+Precedence: a ``deny`` rule wins over everything; then ``allow`` (rules, this session's
+answers, the server's ``autoApprove`` on the original or the namespaced name); then ``ask``;
+then, when ``allow_read_only`` is set, tools that declare ``readOnlyHint`` are allowed; then
+the default (``ask`` unless configured). Only ``ask`` reaches the approval callback.
+
+Annotations such as ``readOnlyHint`` are hints from the server, not guarantees: a server can
+call anything read-only. ``allow_read_only`` is off by default and covers every server: turn
+it on only when you trust them all (a ``deny`` or ``ask`` rule still fences one off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Literal, cast
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+
+from mcpdeck.catalog import PREFIX, CatalogTool
+from mcpdeck.config import ConfigStore, parse_config_document
+from mcpdeck.errors import ConfigError
+
+__all__ = [
+    "Approval",
+    "ApprovalCallback",
+    "ApprovalRequest",
+    "ApprovedBy",
+    "Decision",
+    "PermissionGate",
+    "PermissionRules",
+    "RuleKind",
+    "parse_permissions",
+    "pattern_matches",
+]
+
+RuleKind = Literal["allow", "ask", "deny"]
+ApprovedBy = Literal[
+    "rule", "autoApprove", "user-once", "user-session", "user-always", "denied-by-rule", "denied-by-user", "no-approver"
+]
+_KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
+
+
+@dataclass(frozen=True)
+class PermissionRules:
+    """The ``allow`` / ``ask`` / ``deny`` patterns of one config document."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+def parse_permissions(doc: Mapping[str, Any], *, path: str | None = None) -> PermissionRules:
+    """Read and check the top-level ``permissions`` object of a raw config document.
+
+    Raises:
+        ConfigError: ``permissions`` is not an object, has an unknown key (a misspelt ``deny``
+            must not go unnoticed), or holds something other than a list of non-empty strings.
+    """
+    section: object = doc.get("permissions")
+    if section is None:
+        return PermissionRules()
+    if not isinstance(section, dict):
+        raise ConfigError(f"permissions: expected an object, got {type(section).__name__}", path=path)
+    entries = cast(dict[str, object], section)
+    unknown = sorted(set(entries) - set(_KINDS))
+    if unknown:
+        raise ConfigError(f"permissions: unknown key {unknown[0]!r}; the keys are allow, ask and deny", path=path)
+    found: dict[str, tuple[str, ...]] = {}
+    for kind in _KINDS:
+        patterns: object = entries.get(kind) or []
+        if not isinstance(patterns, list):
+            raise ConfigError(f"permissions.{kind}: expected a list of patterns", path=path)
+        for i, pattern in enumerate(cast(list[object], patterns)):
+            if not isinstance(pattern, str) or not pattern.strip():
+                raise ConfigError(
+                    f"permissions.{kind}[{i}]: expected a non-empty pattern string, got {pattern!r}", path=path
+                )
+        found[kind] = tuple(cast(list[str], patterns))
+    return PermissionRules(**found)
+
+
+def pattern_matches(pattern: str, tool: CatalogTool | str) -> bool:
+    """Whether a rule pattern covers a catalog tool or a native tool (given by name)."""
+    if isinstance(tool, str):
+        return fnmatchcase(tool, pattern)
+    if not pattern.startswith(PREFIX):
+        return fnmatchcase(tool.name, pattern)
+    body = pattern[len(PREFIX) :]
+    if "__" not in body:  # mcp__github: the whole server; else a glob such as mcp__*write*
+        return fnmatchcase(tool.server, body) or fnmatchcase(tool.name, pattern)
+    tail = tool.name[len(f"{PREFIX}{tool.server}__") :]
+    cut = body.find("__")
+    while cut != -1:  # a server name may end in "_": try every place the separator could be
+        server_part, tool_part = body[:cut], body[cut + 2 :]
+        if fnmatchcase(tool.server, server_part) and (
+            fnmatchcase(tail, tool_part) or fnmatchcase(tool.original_name, tool_part)
+        ):
+            return True
+        cut = body.find("__", cut + 1)
+    return False
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the approval callback is asked about: one call of one tool."""
+
+    name: str
+    """The namespaced name (``mcp__fs__write_file``), or a native tool's name."""
+    server: str | None
+    """The tool's server; None for a native tool."""
+    original_name: str
+    """The name the server uses."""
+    arguments: Mapping[str, Any]
+    annotations: types.ToolAnnotations | None
+    """The server's hints (``readOnlyHint``, ``destructiveHint`` …): show them, do not trust them."""
+    description: str
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The user's answer: ``once``, ``session`` (until the gate goes), ``always`` (saved), or ``deny``."""
+
+    kind: Literal["once", "session", "always", "deny"]
+    reason: str | None = None
+
+    @classmethod
+    def once(cls) -> Approval:
+        """Allow this call only."""
+        return cls("once")
+
+    @classmethod
+    def session(cls) -> Approval:
+        """Allow this tool for the rest of the session."""
+        return cls("session")
+
+    @classmethod
+    def always(cls) -> Approval:
+        """Allow this tool from now on: an ``allow`` rule is saved to the config file."""
+        return cls("always")
+
+    @classmethod
+    def deny(cls, reason: str | None = None) -> Approval:
+        """Refuse this call; ``reason`` is passed on to the model."""
+        return cls("deny", reason)
+
+
+ApprovalCallback = Callable[[ApprovalRequest], Awaitable[Approval]]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether a call may run, why, and who decided."""
+
+    tool: str
+    allowed: bool
+    approved_by: ApprovedBy
+    reason: str
+    rule: str | None = None
+    """The pattern that decided, when one did."""
+
+    @property
+    def message(self) -> str:
+        """One line for the model or the user, e.g. ``Permission denied for mcp__fs__write_file: …``."""
+        return f"{'Allowed' if self.allowed else 'Permission denied for'} {self.tool}: {self.reason}"
+
+
+def _auto_approve_map(store: ConfigStore, raw: Mapping[str, Any]) -> dict[str, list[str]]:
+    config = parse_config_document(dict(raw), store.path)
+    return {name: list(server.auto_approve) for name, server in config.servers.items()}
+
+
+@dataclass(eq=False)
+class PermissionGate:
+    """Decides tool calls by rules, asking ``approver`` only when the rules say ``ask``.
+
+    Attributes:
+        rules: The config file's rules; replace them to reload.
+        approver: Asks the user; without it (and without ``yes_to_all``) ``ask`` means denied.
+        auto_approve: Each server's ``autoApprove`` patterns, or a function giving them.
+        store: Where ``always`` answers are saved (none: they last for the session).
+        default: The decision for a tool no rule matches.
+        allow_read_only: Allow tools whose server says ``readOnlyHint`` (an untrusted hint).
+        yes_to_all: Approve every ``ask`` without asking (``--yes``); deny rules still win.
+        session_allowed: Names allowed by ``session`` answers, for as long as this gate lives.
+    """
+
+    rules: PermissionRules = field(default_factory=PermissionRules)
+    approver: ApprovalCallback | None = None
+    auto_approve: Mapping[str, Sequence[str]] | Callable[[str], Sequence[str]] = field(
+        default_factory=dict[str, Sequence[str]]
+    )
+    store: ConfigStore | None = None
+    default: RuleKind = "ask"
+    allow_read_only: bool = False
+    yes_to_all: bool = False
+    session_allowed: set[str] = field(default_factory=set[str], init=False)
+    _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
+
+    @classmethod
+    def from_store(cls, store: ConfigStore, **options: Any) -> PermissionGate:
+        """A gate with the rules and ``autoApprove`` lists of a config file; ``always`` saves there.
+
+        Raises:
+            ConfigError: The file or its ``permissions`` object is unusable.
+        """
+        raw = store.read_raw()
+        rules = parse_permissions(raw, path=str(store.path))
+        return cls(rules=rules, auto_approve=_auto_approve_map(store, raw), store=store, **options)
+
+    def _auto_patterns(self, server: str) -> Sequence[str]:
+        if callable(self.auto_approve):
+            return self.auto_approve(server)
+        return self.auto_approve.get(server, ())
+
+    def decide_by_rules(self, tool: CatalogTool | str) -> Decision | None:
+        """The decision the rules make without asking anyone; None when the user must be asked."""
+        name = tool if isinstance(tool, str) else tool.name
+        for pattern in self.rules.deny:
+            if pattern_matches(pattern, tool):
+                return Decision(name, False, "denied-by-rule", f"denied by the rule {pattern!r}", pattern)
+        for pattern in self.rules.allow:
+            if pattern_matches(pattern, tool):
+                return Decision(name, True, "rule", f"allowed by the rule {pattern!r}", pattern)
+        if name in self.session_allowed:
+            return Decision(name, True, "user-session", "allowed for this session", name)
+        if not isinstance(tool, str):
+            for pattern in self._auto_patterns(tool.server):
+                if fnmatchcase(tool.original_name, pattern) or pattern_matches(pattern, tool):
+                    reason = f"in autoApprove of server {tool.server!r}"
+                    return Decision(name, True, "autoApprove", reason, pattern)
+        if any(pattern_matches(pattern, tool) for pattern in self.rules.ask):
+            return None
+        if self.allow_read_only and not isinstance(tool, str) and tool.read_only:
+            return Decision(name, True, "rule", "the server marks it readOnlyHint and read-only tools are allowed")
+        if self.default == "ask":
+            return None
+        if self.default == "allow":
+            return Decision(name, True, "rule", "no rule matches and the default is allow")
+        return Decision(name, False, "denied-by-rule", f"no rule allows it and the default is deny; {self._how(name)}")
+
+    def _how(self, name: str) -> str:
+        where = f" in {self.store.path}" if self.store is not None else ""
+        return f'to allow it, run with --yes or add "{name}" to permissions.allow{where}'
+
+    async def check(self, tool: CatalogTool | str, arguments: Mapping[str, Any] | None = None) -> Decision:
+        """Decide one call of ``tool`` (a catalog tool, or a native tool's name).
+
+        Prompts run one at a time; a call that waited for another prompt is decided again
+        first, so a ``session`` or ``always`` answer covers it without a second prompt.
+
+        Raises:
+            Exception: Whatever the approver raises; nothing is allowed then.
+        """
+        decided = self.decide_by_rules(tool)
+        if decided is not None:
+            return decided
+        name = tool if isinstance(tool, str) else tool.name
+        if self.yes_to_all:
+            return Decision(name, True, "user-once", "approved for every call (yes to all)")
+        if self.approver is None:
+            reason = f"it needs approval and there is no one to ask; {self._how(name)}"
+            return Decision(name, False, "no-approver", reason)
+        async with self._lock:
+            decided = self.decide_by_rules(tool)
+            if decided is not None:
+                return decided
+            answer = await self.approver(self._request(tool, arguments))
+            if answer.kind == "deny":
+                reason = f"the user declined: {answer.reason}" if answer.reason else "the user declined"
+                return Decision(name, False, "denied-by-user", reason)
+            if answer.kind == "once":
+                return Decision(name, True, "user-once", "approved by the user for this call")
+            if answer.kind == "always":
+                return await self._save(name)
+            self.session_allowed.add(name)
+            return Decision(name, True, "user-session", "approved by the user for this session", name)
+
+    async def _save(self, name: str) -> Decision:
+        if self.store is None:
+            self.session_allowed.add(name)
+            return Decision(name, True, "user-session", "approved for this session (no config file to save to)", name)
+
+        def change(doc: dict[str, Any]) -> None:
+            section: object = doc.setdefault("permissions", {})
+            if not isinstance(section, dict):
+                raise ConfigError("permissions: expected an object", path=str(store.path))
+            allow: object = cast(dict[str, Any], section).setdefault("allow", [])
+            if not isinstance(allow, list):
+                raise ConfigError("permissions.allow: expected a list of patterns", path=str(store.path))
+            if name not in allow:
+                cast(list[Any], allow).append(name)
+
+        store = self.store
+        try:
+            await anyio.to_thread.run_sync(store.edit, change)  # fsync: not on the event loop
+        except (ConfigError, OSError) as error:
+            self.session_allowed.add(name)
+            reason = f"approved for this session; saving the rule failed: {error}"
+            return Decision(name, True, "user-session", reason, name)
+        self.rules = PermissionRules((*self.rules.allow, name), self.rules.ask, self.rules.deny)
+        return Decision(name, True, "user-always", f"approved by the user; {name!r} saved to permissions.allow", name)
+
+    @staticmethod
+    def _request(tool: CatalogTool | str, arguments: Mapping[str, Any] | None) -> ApprovalRequest:
+        args = dict(arguments or {})
+        if isinstance(tool, str):
+            return ApprovalRequest(tool, None, tool, args, None, "")
+        return ApprovalRequest(tool.name, tool.server, tool.original_name, args, tool.annotations, tool.description)

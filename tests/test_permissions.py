@@ -1,0 +1,378 @@
+"""The permission gate: patterns, precedence, autoApprove, answers, saving, and one prompt at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from mcpdeck.catalog import CatalogTool, build_catalog
+from mcpdeck.config import ConfigStore
+from mcpdeck.errors import ConfigError
+from mcpdeck.permissions import (
+    Approval,
+    ApprovalRequest,
+    PermissionGate,
+    PermissionRules,
+    parse_permissions,
+    pattern_matches,
+)
+
+pytestmark = pytest.mark.anyio
+
+CATALOG = build_catalog(
+    {
+        "github": [
+            types.Tool(name="create_issue", description="Open an issue", input_schema={"type": "object"}),
+            types.Tool(
+                name="list_issues",
+                input_schema={"type": "object"},
+                annotations=types.ToolAnnotations(read_only_hint=True),
+            ),
+        ],
+        "git_": [types.Tool(name="status", input_schema={"type": "object"})],
+        "fs": [
+            types.Tool(
+                name="write_file",
+                description="Write a file",
+                input_schema={"type": "object"},
+                annotations=types.ToolAnnotations(destructive_hint=True),
+            ),
+            types.Tool(name="read.file", input_schema={"type": "object"}),
+        ],
+    },
+    version=1,
+)
+
+
+def tool(name: str) -> CatalogTool:
+    found = CATALOG.get(name)
+    assert found is not None, name
+    return found
+
+
+CREATE, LIST, STATUS = tool("mcp__github__create_issue"), tool("mcp__github__list_issues"), tool("mcp__git___status")
+WRITE, READ = tool("mcp__fs__write_file"), tool("mcp__fs__read_file")
+
+
+def rules(allow: tuple[str, ...] = (), ask: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> PermissionRules:
+    return PermissionRules(allow=allow, ask=ask, deny=deny)
+
+
+class Approver:
+    """Answers every request the same way, and keeps what it was asked."""
+
+    def __init__(self, answer: Approval, gate_open: anyio.Event | None = None):
+        self.answer = answer
+        self.requests: list[ApprovalRequest] = []
+        self.gate_open = gate_open
+        self.open_now = 0
+        self.most_open = 0
+
+    async def __call__(self, request: ApprovalRequest) -> Approval:
+        self.requests.append(request)
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        if self.gate_open is not None:
+            await self.gate_open.wait()
+        self.open_now -= 1
+        return self.answer
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "mcp.json"
+    document = {
+        "theme": "dark",
+        "mcpServers": {"fs": {"command": "fs-server", "autoApprove": ["read.file"], "x-owner": "ops"}},
+        "permissions": {"deny": ["mcp__github__delete_*"]},
+    }
+    path.write_text(json.dumps(document, indent=2))
+    return path
+
+
+# ----- patterns --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matched"),
+    [
+        ("mcp__github", {"mcp__github__create_issue", "mcp__github__list_issues"}),
+        ("mcp__github__*", {"mcp__github__create_issue", "mcp__github__list_issues"}),
+        ("mcp__github__create_issue", {"mcp__github__create_issue"}),
+        ("mcp__*__*_issue*", {"mcp__github__create_issue", "mcp__github__list_issues"}),
+        ("*write*", {"mcp__fs__write_file"}),
+        ("mcp__*write*", {"mcp__fs__write_file"}),
+        ("mcp__fs__read.file", {"mcp__fs__read_file"}),  # the original name also counts
+        ("mcp__git__*", set[str]()),  # not the tools of server "git_"
+        ("mcp__git___status", {"mcp__git___status"}),
+        ("mcp__git_", {"mcp__git___status"}),
+        ("mcp__*", {*CATALOG.names()}),
+        ("search_tools", set[str]()),
+    ],
+)
+def test_a_pattern_names_a_server_a_tool_or_a_glob(pattern: str, matched: set[str]) -> None:
+    assert {entry.name for entry in CATALOG if pattern_matches(pattern, entry)} == matched
+
+
+def test_native_tools_match_by_their_plain_name() -> None:
+    assert pattern_matches("search_tools", "search_tools")
+    assert pattern_matches("search_*", "search_tools")
+    assert not pattern_matches("mcp__github", "search_tools")
+
+
+# ----- loading rules ---------------------------------------------------------------------
+
+
+def test_rules_are_read_from_the_permissions_object() -> None:
+    document = {"mcpServers": {}, "permissions": {"allow": ["a"], "deny": ["b", "c"]}}
+    assert parse_permissions(document) == rules(allow=("a",), deny=("b", "c"))
+    assert parse_permissions({}) == PermissionRules()
+
+
+@pytest.mark.parametrize(
+    ("section", "problem"),
+    [
+        (["mcp__fs"], "permissions: expected an object"),
+        ({"alow": ["mcp__fs"]}, "unknown key 'alow'"),
+        ({"deny": "mcp__fs"}, "permissions.deny: expected a list"),
+        ({"deny": ["mcp__fs", 3]}, r"permissions.deny\[1\]: expected a non-empty pattern string, got 3"),
+        ({"allow": [""]}, r"permissions.allow\[0\]: expected a non-empty pattern string"),
+        ({"ask": ["  "]}, r"permissions.ask\[0\]"),
+    ],
+)
+def test_a_bad_rule_is_refused_saying_where(tmp_path: Path, section: object, problem: str) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"permissions": section}))
+    with pytest.raises(ConfigError, match=problem) as caught:
+        PermissionGate.from_store(ConfigStore(path))
+    assert caught.value.path == str(path)
+
+
+# ----- precedence ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "gate",
+    [
+        PermissionGate(rules(allow=("mcp__fs",), deny=("mcp__fs__write_file",))),
+        PermissionGate(rules(deny=("mcp__fs__*",)), auto_approve={"fs": ["write_file"]}),
+        PermissionGate(rules(deny=("*write*",)), yes_to_all=True),
+        PermissionGate(rules(deny=("mcp__fs",)), default="allow"),
+    ],
+)
+async def test_deny_wins_over_allow_auto_approve_yes_and_the_default(gate: PermissionGate) -> None:
+    decision = await gate.check(WRITE, {})
+    assert (decision.allowed, decision.approved_by) == (False, "denied-by-rule")
+    assert decision.rule is not None
+    assert decision.message == f"Permission denied for mcp__fs__write_file: denied by the rule {decision.rule!r}"
+
+
+async def test_deny_wins_over_read_only_and_over_a_session_answer() -> None:
+    approver = Approver(Approval.session())
+    gate = PermissionGate(rules(), approver=approver, allow_read_only=True)
+    assert (await gate.check(LIST)).approved_by == "rule"
+    assert (await gate.check(CREATE)).approved_by == "user-session"
+    gate.rules = rules(deny=("mcp__github",))
+    assert not (await gate.check(LIST)).allowed
+    assert not (await gate.check(CREATE)).allowed
+
+
+async def test_allow_wins_over_ask_and_ask_wins_over_the_default() -> None:
+    gate = PermissionGate(rules(allow=("mcp__github__list_*",), ask=("mcp__github",)), default="allow")
+    assert (await gate.check(LIST)).approved_by == "rule"
+    assert (await gate.check(CREATE)).approved_by == "no-approver"
+    assert (await gate.check(WRITE)).approved_by == "rule"
+
+
+def test_the_default_decides_tools_no_rule_matches() -> None:
+    assert PermissionGate().decide_by_rules(WRITE) is None
+    allowed = PermissionGate(default="allow").decide_by_rules(WRITE)
+    assert allowed is not None and allowed.allowed and allowed.rule is None
+    denied = PermissionGate(default="deny", yes_to_all=True).decide_by_rules(WRITE)
+    assert denied is not None and not denied.allowed and "default is deny" in denied.reason
+    assert PermissionGate(rules(ask=("mcp__fs",)), default="deny").decide_by_rules(WRITE) is None
+
+
+def test_read_only_tools_are_allowed_only_when_set_and_no_ask_rule_fences_them() -> None:
+    assert PermissionGate().decide_by_rules(LIST) is None
+    decision = PermissionGate(allow_read_only=True).decide_by_rules(LIST)
+    assert decision is not None and decision.allowed and "readOnlyHint" in decision.reason
+    assert PermissionGate(allow_read_only=True).decide_by_rules(CREATE) is None
+    assert PermissionGate(rules(ask=("mcp__github",)), allow_read_only=True).decide_by_rules(LIST) is None
+
+
+@pytest.mark.parametrize("pattern", ["read.file", "read*", "mcp__fs__read_file", "mcp__fs__read.*"])
+async def test_auto_approve_matches_the_original_or_the_namespaced_name(pattern: str) -> None:
+    decision = await PermissionGate(auto_approve={"fs": [pattern]}).check(READ)
+    assert (decision.allowed, decision.approved_by, decision.rule) == (True, "autoApprove", pattern)
+
+
+async def test_auto_approve_covers_only_its_own_server() -> None:
+    gate = PermissionGate(auto_approve={"github": ["*_file", "mcp__fs__write_file"]})
+    assert (await gate.check(WRITE)).approved_by == "no-approver"
+    gate = PermissionGate(auto_approve=lambda server: ["*"] if server == "fs" else [])
+    assert (await gate.check(WRITE)).approved_by == "autoApprove"
+    assert (await gate.check(CREATE)).approved_by == "no-approver"
+
+
+async def test_a_gate_from_the_config_file_uses_its_rules_and_auto_approve(config: Path) -> None:
+    gate = PermissionGate.from_store(ConfigStore(config))
+    assert gate.rules == rules(deny=("mcp__github__delete_*",))
+    assert (await gate.check(READ)).approved_by == "autoApprove"
+    assert (await gate.check(WRITE)).approved_by == "no-approver"
+
+
+# ----- asking ----------------------------------------------------------------------------
+
+
+async def test_without_an_approver_ask_is_denied_saying_how_to_allow_it(config: Path) -> None:
+    decision = await PermissionGate.from_store(ConfigStore(config)).check(WRITE, {"path": "x"})
+    assert (decision.allowed, decision.approved_by) == (False, "no-approver")
+    assert decision.message.startswith("Permission denied for mcp__fs__write_file: it needs approval")
+    assert "--yes" in decision.reason
+    assert f'add "mcp__fs__write_file" to permissions.allow in {config}' in decision.reason
+
+
+async def test_yes_to_all_approves_every_ask_without_asking() -> None:
+    approver = Approver(Approval.deny())
+    gate = PermissionGate(rules(ask=("mcp__fs",)), approver=approver, yes_to_all=True)
+    assert (await gate.check(WRITE)).allowed
+    assert (await gate.check("search_tools")).allowed
+    assert approver.requests == []
+
+
+async def test_the_approver_is_told_what_the_call_is() -> None:
+    approver = Approver(Approval.once())
+    gate = PermissionGate(approver=approver)
+    await gate.check(WRITE, {"path": "a.txt"})
+    await gate.check("search_tools", None)
+    asked_write, asked_native = approver.requests
+    assert asked_write == ApprovalRequest(
+        name="mcp__fs__write_file",
+        server="fs",
+        original_name="write_file",
+        arguments={"path": "a.txt"},
+        annotations=types.ToolAnnotations(destructive_hint=True),
+        description="Write a file",
+    )
+    assert (asked_native.name, asked_native.server, asked_native.arguments) == ("search_tools", None, {})
+
+
+async def test_once_allows_one_call_and_asks_again_next_time() -> None:
+    approver = Approver(Approval.once())
+    gate = PermissionGate(approver=approver)
+    assert (await gate.check(WRITE)).approved_by == "user-once"
+    assert (await gate.check(WRITE)).approved_by == "user-once"
+    assert len(approver.requests) == 2
+
+
+async def test_session_allows_the_tool_until_the_gate_goes_and_saves_nothing(config: Path) -> None:
+    before = await anyio.Path(config).read_bytes()
+    approver = Approver(Approval.session())
+    gate = PermissionGate.from_store(ConfigStore(config), approver=approver)
+    assert (await gate.check(WRITE)).approved_by == "user-session"
+    assert (await gate.check(WRITE)).approved_by == "user-session"
+    assert len(approver.requests) == 1
+    assert gate.session_allowed == {"mcp__fs__write_file"}
+    assert await anyio.Path(config).read_bytes() == before
+    assert (await gate.check(CREATE)).approved_by == "user-session"
+    assert len(approver.requests) == 2
+
+
+async def test_deny_refuses_the_call_with_the_users_reason() -> None:
+    gate = PermissionGate(approver=Approver(Approval.deny("not on main")))
+    decision = await gate.check(WRITE)
+    assert (decision.allowed, decision.approved_by) == (False, "denied-by-user")
+    assert decision.message == "Permission denied for mcp__fs__write_file: the user declined: not on main"
+    assert (await PermissionGate(approver=Approver(Approval.deny())).check(WRITE)).reason == "the user declined"
+
+
+async def test_always_appends_an_allow_rule_to_the_file_keeping_everything_else(config: Path) -> None:
+    approver = Approver(Approval.always())
+    store = ConfigStore(config)
+    gate = PermissionGate.from_store(store, approver=approver)
+    decision = await gate.check(WRITE)
+    assert (decision.allowed, decision.approved_by, decision.rule) == (True, "user-always", "mcp__fs__write_file")
+    saved: dict[str, Any] = json.loads(await anyio.Path(config).read_text())
+    assert saved["permissions"] == {"deny": ["mcp__github__delete_*"], "allow": ["mcp__fs__write_file"]}
+    assert saved["theme"] == "dark"
+    assert saved["mcpServers"]["fs"] == {"command": "fs-server", "autoApprove": ["read.file"], "x-owner": "ops"}
+    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]
+    assert (await gate.check(WRITE)).approved_by == "rule"
+    assert len(approver.requests) == 1
+    fresh = PermissionGate.from_store(store)
+    assert (await fresh.check(WRITE)).approved_by == "rule"
+
+
+async def test_always_without_a_config_file_lasts_for_the_session() -> None:
+    gate = PermissionGate(approver=Approver(Approval.always()))
+    decision = await gate.check(WRITE)
+    assert (decision.allowed, decision.approved_by) == (True, "user-session")
+    assert "no config file" in decision.reason
+
+
+async def test_a_failing_save_leaves_the_file_intact_and_allows_for_the_session(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = await anyio.Path(config).read_bytes()
+    gate = PermissionGate.from_store(ConfigStore(config), approver=Approver(Approval.always()))
+
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    decision = await gate.check(WRITE)
+    assert (decision.allowed, decision.approved_by) == (True, "user-session")
+    assert "saving the rule failed" in decision.reason
+    assert await anyio.Path(config).read_bytes() == before
+    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]
+
+
+async def test_a_file_broken_since_loading_is_not_written_over(config: Path) -> None:
+    gate = PermissionGate.from_store(ConfigStore(config), approver=Approver(Approval.always()))
+    await anyio.Path(config).write_text('{"permissions": ["oops"]}')
+    decision = await gate.check(WRITE)
+    assert decision.approved_by == "user-session"
+    assert "permissions: expected an object" in decision.reason
+    assert await anyio.Path(config).read_text() == '{"permissions": ["oops"]}'
+
+
+# ----- one prompt at a time --------------------------------------------------------------
+
+
+async def test_concurrent_checks_of_one_tool_prompt_once_for_a_session_answer() -> None:
+    answered = anyio.Event()
+    approver = Approver(Approval.session(), answered)
+    gate = PermissionGate(approver=approver)
+    decisions: list[str] = []
+
+    async def check() -> None:
+        decisions.append((await gate.check(WRITE)).approved_by)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(check)
+        tg.start_soon(check)
+        await anyio.wait_all_tasks_blocked()
+        answered.set()
+    assert decisions == ["user-session", "user-session"]
+    assert len(approver.requests) == 1
+
+
+async def test_prompts_for_different_tools_never_overlap() -> None:
+    answered = anyio.Event()
+    approver = Approver(Approval.once(), answered)
+    gate = PermissionGate(approver=approver)
+    async with anyio.create_task_group() as tg:
+        for entry in (WRITE, CREATE, STATUS):
+            tg.start_soon(gate.check, entry)
+        await anyio.wait_all_tasks_blocked()
+        assert len(approver.requests) == 1
+        answered.set()
+    assert len(approver.requests) == 3
+    assert approver.most_open == 1
