@@ -39,6 +39,7 @@ class Cli:
             **os.environ,
             "XDG_DATA_HOME": str(self.data),
             "MCPDECK_LOG_DIR": str(self.logs),
+            "MCPDECK_HISTORY": "off",
             "NO_COLOR": "1",
         }
         self.env.pop("MCPDECK_KEYRING", None)

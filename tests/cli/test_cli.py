@@ -18,7 +18,13 @@ EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
 
 def run(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``mcpdeck --config CONFIG ARGS`` and return what it did (bounded by a timeout)."""
-    environ = {**os.environ, "MCPDECK_LOG_DIR": str(config.parent / "logs"), "NO_COLOR": "1", **(env or {})}
+    environ = {
+        **os.environ,
+        "MCPDECK_LOG_DIR": str(config.parent / "logs"),
+        "MCPDECK_HISTORY": str(config.parent / "history.sqlite3"),
+        "NO_COLOR": "1",
+        **(env or {}),
+    }
     return subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
         capture_output=True,
@@ -235,7 +241,12 @@ def test_import_brings_servers_from_another_hosts_file(tmp_path: Path) -> None:
 def test_config_path_comes_from_the_environment_when_not_given(tmp_path: Path) -> None:
     path = tmp_path / "from-env.json"
     write(path, {"basic": BASIC})
-    environ = {**os.environ, "MCPDECK_CONFIG": str(path), "MCPDECK_LOG_DIR": str(tmp_path / "logs")}
+    environ = {
+        **os.environ,
+        "MCPDECK_CONFIG": str(path),
+        "MCPDECK_LOG_DIR": str(tmp_path / "logs"),
+        "MCPDECK_HISTORY": "off",
+    }
     done = subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "list", "--json"],
         capture_output=True,
@@ -248,3 +259,20 @@ def test_config_path_comes_from_the_environment_when_not_given(tmp_path: Path) -
     data = json.loads(done.stdout)
     assert data["config"] == str(path)
     assert [s["name"] for s in data["servers"]] == ["basic"]
+
+
+def test_history_lists_the_calls_made_with_their_outcome_and_hides_config_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    write(path, {"basic": {**BASIC, "env": {"API_TOKEN": "sk-live-1234567890"}}})
+    assert run(path, "call", "mcp__basic__echo", "--args", '{"text": "key sk-live-1234567890"}').returncode == 0
+    assert run(path, "call", "mcp__basic__fail", "--args", '{"message": "no"}').returncode == 1
+    listed = run(path, "history", "--json")
+    assert listed.returncode == 0, listed.stderr
+    calls = json.loads(listed.stdout)["toolCalls"]
+    assert [(c["name"], c["status"]) for c in calls] == [("mcp__basic__fail", "tool-error"), ("mcp__basic__echo", "ok")]
+    assert calls[1]["arguments"] == {"text": "key ****"}
+    assert "sk-live-1234567890" not in listed.stdout
+    table = run(path, "history", "--server", "basic", "-n", "1")
+    assert "mcp__basic__fail" in table.stdout and "mcp__basic__echo" not in table.stdout
+    off = run(path, "history", env={"MCPDECK_HISTORY": "off"})
+    assert "History is off" in off.stdout

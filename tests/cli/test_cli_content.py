@@ -43,7 +43,12 @@ COMMANDS: dict[str, list[str]] = {
 
 def run(config: Path, args: list[str]) -> Done:
     """Run ``mcpdeck --config CONFIG ARGS`` without a terminal on stdin (bounded by a timeout)."""
-    environ = {**os.environ, "MCPDECK_LOG_DIR": str(config.parent / "logs"), "NO_COLOR": "1"}
+    environ = {
+        **os.environ,
+        "MCPDECK_LOG_DIR": str(config.parent / "logs"),
+        "MCPDECK_HISTORY": str(config.parent / "history.sqlite3"),
+        "NO_COLOR": "1",
+    }
     return subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
         capture_output=True,

@@ -2,8 +2,10 @@
 
 from mcpdeck.cli._app import cli
 from mcpdeck.cli._content import register_content_commands
+from mcpdeck.cli._history import register_history_command
 
 register_content_commands(cli)
+register_history_command(cli)
 
 __all__ = ["cli", "main"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -36,10 +37,12 @@ from mcpdeck.config import (
 from mcpdeck.config._importers import IMPORT_SOURCES, ImportSource, default_import_path, import_servers
 from mcpdeck.connection import ServerState, ServerStatus
 from mcpdeck.errors import ConfigError, MCPDeckError
+from mcpdeck.history import History, Redactor, default_history_path, secrets_of
 from mcpdeck.host import Host, default_log_dir
 
 __all__ = ["cli"]
 
+HISTORY_ENV = "MCPDECK_HISTORY"
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -59,6 +62,14 @@ class _Context:
         if name not in config.servers:
             raise ConfigError(f"no server named {name!r} in {self.path}", server=name)
         return config.servers[name]
+
+    def history(self) -> History | None:
+        """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets redacted."""
+        value = os.environ.get(HISTORY_ENV, "")
+        if value.lower() in ("off", "0", "false", "no"):
+            return None
+        path = Path(value).expanduser() if value else default_history_path()
+        return History(path, redactor=Redactor(secrets_of(self.store.read())))
 
     def host(self, only: list[str] | None = None, *, interactive: bool = False) -> Host:
         """A host for the config file; ``interactive`` lets servers ask the user at the terminal."""
@@ -403,11 +414,16 @@ async def call(ctx: _Context, tool: str, args_json: str, as_json: bool, timeout:
     arguments = json_object_option(args_json, "--args", '{"path": "README.md"}')
     known = list(ctx.store.read().servers)
     progress = ProgressLine(tool)
+    history = ctx.history()
     try:
         async with ctx.host(only=_servers_for(tool, known), interactive=True) as host:
+            if history is not None:
+                host.events.on(history.record)
             result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress)
     finally:
         progress.close()
+        if history is not None:
+            history.close()
     if as_json:
         echo_json(result.to_json())
     else:
