@@ -10,7 +10,6 @@ from mcpdeck.callbacks import (
 )
 from mcpdeck.catalog import Catalog, CatalogTool
 from mcpdeck.config import ConfigStore, McpConfig, RemoteServerConfig, ServerConfig, StdioServerConfig, ToolFilter
-from mcpdeck.connection import RetryPolicy, ServerState, ServerStatus
 from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -42,6 +41,7 @@ from mcpdeck.events import (
 from mcpdeck.host import Host, ServerTest
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
 from mcpdeck.results import ToolResult
+from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
 
 __all__ = [
     "Catalog",

@@ -18,19 +18,15 @@ blocks them.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
-import random
 import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
@@ -46,6 +42,7 @@ from pydantic import ValidationError
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
 from mcpdeck._lists import ListKind, ServerLists
+from mcpdeck._server_log import ServerLog
 from mcpdeck._stdio import StdioProcess, stdio_transport
 from mcpdeck._transports import http_transport, sse_transport, watched
 from mcpdeck._version import __version__
@@ -60,6 +57,7 @@ from mcpdeck.errors import (
     leaf_errors,
 )
 from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
+from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
 
 __all__ = [
     "InProcessServer",
@@ -80,76 +78,7 @@ _T = TypeVar("_T")
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 """``(progress, total, message)``, awaited for each progress notification of a call."""
 
-_LOG_ROTATE_BYTES = 2 * 1024 * 1024
 _CLIENT_INFO = types.Implementation(name="mcpdeck", version=__version__)
-
-
-class ServerState(StrEnum):
-    """Where a server's connection stands."""
-
-    DISABLED = "disabled"
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    RECONNECTING = "reconnecting"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """A snapshot of one server, for display and for callers.
-
-    Attributes:
-        name: The server's name.
-        state: Its state now.
-        transport: ``stdio``, ``http``, ``sse``, ``http|sse`` (not yet known) or ``in-process``.
-        target: The command line (as configured, variables unexpanded) or the URL.
-        error: Why it is not connected, when it failed.
-        error_at: When that error happened.
-        connected_at: When the current session started.
-        server_info: Name and version the server gave.
-        protocol_version: The MCP version negotiated.
-        instructions: The server's instructions for the model, if any.
-        capabilities: What the server offers.
-        tool_count: Tools in the catalog from this server (after filters).
-        log_path: The file its stderr (stdio servers) and host notes go to.
-        pid: The server process's id (stdio servers, while connected).
-    """
-
-    name: str
-    state: ServerState
-    transport: str
-    target: str
-    error: str | None = None
-    error_at: datetime | None = None
-    connected_at: datetime | None = None
-    server_info: types.Implementation | None = None
-    protocol_version: str | None = None
-    instructions: str | None = None
-    capabilities: types.ServerCapabilities | None = None
-    tool_count: int = 0
-    log_path: Path | None = None
-    pid: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """A stable JSON shape (used by ``--json`` output and the web API)."""
-        return {
-            "name": self.name,
-            "state": self.state.value,
-            "transport": self.transport,
-            "target": self.target,
-            "error": self.error,
-            "errorAt": self.error_at.isoformat() if self.error_at else None,
-            "connectedAt": self.connected_at.isoformat() if self.connected_at else None,
-            "serverInfo": (
-                {"name": self.server_info.name, "version": self.server_info.version} if self.server_info else None
-            ),
-            "protocolVersion": self.protocol_version,
-            "instructions": self.instructions,
-            "toolCount": self.tool_count,
-            "logPath": str(self.log_path) if self.log_path else None,
-            "pid": self.pid,
-        }
 
 
 def _session_expired(error: MCPError, last_http_status: int | None) -> bool:
@@ -186,27 +115,6 @@ def describe_error(error: BaseException) -> str:
         return f"cannot start the command: {first.strerror}: {first.filename}"
     text = str(first)
     return f"{type(first).__name__}: {text}" if text else type(first).__name__
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How a connection is kept alive: health pings, and retries with exponential backoff and jitter.
-
-    Attempt ``n`` waits ``initial * 2**(n-1)`` seconds, capped at ``maximum``, times a random
-    factor in ``[1 - jitter, 1 + jitter]``. After ``attempts`` failed tries the server is failed.
-    """
-
-    attempts: int = 5
-    initial: float = 1.0
-    maximum: float = 30.0
-    jitter: float = 0.2
-    health_interval: float = 30.0
-    """Seconds between health pings of a connected server (0: none). A missed ping counts as a lost connection."""
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait before reconnect attempt ``attempt`` (1-based)."""
-        base = min(self.initial * 2 ** (attempt - 1), self.maximum)
-        return base * random.uniform(1 - self.jitter, 1 + self.jitter)
 
 
 class _ProgressRelay:
@@ -246,7 +154,7 @@ class ServerConnection:
         self._auth_store = auth_store or TokenStore(environ=environ)
         self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
         self._config = config
-        self._log_dir = log_dir
+        self._log = ServerLog(log_dir / f"{name}.log")
         self._publish = publish
         self._lists = ServerLists(
             name,
@@ -278,7 +186,6 @@ class ServerConnection:
         self._last_http_status: int | None = None
         self._gone_reason: str | None = None  # why a request found the session gone, if it knows better
         self._reconnect_at_once = False
-        self._log_start: int | None = None  # where this session's stderr begins in the log (None: no log yet)
 
     # ----- what callers read -------------------------------------------------------
 
@@ -315,9 +222,11 @@ class ServerConnection:
     @property
     def log_path(self) -> Path | None:
         """The server's log: its stderr (stdio), its MCP log messages, host notes. None in-process."""
-        if isinstance(self._config, StdioServerConfig | RemoteServerConfig):
-            return self._log_dir / f"{self.name}.log"
-        return None
+        return self._log.path if isinstance(self._config, StdioServerConfig | RemoteServerConfig) else None
+
+    def _write_log(self, line: str) -> None:
+        if self.log_path is not None:
+            self._log.write(line)
 
     @property
     def offers_resources(self) -> bool:
@@ -346,17 +255,6 @@ class ServerConnection:
     def _allows_tool(self, tool: str) -> bool:
         config = self._config
         return not isinstance(config, StdioServerConfig | RemoteServerConfig) or config.allows_tool(tool)
-
-    def _write_log(self, line: str) -> None:
-        path = self.log_path
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8") as log:
-                log.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} {line}\n")
-        except OSError as error:
-            logger.warning("server %r: cannot write its log %s: %s", self.name, path, error)
 
     @property
     def request_timeout(self) -> float:
@@ -479,7 +377,7 @@ class ServerConnection:
         """
         self._set_state(ServerState.RECONNECTING if reconnecting else ServerState.CONNECTING)
         self._phase = "starting"
-        self._log_start = None
+        self._log.new_session()
         self._http_error = None
         self._last_http_status = None
         self._gone_reason = None
@@ -511,12 +409,12 @@ class ServerConnection:
             reason = describe_error(failure)
             if self._http_error and self._http_error not in reason:
                 reason = f"{self._http_error} ({reason})"
-            return connected, reason + self._log_hint()
+            return connected, reason + self._log.hint()
         if scope.cancelled_caught and not connected:
-            return connected, f"did not finish {self._phase} within {timeout:g} s{self._log_hint()}"
+            return connected, f"did not finish {self._phase} within {timeout:g} s{self._log.hint()}"
         if self._gone_reason is not None:
             return connected, self._gone_reason
-        return connected, "the connection was lost (the server exited or closed it)" + self._log_hint()
+        return connected, "the connection was lost (the server exited or closed it)" + self._log.hint()
 
     def _connect_timeout(self) -> float:
         config = self._config
@@ -599,7 +497,8 @@ class ServerConnection:
                 f"(searched {env['PATH']})",
             )
         params = StdioServerParameters(command=config.command, args=config.args, env=env, cwd=self._cwd(config.cwd))
-        with self._open_log() as errlog:
+        assert isinstance(self._config, StdioServerConfig)
+        with self._log.stderr(self.name, self._config.target) as errlog:
             self._phase = "initializing"
             self._process = StdioProcess()
             transport = watched(stdio_transport(params, errlog, self._process), ended, self._on_error)
@@ -613,37 +512,6 @@ class ServerConnection:
         if not folder.is_dir():
             raise ServerError(self.name, f"the working directory {cwd!r} does not exist")
         return folder
-
-    @contextlib.contextmanager
-    def _open_log(self) -> Generator[TextIO]:
-        path = self.log_path
-        assert path is not None and isinstance(self._config, StdioServerConfig)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_size > _LOG_ROTATE_BYTES:
-                os.replace(path, path.with_suffix(".log.1"))
-        with open(path, "a", encoding="utf-8", buffering=1) as log:
-            stamp = datetime.now(UTC).isoformat(timespec="seconds")
-            log.write(f"--- {stamp} mcpdeck starting {self.name}: {self._config.target}\n")
-            self._log_start = log.tell()
-            yield log
-
-    def _log_hint(self) -> str:
-        """The last lines the server wrote to stderr in this session, for error messages."""
-        path, start = self.log_path, self._log_start
-        if path is None or start is None:
-            return ""
-        try:
-            with open(path, "rb") as log:
-                end = log.seek(0, os.SEEK_END)
-                log.seek(max(start, end - 16 * 1024))
-                text = log.read().decode("utf-8", errors="replace")
-        except OSError:
-            return ""
-        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-        if not lines:
-            return f" (log: {path})"
-        return f"; stderr: {' | '.join(lines[-3:])[-500:]} (log: {path})"
 
     async def _serve(self, client: Client, ended: anyio.Event) -> None:
         """Wait for the session to end, keeping the lists fresh and the connection checked meanwhile."""
@@ -723,7 +591,7 @@ class ServerConnection:
                     if error.code == CONNECTION_CLOSED:
                         if client is self._client:
                             self._session_gone()
-                        message = f"the connection was lost during {what}{self._log_hint()}"
+                        message = f"the connection was lost during {what}{self._log.hint()}"
                         raise ServerCrashedError(self.name, message) from error
                     if _session_expired(error, self._last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)

@@ -46,14 +46,7 @@ from mcpdeck.config import (
     resolve_config_path,
     validate_server_name,
 )
-from mcpdeck.connection import (
-    InProcessServer,
-    ProgressCallback,
-    RetryPolicy,
-    ServerConnection,
-    ServerState,
-    ServerStatus,
-)
+from mcpdeck.connection import InProcessServer, ProgressCallback, ServerConnection
 from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -76,6 +69,7 @@ from mcpdeck.events import (
 )
 from mcpdeck.resources import PromptEntry, ResourceEntry, ResourceIndex, TemplateEntry
 from mcpdeck.results import ToolResult
+from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
 
 __all__ = ["Host", "ServerTest"]
 

@@ -35,10 +35,10 @@ from mcpdeck.config import (
     validate_server_name,
 )
 from mcpdeck.config._importers import IMPORT_SOURCES, ImportSource, default_import_path, import_servers
-from mcpdeck.connection import ServerState, ServerStatus
 from mcpdeck.errors import ConfigError, MCPDeckError
 from mcpdeck.history import History, Redactor, default_history_path, secrets_of
 from mcpdeck.host import Host, default_log_dir
+from mcpdeck.status import ServerState, ServerStatus
 
 __all__ = ["cli"]
 

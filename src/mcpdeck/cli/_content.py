@@ -11,7 +11,7 @@ import mcp_types as types
 
 from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._render import echo_json, table
-from mcpdeck.connection import ServerState
+from mcpdeck.status import ServerState
 
 __all__ = ["register_content_commands"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from mcpdeck.config import ServerConfig
-from mcpdeck.connection import ServerState, ServerStatus
+from mcpdeck.status import ServerState, ServerStatus
 
 __all__ = ["echo_json", "mask_secrets", "state_label", "table"]
 

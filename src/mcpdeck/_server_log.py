@@ -1,0 +1,77 @@
+"""One server's log file: its stderr (stdio servers), its MCP log messages, the host's notes.
+
+Each stdio session starts with a header line and is remembered by where it starts, so an
+error message can quote what the server said in *this* session and never an old one.
+The file is rotated to ``NAME.log.1`` when it passes 2 MB at a session start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Generator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+__all__ = ["ServerLog"]
+
+logger = logging.getLogger(__name__)
+
+ROTATE_BYTES = 2 * 1024 * 1024
+_HINT_BYTES = 16 * 1024
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class ServerLog:
+    """The log file of one server."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._session_start: int | None = None  # offset of this session's stderr; None: no stderr yet
+
+    def write(self, line: str) -> None:
+        """Append a timestamped line (never raises: a log that cannot be written is reported, not fatal)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as log:
+                log.write(f"{_stamp()} {line}\n")
+        except OSError as error:
+            logger.warning("cannot write the server log %s: %s", self.path, error)
+
+    def new_session(self) -> None:
+        """Forget the previous session's stderr (until ``stderr`` opens the next)."""
+        self._session_start = None
+
+    @contextlib.contextmanager
+    def stderr(self, name: str, target: str) -> Generator[TextIO]:
+        """The file a stdio server's stderr goes to for one session, after a header line."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            if self.path.stat().st_size > ROTATE_BYTES:
+                os.replace(self.path, self.path.with_suffix(".log.1"))
+        with open(self.path, "a", encoding="utf-8", buffering=1) as log:
+            log.write(f"--- {_stamp()} mcpdeck starting {name}: {target}\n")
+            self._session_start = log.tell()
+            yield log
+
+    def hint(self) -> str:
+        """The last lines the server wrote to stderr in this session, for an error message ("" if none)."""
+        start = self._session_start
+        if start is None:
+            return ""
+        try:
+            with open(self.path, "rb") as log:
+                end = log.seek(0, os.SEEK_END)
+                log.seek(max(start, end - _HINT_BYTES))
+                text = log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        if not lines:
+            return f" (log: {self.path})"
+        return f"; stderr: {' | '.join(lines[-3:])[-500:]} (log: {self.path})"
