@@ -16,6 +16,7 @@ bounded and shielded from cancellation. On Windows the SDK's transport is used i
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sys
 from collections.abc import AsyncGenerator
@@ -47,9 +48,16 @@ class StdioProcess:
     pid: int | None = None
 
 
+_BIG_LINE = 64 * 1024
+
+
 def _parse(line: bytes) -> SessionMessage | Exception:
     try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        if len(line) < _BIG_LINE:
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        # pydantic's JSON parser is the faster one for small messages, json.loads (C) for
+        # big ones: 1 MB validates in ~8 ms this way and ~40 ms the other.
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(json.loads(line), by_name=False))
     except ValueError as error:
         logger.warning("a server wrote a line that is not a JSON-RPC message: %r", line[:200])
         return error

@@ -212,6 +212,11 @@ class EventBus:
             send.close()
             receive.close()
 
+    @property
+    def active(self) -> bool:
+        """Whether anyone listens (publishers may skip building events when no one does)."""
+        return bool(self._callbacks or self._streams)
+
     def publish(self, event: Event) -> None:
         """Deliver ``event`` now. Never blocks and never raises."""
         for callback in list(self._callbacks):

@@ -14,7 +14,6 @@ server delays nothing but itself. Leaving it stops them all; no child process ou
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import time
@@ -368,33 +367,37 @@ class Host:
         problems = entry.validate_arguments(args)
         if problems:
             raise InvalidArgumentsError(name, problems)
-        connection = self._connection(entry.server)
+        server, tool = entry.server, entry.original_name
+        connection = self._connection(server)
+        events = self.events
+        if not events.active:  # the common case in a hot loop: nothing to tell anyone
+            started = time.perf_counter()
+            raw = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
+            return ToolResult.from_mcp(raw, name=name, server=server, tool=tool, duration=time.perf_counter() - started)
         call_id = uuid.uuid4().hex
-        self.events.publish(
-            ToolCallStarted(call_id=call_id, name=name, server=entry.server, tool=entry.original_name, arguments=args)
-        )
+        events.publish(ToolCallStarted(call_id=call_id, name=name, server=server, tool=tool, arguments=args))
         started = time.perf_counter()
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            self.events.publish(
-                ToolCallProgress(
-                    call_id=call_id, name=name, server=entry.server, progress=value, total=total, message=message
-                )
+            update = ToolCallProgress(
+                call_id=call_id, name=name, server=server, progress=value, total=total, message=message
             )
+            events.publish(update)
             if progress is not None:
                 await progress(value, total, message)
 
         try:
-            raw = await connection.call_tool(entry.original_name, args, timeout=timeout, progress=on_progress)
+            raw = await connection.call_tool(tool, args, timeout=timeout, progress=on_progress)
         except MCPDeckError as error:
             self._finished(call_id, entry, started, is_error=True, error=str(error))
             raise
         except anyio.get_cancelled_exc_class():
             self._finished(call_id, entry, started, is_error=True, error="cancelled")
             raise
-        result = ToolResult.from_mcp(raw, name=name, server=entry.server, tool=entry.original_name, duration=0.0)
-        duration = self._finished(call_id, entry, started, is_error=result.is_error, size=result.size)
-        return dataclasses.replace(result, duration=duration)
+        duration = time.perf_counter() - started
+        result = ToolResult.from_mcp(raw, name=name, server=server, tool=tool, duration=duration)
+        self._finished(call_id, entry, started, is_error=result.is_error, size=result.size, duration=duration)
+        return result
 
     def _finished(
         self,
@@ -405,8 +408,9 @@ class Host:
         is_error: bool,
         error: str | None = None,
         size: int | None = None,
+        duration: float | None = None,
     ) -> float:
-        duration = time.perf_counter() - started
+        duration = time.perf_counter() - started if duration is None else duration
         self.events.publish(
             ToolCallFinished(
                 call_id=call_id,

@@ -1,0 +1,224 @@
+"""What every provider's converter shares: tool specs, the interface, the cache, result helpers.
+
+A converter turns tool specs (catalog entries or native Python tools) into the provider's
+tool definitions, reads the model's tool calls back as ``ToolCall`` (namespaced name and an
+arguments dict), and turns ``ToolResult`` into the provider's tool-result message, block or
+part. Everything is plain dicts in the provider's wire format; no provider SDK is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import mcp_types as types
+
+from mcpdeck.providers._calls import ToolCall, ToolCallError
+from mcpdeck.results import DEFAULT_MAX_CHARS, ToolResult
+
+__all__ = ["Converter", "ToolDefinition", "ToolSpec", "check_name", "data_url"]
+
+
+@runtime_checkable
+class ToolSpec(Protocol):
+    """What a converter needs of a tool. ``CatalogTool`` and ``ToolDefinition`` are both one."""
+
+    @property
+    def name(self) -> str:
+        """The name the model calls it by (for MCP tools, the namespaced ``mcp__server__tool``)."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the tool does, for the model."""
+        ...
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        """JSON Schema of the arguments."""
+        ...
+
+
+def _no_arguments() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, eq=False)
+class ToolDefinition:
+    """A tool that is not from an MCP server (a native Python tool), described for a model.
+
+    Attributes:
+        name: The name the model calls it by.
+        description: What it does.
+        input_schema: JSON Schema of its arguments (default: none).
+    """
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=_no_arguments)
+
+
+def data_url(mime_type: str, data: str) -> str:
+    """A ``data:`` URL for base64 ``data``."""
+    return f"data:{mime_type};base64,{data}"
+
+
+def check_name(name: str, pattern: re.Pattern[str], provider: str) -> str:
+    """``name`` if the provider accepts it as a tool name, else a ValueError saying why."""
+    if not pattern.fullmatch(name):
+        raise ValueError(f"{provider} does not accept the tool name {name!r}: it must match {pattern.pattern}")
+    return name
+
+
+@dataclass
+class _Entry:
+    catalog: object
+    extras: tuple[ToolSpec, ...]
+    tools: list[dict[str, Any]]
+
+
+class Converter(ABC):
+    """Tool definitions, tool calls and tool results for one provider's wire format.
+
+    ``tools(catalog)`` keeps its answer per catalog version: asking again for the same
+    catalog (and the same extra tools) returns the very same list, at the cost of a dict
+    look-up, and a new version re-converts only the tools whose name, description or schema
+    object changed. Treat the lists as read-only, and the options as fixed once made.
+    """
+
+    provider: ClassVar[str]
+    """The name ``get_provider`` knows this converter by."""
+    image_types: ClassVar[frozenset[str]] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+    """Image MIME types the provider accepts in tool results; others stay a text description."""
+
+    def __init__(self, *, max_chars: int | None = DEFAULT_MAX_CHARS, max_description: int | None = None):
+        """Create a converter.
+
+        Args:
+            max_chars: Cap on the text of one tool result (None: no cap).
+            max_description: Cap on a tool's description (None: sent whole).
+        """
+        self.max_chars = max_chars
+        self.max_description = max_description
+        self._cache: OrderedDict[tuple[int, int, tuple[int, ...]], _Entry] = OrderedDict()
+        self._memo: dict[tuple[str, str], tuple[Mapping[str, Any], dict[str, Any]]] = {}
+
+    # ----- tool definitions -------------------------------------------------------------
+
+    @abstractmethod
+    def tool(self, spec: ToolSpec) -> dict[str, Any]:
+        """One tool's definition in the provider's format."""
+
+    def _wrap(self, definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The request's ``tools`` value made of the definitions (Gemini groups them)."""
+        return definitions
+
+    def tools(self, catalog: Iterable[ToolSpec], extra: Sequence[ToolSpec] = ()) -> list[dict[str, Any]]:
+        """The request's ``tools`` value: ``extra`` (native tools) first, then the catalog's.
+
+        Args:
+            catalog: A ``Catalog`` (cached by its ``version``) or any iterable of tool specs (not cached).
+            extra: Native tools to offer as well.
+
+        Raises:
+            ValueError: Two tools have the same name, or a name the provider refuses.
+        """
+        version = getattr(catalog, "version", None)
+        extras = tuple(extra)
+        if not isinstance(version, int):
+            return self._convert(catalog, extras)
+        key = (id(catalog), version, tuple(id(spec) for spec in extras))
+        entry = self._cache.get(key)
+        if entry is not None and entry.catalog is catalog:
+            self._cache.move_to_end(key)
+            return entry.tools
+        converted = self._convert(catalog, extras)
+        self._cache[key] = _Entry(catalog, extras, converted)
+        while len(self._cache) > 4:
+            self._cache.popitem(last=False)
+        return converted
+
+    def _convert(self, catalog: Iterable[ToolSpec], extras: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+        # A tool whose name, description and schema object are those of the last conversion
+        # keeps its definition: a new catalog version re-converts only the tools that changed.
+        memo: dict[tuple[str, str], tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        seen: set[str] = set()
+        definitions: list[dict[str, Any]] = []
+        for spec in (*extras, *catalog):
+            if spec.name in seen:
+                raise ValueError(f"two tools are named {spec.name!r}; give the native tool another name")
+            seen.add(spec.name)
+            key = (spec.name, spec.description)
+            schema = spec.input_schema
+            last = self._memo.get(key)
+            definition = last[1] if last is not None and last[0] is schema else self.tool(spec)
+            memo[key] = (schema, definition)
+            definitions.append(definition)
+        self._memo = memo
+        return self._wrap(definitions) if definitions else []
+
+    def description(self, spec: ToolSpec) -> str:
+        """The tool's description, cut to ``max_description``."""
+        text = spec.description or ""
+        if self.max_description is not None and len(text) > self.max_description:
+            return text[: max(self.max_description - 1, 0)] + "…"
+        return text
+
+    # ----- tool calls -------------------------------------------------------------------
+
+    @abstractmethod
+    def parse_tool_call(self, call: Any) -> ToolCall:
+        """One tool call (wire dict or SDK object) as a ``ToolCall``.
+
+        Raises:
+            ToolCallError: The call has no name or its arguments are not a JSON object.
+        """
+
+    @abstractmethod
+    def tool_calls(self, message: Any) -> list[ToolCall]:
+        """Every tool call in a model reply; one that cannot be read comes back with ``error`` set."""
+
+    def _read_all(self, calls: Iterable[Any]) -> list[ToolCall]:
+        result: list[ToolCall] = []
+        for call in calls:
+            try:
+                result.append(self.parse_tool_call(call))
+            except ToolCallError as error:
+                result.append(ToolCall(id=error.call_id, name=error.name, arguments={}, error=str(error)))
+        return result
+
+    # ----- tool results -----------------------------------------------------------------
+
+    @abstractmethod
+    def tool_result(self, call: ToolCall, result: ToolResult) -> dict[str, Any]:
+        """One result as the provider's tool-result message, block or part."""
+
+    @abstractmethod
+    def tool_results(self, results: Sequence[tuple[ToolCall, ToolResult]]) -> list[dict[str, Any]]:
+        """The messages (or input items) that answer one turn's tool calls, in order."""
+
+    def result_text(self, result: ToolResult, *, error_prefix: bool = False) -> str:
+        """The result's text, capped at ``max_chars``; never empty.
+
+        Args:
+            result: The result.
+            error_prefix: Start a failed result with "Error: " (for providers with no error field).
+        """
+        text = result.text(self.max_chars)
+        if not text and not self.images(result):
+            text = "(no content)"
+        if error_prefix and result.is_error and not text.lower().startswith("error"):
+            text = f"Error: {text}"
+        return text
+
+    def images(self, result: ToolResult) -> list[tuple[str, str]]:
+        """``(MIME type, base64 data)`` of the result's images the provider accepts."""
+        return [
+            (block.mime_type, block.data)
+            for block in result.content
+            if isinstance(block, types.ImageContent) and block.mime_type in self.image_types
+        ]
