@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anyio
 import uvicorn
 from mcp.server.mcpserver import MCPServer
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpdeck import Event
 from mcpdeck.events import Subscription
@@ -141,3 +141,57 @@ async def next_event(
             event = await subscription.receive()
             if isinstance(event, kind) and where(event):
                 return event
+
+
+class HandshakeOnly:
+    """An ASGI wrapper that makes a streamable HTTP server speak only the ``initialize`` era, which has sessions.
+
+    It answers ``server/discover`` with 404 (so clients fall back to the handshake), records
+    each session id the server hands out, and answers a bare 404 for sessions in ``forgotten``.
+    """
+
+    def __init__(self, app: ASGIApp):
+        self._app = app
+        self.sessions: list[str] = []
+        self.forgotten: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        if any(name == b"mcp-session-id" and value.decode() in self.forgotten for name, value in headers):
+            await self._not_found(send)
+            return
+        body = b""
+        if scope["method"] == "POST":
+            more = True
+            while more:
+                message = await receive()
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+            if b'"server/discover"' in body:
+                await self._not_found(send)
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if scope["method"] == "POST" and not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def record(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id" and value.decode() not in self.sessions:
+                        self.sessions.append(value.decode())
+            await send(message)
+
+        await self._app(scope, replay, record)
+
+    @staticmethod
+    async def _not_found(send: Send) -> None:
+        await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"not found"})

@@ -12,6 +12,7 @@ import mcp_types as types
 import pytest
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -28,7 +29,7 @@ from mcpdeck import (
     ServerUnavailableError,
     ToolsChanged,
 )
-from tests.helpers import WAIT, BasicServer, closed_port, next_event, serve_asgi, stdio_server
+from tests.helpers import WAIT, BasicServer, HandshakeOnly, closed_port, next_event, serve_asgi, stdio_server
 from tests.servers import basic, paged
 
 pytestmark = pytest.mark.anyio
@@ -288,3 +289,22 @@ async def test_a_tool_list_change_from_a_server_of_the_older_protocol_reaches_th
             changed = await next_event(events, ToolsChanged, lambda e: e.server == "legacy")
         assert changed.tool_count == paged.TOOL_COUNT + 2
         assert (await host.call_tool("mcp__legacy__sprout")).text() == "called sprout"
+
+
+async def test_a_result_over_one_megabyte_arrives_whole_over_streamable_http(log_dir: Path) -> None:
+    # The SDK caps one SSE event at 1 MiB by default; a host must not fail real results at that size.
+    server = MCPServer("big")
+
+    @server.tool()
+    def payload(size: int) -> str:
+        """Return `size` characters."""
+        return "x" * size
+
+    # A handshake-era session: the SDK's server answers its calls as SSE events.
+    async with serve_asgi(HandshakeOnly(server.streamable_http_app())) as base:
+        async with Host({"big": {"url": f"{base}/mcp", "type": "http"}}, log_dir=log_dir) as host:
+            assert host.servers["big"].protocol_version == "2025-11-25"
+            with anyio.fail_after(WAIT):
+                result = await host.call_tool("mcp__big__payload", {"size": 3 * 1024 * 1024})
+    assert not result.is_error
+    assert result.text() == "x" * (3 * 1024 * 1024)

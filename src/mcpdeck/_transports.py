@@ -75,6 +75,11 @@ async def watched(
         yield _WatchedReadStream(read_stream, ended, on_error), write_stream
 
 
+MAX_SSE_EVENT = 1024 * 1024 * 1024
+"""The largest SSE event accepted: a 1 GiB guard against a runaway stream. The SDK's
+default (1 MiB) fails any tool result over 1 MiB sent as an event, which real servers do."""
+
+
 @asynccontextmanager
 async def http_transport(
     url: str,
@@ -96,15 +101,16 @@ async def http_transport(
             report = on_error_status
 
             async def hook(response: httpx2.Response) -> None:
-                mine = auth is None or (
-                    response.status_code != 401
-                    and response.request.url.copy_with(query=None, fragment=None) == endpoint
-                )
-                if response.status_code >= 400 and mine:
-                    report(response.status_code, str(response.request.url))
+                status = response.status_code
+                if status < 400:  # every response passes here: the cheap test first
+                    return
+                if auth is None or (
+                    status != 401 and response.request.url.copy_with(query=None, fragment=None) == endpoint
+                ):
+                    report(status, str(response.request.url))
 
             client.event_hooks["response"].append(hook)
-        async with streamable_http_client(url, http_client=client) as streams:
+        async with streamable_http_client(url, http_client=client, max_sse_event_size=MAX_SSE_EVENT) as streams:
             yield streams
 
 
