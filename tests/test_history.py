@@ -88,3 +88,28 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome(tmp_path: 
         assert history.tool_calls(server="nope") == []
         assert history.tool_calls(limit=1)[0].tool == "sleep"
         assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy"}
+
+
+def test_oauth_secrets_of_every_grant_are_found() -> None:
+    config = parse_config_document(
+        {
+            "mcpServers": {
+                "m2m": {
+                    "url": "https://mcp.example.com/mcp",
+                    "oauth": {
+                        "grantType": "identity_assertion",
+                        "clientId": "deck",
+                        "clientSecret": "client-secret-123",
+                        "identityProvider": {
+                            "issuer": "https://idp.example.com",
+                            "clientId": "idp-client",
+                            "clientSecret": "idp-secret-456",
+                            "idToken": "eyJhbGciOi.id.token",
+                        },
+                    },
+                },
+            }
+        }
+    )
+    assert not config.problems, config.problems
+    assert {"client-secret-123", "idp-secret-456", "eyJhbGciOi.id.token"} <= secrets_of(config)

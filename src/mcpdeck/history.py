@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import platformdirs
 
@@ -75,6 +75,22 @@ def default_history_path() -> Path:
     return platformdirs.user_data_path("mcpdeck", appauthor=False) / "history.sqlite3"
 
 
+_OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "idToken"})
+
+
+def _oauth_secrets(oauth: object) -> list[str]:
+    """The literal secrets of an ``oauth`` config object (nested identity provider included)."""
+    if not isinstance(oauth, dict):
+        return []
+    found: list[str] = []
+    for key, value in cast(dict[str, object], oauth).items():
+        if isinstance(value, dict):
+            found.extend(_oauth_secrets(cast(object, value)))
+        elif key in _OAUTH_SECRET_KEYS and isinstance(value, str):
+            found.append(value)
+    return found
+
+
 def secrets_of(config: McpConfig) -> set[str]:
     """The literal secret values a config holds: env and header values, OAuth client secrets.
 
@@ -88,10 +104,7 @@ def secrets_of(config: McpConfig) -> set[str]:
             values.extend(server.env.values())
         else:
             values.extend(server.headers.values())
-            oauth: Any = getattr(server, "oauth", None)
-            secret = getattr(oauth, "client_secret", None)
-            if isinstance(secret, str):
-                values.append(secret)
+            values.extend(_oauth_secrets(server.to_json().get("oauth")))
         found.update(v for v in values if len(v) >= 6 and not v.startswith("${"))
         # A header like "Bearer abc123..." carries its secret after the scheme.
         found.update(v.split(" ", 1)[1] for v in values if " " in v and len(v.split(" ", 1)[1]) >= 6)

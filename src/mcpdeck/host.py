@@ -183,6 +183,7 @@ class Host:
         self._npm_registry: str | None = None
         self._enabled = True
         self._tg: TaskGroup | None = None
+        self._held: set[tuple[str, ListKind]] | None = None  # list changes held back while servers start
         self._stack: AsyncExitStack | None = None
 
     @classmethod
@@ -202,10 +203,15 @@ class Host:
         async with AsyncExitStack() as stack:
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.push_async_callback(self._close_all)
+            if self._wait:
+                self._held = set()
             for name, server in config.servers.items():
                 self._start(name, server)
             if self._wait:
                 await self._wait_settled(self._connections.values())
+                held, self._held = self._held or set(), None
+                if held:
+                    self._apply_changes(held)
             self._stack = stack.pop_all()
         return self
 
@@ -312,31 +318,37 @@ class Host:
         return self._store.path if self._store else None
 
     def _on_change(self, server: str, kind: ListKind) -> None:
-        live = list(self._connections.values())
-        if kind == "tools":
-            tools = {c.name: c.tools for c in live if c.tools}
-            self._catalog = build_catalog(tools, self._catalog.version + 1)
-            count = len(self._connections[server].tools) if server in self._connections else 0
-            self.events.publish(ToolsChanged(server=server, tool_count=count, catalog_version=self._catalog.version))
+        if self._held is not None:  # servers are still starting: one rebuild when all have settled
+            self._held.add((server, kind))
             return
-        self._index = ResourceIndex(
-            resources={c.name: c.resources for c in live},
-            templates={c.name: c.resource_templates for c in live},
-            prompts={c.name: c.prompts for c in live},
-        )
-        connection = self._connections.get(server)
-        if kind == "resources":
-            self.events.publish(
-                ResourcesChanged(
-                    server=server,
-                    resource_count=len(connection.resources) if connection else 0,
-                    template_count=len(connection.resource_templates) if connection else 0,
+        self._apply_changes({(server, kind)})
+
+    def _apply_changes(self, changes: set[tuple[str, ListKind]]) -> None:
+        """Rebuild what the changes touch, once, then tell each changed server's news."""
+        live = list(self._connections.values())
+        kinds = {kind for _, kind in changes}
+        if "tools" in kinds:
+            self._catalog = build_catalog({c.name: c.tools for c in live if c.tools}, self._catalog.version + 1)
+        if kinds & {"resources", "prompts"}:
+            self._index = ResourceIndex(
+                resources={c.name: c.resources for c in live},
+                templates={c.name: c.resource_templates for c in live},
+                prompts={c.name: c.prompts for c in live},
+            )
+        for server, kind in sorted(changes):
+            connection = self._connections.get(server)
+            if kind == "tools":
+                count = len(connection.tools) if connection else 0
+                self.events.publish(
+                    ToolsChanged(server=server, tool_count=count, catalog_version=self._catalog.version)
                 )
-            )
-        else:
-            self.events.publish(
-                PromptsChanged(server=server, prompt_count=len(connection.prompts) if connection else 0)
-            )
+            elif kind == "resources":
+                resources = len(connection.resources) if connection else 0
+                templates = len(connection.resource_templates) if connection else 0
+                self.events.publish(ResourcesChanged(server=server, resource_count=resources, template_count=templates))
+            else:
+                count = len(connection.prompts) if connection else 0
+                self.events.publish(PromptsChanged(server=server, prompt_count=count))
 
     # ----- calls -----------------------------------------------------------------------
 
@@ -578,8 +590,7 @@ class Host:
             await connection.close()
             await connection.wait_settled()
             del self._connections[name]
-            for kind in ("tools", "resources", "prompts"):
-                self._on_change(name, kind)
+            self._apply_changes({(name, "tools"), (name, "resources"), (name, "prompts")})
         if save and self._store is not None:
             self._store.remove_server(name)
         self.events.publish(ConfigChanged(server=name, change="removed"))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx2
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from mcp.shared.auth import AuthorizationCodeResult
 
 from mcpdeck import Host
@@ -71,7 +74,30 @@ def host(
     store: TokenStore,
     log_dir: Path,
     interaction: OAuthInteraction | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
     **oauth: Any,
 ) -> Host:
-    """A host with just the protected server."""
-    return Host({SERVER: spec(setup, **oauth)}, log_dir=log_dir, auth_store=store, oauth_interaction=interaction)
+    """A host with just the protected server (``environ``: for the ``${VAR}`` in ``oauth``)."""
+    return Host(
+        {SERVER: spec(setup, **oauth)},
+        log_dir=log_dir,
+        auth_store=store,
+        oauth_interaction=interaction,
+        environ=environ,
+    )
+
+
+def ec_key_pair() -> tuple[str, str]:
+    """A fresh P-256 key pair: the private key (PKCS #8 PEM) and the public key (PEM)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return private.decode(), public.decode()
+
+
+def read_all(folder: Path) -> str:
+    """Every file under ``folder``, as text (to look for secrets that must not be there)."""
+    return "".join(path.read_text(errors="replace") for path in folder.rglob("*") if path.is_file())

@@ -69,3 +69,169 @@ def test_build_auth_checks_and_expands_the_settings(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="clientMetadataUrl"):
         build_auth("remote", remote(oauth={"clientMetadataUrl": "http://app.example.com/"}), store=store)
     assert build_auth("remote", remote(oauth={"redirectUri": "http://localhost:1234/cb"}), store=store) is not None
+
+
+# ----- grants without a browser ----------------------------------------------------------------
+
+
+def test_the_machine_grant_settings_parse_with_their_json_names() -> None:
+    raw = {
+        "grantType": "identity_assertion",
+        "issuer": "https://login.example.com",
+        "clientId": "xaa",
+        "clientSecret": "${XAA_SECRET}",
+        "identityProvider": {
+            "issuer": "https://idp.example.com",
+            "tokenEndpoint": "https://idp.example.com/oauth2/token",
+            "clientId": "deck",
+            "idToken": "${ID_TOKEN}",
+            "audienceHint": "kept",
+        },
+    }
+    config = remote(oauth=raw)
+    assert isinstance(config.oauth, OAuthConfig) and config.oauth.identity_provider is not None
+    assert config.oauth.grant_type == "identity_assertion"
+    assert config.oauth.identity_provider.token_endpoint == "https://idp.example.com/oauth2/token"
+    assert config.to_json()["oauth"] == raw
+    keyed = remote(
+        oauth={"grantType": "client_credentials", "clientId": "a", "privateKey": "PEM", "signingAlgorithm": "ES384"}
+    )
+    assert isinstance(keyed.oauth, OAuthConfig) and keyed.oauth.signing_algorithm == "ES384"
+    assert "PEM" not in repr(keyed.oauth)  # a key (or secret) given literally is not in a repr
+    with pytest.raises(ConfigError, match=r"oauth: grantType: Input should be"):
+        remote(oauth={"grantType": "password"})
+    with pytest.raises(ConfigError, match=r"oauth: identityProvider\.idToken: Field required"):
+        remote(oauth={"identityProvider": {"issuer": "https://idp.example.com", "clientId": "deck"}})
+
+
+def test_build_auth_picks_the_provider_of_the_grant(tmp_path: Path) -> None:
+    from mcpdeck.auth._identity import IdentityAssertionAuth
+    from mcpdeck.auth._machine import DeckClientCredentialsProvider, DeckPrivateKeyJWTProvider
+    from mcpdeck.auth._provider import DeckOAuthProvider
+    from tests.auth.support import ec_key_pair
+
+    store = TokenStore(tmp_path)
+    private, _ = ec_key_pair()
+    cases: list[tuple[dict[str, object], type]] = [
+        ({}, DeckOAuthProvider),
+        ({"grantType": "client_credentials", "clientId": "a", "clientSecret": "s"}, DeckClientCredentialsProvider),
+        ({"grantType": "client_credentials", "clientId": "a", "privateKey": "${KEY}"}, DeckPrivateKeyJWTProvider),
+        (
+            {
+                "grantType": "identity_assertion",
+                "clientId": "a",
+                "clientSecret": "s",
+                "identityProvider": {"issuer": "http://127.0.0.1:9", "clientId": "d", "idToken": "${T}"},
+            },
+            IdentityAssertionAuth,
+        ),
+    ]
+    for oauth, kind in cases:
+        auth = build_auth("remote", remote(oauth=oauth), store=store, environ={"KEY": private, "T": "id-token"})
+        assert type(auth) is kind, oauth
+
+
+def test_a_one_line_pem_from_an_environment_variable_is_read(tmp_path: Path) -> None:
+    from tests.auth.support import ec_key_pair
+
+    private, _ = ec_key_pair()
+    config = remote(oauth={"grantType": "client_credentials", "clientId": "a", "privateKey": "${KEY}"})
+    one_line = private.replace("\n", "\\n")
+    assert build_auth("remote", config, store=TokenStore(tmp_path), environ={"KEY": one_line}) is not None
+
+
+@pytest.mark.parametrize(
+    ("oauth", "message"),
+    [
+        ({"grantType": "client_credentials", "clientSecret": "s"}, r'"client_credentials" needs oauth\.clientId'),
+        ({"grantType": "client_credentials", "clientId": "a"}, r"needs oauth\.clientSecret \(or privateKey\)"),
+        (
+            {
+                "grantType": "client_credentials",
+                "clientId": "a",
+                "clientSecret": "s",
+                "tokenEndpointAuthMethod": "none",
+            },
+            r'needs client authentication, not "none"',
+        ),
+        (
+            {"grantType": "client_credentials", "clientId": "a", "clientSecret": "s", "privateKey": "k"},
+            r"oauth\.clientSecret or a private key, not both",
+        ),
+        (
+            {"grantType": "client_credentials", "clientId": "a", "privateKey": "k", "privateKeyFile": "/k.pem"},
+            r"oauth\.privateKey or oauth\.privateKeyFile, not both",
+        ),
+        (
+            {"grantType": "client_credentials", "clientId": "a", "privateKeyFile": "/nonexistent/k.pem"},
+            r"cannot read oauth\.privateKeyFile /nonexistent/k\.pem: No such file",
+        ),
+        (
+            {"grantType": "client_credentials", "clientId": "a", "tokenEndpointAuthMethod": "private_key_jwt"},
+            r"private_key_jwt needs oauth\.privateKey or oauth\.privateKeyFile",
+        ),
+        (
+            {"grantType": "client_credentials", "clientId": "a", "clientSecret": "s", "callbackPort": 8765},
+            r"oauth\.callbackPort is for a browser login",
+        ),
+        (
+            {"grantType": "client_credentials", "clientId": "a", "clientSecret": "s", "issuer": "ftp://x"},
+            r"http\(s\) URL",
+        ),
+        ({"privateKey": "k"}, r'oauth\.privateKey is for grantType "client_credentials"'),
+        ({"tokenEndpointAuthMethod": "private_key_jwt"}, r'"private_key_jwt" is for grantType "client_credentials"'),
+        ({"issuer": "https://login.example.com"}, r'oauth\.issuer is for grantType "client_credentials" or'),
+        (
+            {"identityProvider": {"issuer": "https://idp.example.com", "clientId": "d", "idToken": "t"}},
+            r'oauth\.identityProvider is for grantType "identity_assertion"',
+        ),
+        ({"grantType": "identity_assertion", "clientId": "a"}, r'"identity_assertion" needs oauth\.clientSecret'),
+        (
+            {"grantType": "identity_assertion", "clientId": "a", "clientSecret": "s"},
+            r'"identity_assertion" needs oauth\.identityProvider',
+        ),
+        (
+            {
+                "grantType": "identity_assertion",
+                "clientId": "a",
+                "clientSecret": "s",
+                "identityProvider": {"issuer": "http://idp.example.com", "clientId": "d", "idToken": "t"},
+            },
+            r"oauth\.identityProvider\.issuer must be https",
+        ),
+        (
+            {
+                "grantType": "identity_assertion",
+                "clientId": "a",
+                "clientSecret": "s",
+                "identityProvider": {
+                    "issuer": "https://idp.example.com",
+                    "clientId": "d",
+                    "idToken": "t",
+                    "tokenEndpointAuthMethod": "client_secret_post",
+                },
+            },
+            r"oauth\.identityProvider\.client_secret_post needs a clientSecret",
+        ),
+    ],
+)
+def test_machine_grant_settings_that_cannot_work_are_config_errors(
+    tmp_path: Path, oauth: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build_auth("remote", remote(oauth=oauth), store=TokenStore(tmp_path), environ={})
+
+
+def test_an_unusable_private_key_is_reported_without_quoting_it(tmp_path: Path) -> None:
+    from tests.auth.support import ec_key_pair
+
+    private, _ = ec_key_pair()
+    store = TokenStore(tmp_path)
+    not_a_key = "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWJ1dC1ub3QtYS1rZXk=\n-----END PRIVATE KEY-----\n"
+    for key, algorithm in ((not_a_key, "ES256"), (private, "RS256")):
+        config = remote(
+            oauth={"grantType": "client_credentials", "clientId": "a", "privateKey": key, "signingAlgorithm": algorithm}
+        )
+        with pytest.raises(ConfigError, match=f"not a PEM private key usable with {algorithm}") as caught:
+            build_auth("remote", config, store=store)
+        assert "c2VjcmV0" not in str(caught.value) and private.splitlines()[1] not in str(caught.value)

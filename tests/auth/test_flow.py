@@ -330,7 +330,8 @@ async def test_a_401_from_a_server_without_oauth_says_to_configure_credentials(
     assert status.state is ServerState.FAILED
     assert status.error == (
         f"HTTP 401 from {base}/mcp: the server wants credentials but offers no OAuth; "
-        'give them in its "headers" (e.g. "Authorization": "Bearer ${TOKEN}")'
+        'give them in its "headers" (e.g. "Authorization": "Bearer ${TOKEN}"), '
+        f"or, if it uses the MCP 2025-03-26 default OAuth endpoints, run `mcpdeck auth login {SERVER}`"
     )
 
 

@@ -10,6 +10,14 @@ tokens; this package supplies the rest:
   their own, or a plain ``async (server, url) -> (code, state)`` function.
 - ``build_auth``: the ``httpx2.Auth`` of one server. Without an interaction it never starts
   a login: a server that needs one fails with ``needs authorization: run `mcpdeck auth login NAME```.
+  ``oauth.grantType`` picks a grant that needs no user at all: ``client_credentials`` (SEP-1046;
+  ``clientSecret``, or ``privateKey`` / ``privateKeyFile`` for ``private_key_jwt``) or
+  ``identity_assertion`` (SEP-990; ``identityProvider``: the user's ID token is exchanged for an
+  ID-JAG, presented to the server's authorization server). ``oauth.issuer`` pins the
+  authorization server those credentials may go to.
+- MCP 2025-03-26 servers (no protected resource metadata) work too, including an authorization
+  server on a path of the server's own origin; an issuer on another origin is refused (see
+  ``mcpdeck.auth._legacy`` for the rule and why it keeps RFC 8414 §3.3's guarantee).
 
 ::
 
@@ -38,7 +46,7 @@ from mcpdeck.auth._keyring import KEYRING_ENV, KeyringModule
 from mcpdeck.auth._records import StoredAuth
 from mcpdeck.auth._storage import ServerTokenStorage
 from mcpdeck.auth._store import TokenStore, default_auth_dir
-from mcpdeck.config._models import OAuthConfig
+from mcpdeck.config._models import IdentityProviderConfig, OAuthConfig
 
 __all__ = [
     "KEYRING_ENV",
@@ -50,6 +58,7 @@ __all__ = [
     "BrowserInteraction",
     "CallbackListener",
     "FunctionInteraction",
+    "IdentityProviderConfig",
     "KeyringModule",
     "OAuthConfig",
     "OAuthInteraction",

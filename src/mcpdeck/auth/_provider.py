@@ -1,20 +1,30 @@
 """The SDK's OAuth client, with what a host needs around it.
 
 The SDK's ``OAuthClientProvider`` does discovery, registration, PKCE, scopes and refresh.
-``DeckOAuthProvider`` adds:
+``DeckFlow`` is what mcpdeck adds to any of the SDK's providers built on it (the
+authorization-code ``DeckOAuthProvider`` here, the client-credentials ones in ``_machine``):
+
+- persistence the SDK leaves out: the token's expiry (an expired token is refreshed before
+  it is sent) and the authorization server's metadata (a refresh goes to its token endpoint);
+- one refresh attempt when a token it thought valid is refused, before authorizing again;
+- a 401 from a server that publishes no OAuth metadata reported as such (its credentials
+  belong in ``headers``), not as a login to do;
+- the MCP 2025-03-26 path for a server without protected resource metadata, including an
+  authorization server on a path of the server's own origin (see ``_legacy``);
+- the SDK's flow errors turned into ``AuthorizationError`` (a failure no retry or other
+  transport fixes).
+
+``DeckOAuthProvider`` (authorization code) adds:
 
 - a gate: without an interaction it never starts an authorization the user would have to
   finish; a server that needs one fails with "needs authorization: run `mcpdeck auth login`";
 - the local callback listener, on a port reserved before registration, so the redirect URI
   registered is the one the browser comes back to (and, next time, the same one again);
-- persistence the SDK leaves out: the token's expiry (an expired token is refreshed before
-  it is sent) and the authorization server's metadata (a refresh goes to its token endpoint);
-- one refresh attempt when a token it thought valid is refused, before asking for a login;
 - stale registrations cleaned up: a refresh refused with ``invalid_client`` drops the
   registration, so the next login registers afresh;
 - configured scopes merged into whatever the server asks for;
-- a 401 from a server that publishes no OAuth metadata reported as such (its credentials
-  belong in ``headers``), not as a login to do.
+- with an interaction, the MCP 2025-03-26 default endpoints (``/authorize``, ``/token``,
+  ``/register`` on the server's origin) for a server that publishes no metadata at all.
 """
 
 from __future__ import annotations
@@ -24,11 +34,11 @@ import logging
 import socket
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import cast
+from typing import Literal, TypeVar, cast
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthRegistrationError
 from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     create_oauth_metadata_request,
@@ -37,20 +47,28 @@ from mcp.client.auth.utils import (
     union_scopes,
 )
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthMetadata, ProtectedResourceMetadata
-from pydantic import AnyUrl, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AnyUrl, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from mcpdeck.auth._callback import CallbackListener, reserve_port
-from mcpdeck.auth._errors import AuthorizationError, AuthorizationRequiredError, AuthorizationTimeoutError
+from mcpdeck.auth._errors import (
+    AuthorizationError,
+    AuthorizationRequiredError,
+    AuthorizationTimeoutError,
+    login_hint,
+)
 from mcpdeck.auth._interaction import OAuthInteraction
+from mcpdeck.auth._legacy import issuer_location, judge_legacy_issuer, legacy_metadata_url
 from mcpdeck.auth._storage import ServerTokenStorage
 
-__all__ = ["CallbackPlan", "DeckClientMetadata", "DeckOAuthProvider"]
+__all__ = ["CallbackPlan", "DeckClientMetadata", "DeckFlow", "DeckOAuthProvider"]
 
 logger = logging.getLogger(__name__)
 
 _LOOPBACK_HOSTS = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1", "::1": "::1"}
 _EXPIRED = 1.0
 """A token expiry long past (the SDK reads 0 as "never expires")."""
+
+_Metadata = TypeVar("_Metadata", bound=BaseModel)
 
 
 class DeckClientMetadata(OAuthClientMetadata):
@@ -125,20 +143,16 @@ def _grant_of(request: httpx2.Request) -> str | None:
     return values[0] if values else None
 
 
-async def _offers_oauth(response: httpx2.Response) -> bool | None:
-    """What a discovery answer says: True (OAuth metadata), False (none here), None (can't tell: a server error)."""
+async def _read_metadata(response: httpx2.Response, model: type[_Metadata]) -> _Metadata | Literal["absent", "unknown"]:
+    """What a discovery answer holds: the metadata, ``absent`` (none here), or ``unknown`` (a server error)."""
     if response.status_code >= 500 or response.status_code == 429:
-        return None
+        return "unknown"
     if response.status_code != 200:
-        return False
-    body = await response.aread()
-    for model in (ProtectedResourceMetadata, OAuthMetadata):
-        try:
-            model.model_validate_json(body)
-        except ValueError:
-            continue
-        return True
-    return False
+        return "absent"
+    try:
+        return model.model_validate_json(await response.aread())
+    except ValueError:
+        return "absent"
 
 
 async def _oauth_error(response: httpx2.Response) -> str | None:
@@ -151,36 +165,41 @@ async def _oauth_error(response: httpx2.Response) -> str | None:
     return error if isinstance(error, str) else None
 
 
-class DeckOAuthProvider(OAuthClientProvider):
-    """``OAuthClientProvider`` for one server of a host. Build it with ``mcpdeck.auth.build_auth``."""
+class DeckFlow(OAuthClientProvider):
+    """What mcpdeck adds around one of the SDK's ``OAuthClientProvider`` flows (see the module docstring).
 
-    def __init__(
-        self,
-        server: str,
-        url: str,
-        *,
-        storage: ServerTokenStorage,
-        client_metadata: DeckClientMetadata,
-        interaction: OAuthInteraction | None,
-        callback: CallbackPlan,
-        client_metadata_url: str | None = None,
-    ):
-        super().__init__(
-            url,
-            client_metadata,
-            storage,
-            redirect_handler=self._redirect,
-            callback_handler=self._callback,
-            client_metadata_url=client_metadata_url,
-        )
+    A subclass calls ``_deck_setup`` after the SDK's ``__init__`` and may override the hooks
+    ``_may_use_default_endpoints``, ``_before_authorization``, ``_after_token_request`` and
+    ``_end_flow``.
+    """
+
+    server: str
+    _storage: ServerTokenStorage
+    _saved_metadata: OAuthMetadata | None
+    _legacy_issuer: str | None
+
+    def _deck_setup(self, server: str, storage: ServerTokenStorage) -> None:
         self.server = server
         self._storage = storage
-        self._interaction = interaction
-        self._plan = callback
-        self._reserved: socket.socket | None = None
-        self._listener: CallbackListener | None = None
-        self._saved_metadata: OAuthMetadata | None = None
-        self._reused_registration = False  # this login goes ahead with a registration from an earlier run
+        self._saved_metadata = None
+        self._legacy_issuer = None
+        """The issuer accepted on the MCP 2025-03-26 path when it is a path of the server's origin."""
+
+    # ----- hooks ------------------------------------------------------------------------------
+
+    def _may_use_default_endpoints(self) -> bool:
+        """Whether a server that publishes no OAuth metadata gets the MCP 2025-03-26 default endpoints."""
+        return False
+
+    async def _before_authorization(self, response: httpx2.Response) -> bool:
+        """The request needs authorization (``response`` is its 401 or 403); False ends the flow with it."""
+        return True
+
+    async def _after_token_request(self, grant: str, response: httpx2.Response) -> None:
+        """A token request with ``grant`` (other than a refresh) was answered."""
+
+    def _end_flow(self) -> None:
+        """The flow of one request ended (however it ended)."""
 
     # ----- state the SDK does not keep ----------------------------------------------------
 
@@ -206,11 +225,17 @@ class DeckOAuthProvider(OAuthClientProvider):
         self._saved_metadata = metadata
         await self._storage.save_discovery(metadata, context.protected_resource_metadata)
 
+    def _expected_issuer(self) -> str:
+        """The SDK's expected issuer, except on the 2025-03-26 path with an issuer accepted by ``_legacy``."""
+        if self.context.auth_server_url is None and self._legacy_issuer is not None:
+            return self._legacy_issuer
+        return super()._expected_issuer()
+
     # ----- the flow -------------------------------------------------------------------------
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """The SDK's flow, watched: gate, listener, one refresh on a refused token, cleanup."""
-        retried = reserved = False
+        """The SDK's flow, watched: discovery checked first, one refresh on a refused token, cleanup."""
+        retried = False
         try:
             while True:
                 restart = refreshed = False
@@ -223,26 +248,45 @@ class DeckOAuthProvider(OAuthClientProvider):
                         if grant == "refresh_token":
                             refreshed = True
                             await self._after_refresh(response)
-                        elif grant == "authorization_code":
-                            await self._after_code_exchange(response)
+                        elif grant is not None:
+                            await self._after_token_request(grant, response)
                         elif outgoing is request and self._needs_login(response):
                             if not (retried or refreshed) and self._sent_refreshable_token():
                                 retried = restart = True  # the token was refused early: refresh it, once
                                 self.context.token_expiry_time = _EXPIRED
                                 break
-                            if response.status_code == 401 and self.context.oauth_metadata is None:
-                                offered = True
-                                for url in self._discovery_urls(response):
-                                    offered = await _offers_oauth((yield create_oauth_metadata_request(url)))
-                                    if offered is not False:
+                            context = self.context
+                            if response.status_code == 401 and (
+                                context.oauth_metadata is None or context.protected_resource_metadata is None
+                            ):
+                                # Where is the authorization server? Asked before the SDK's flow goes on,
+                                # to tell "no OAuth here" from a login, and to judge a 2025-03-26 issuer.
+                                found: ProtectedResourceMetadata | Literal["absent", "unknown"] = "absent"
+                                for url in build_protected_resource_metadata_discovery_urls(
+                                    extract_resource_metadata_from_www_auth(response), context.server_url
+                                ):
+                                    answer = yield create_oauth_metadata_request(url)
+                                    found = await _read_metadata(answer, ProtectedResourceMetadata)
+                                    if found != "absent":
                                         break
-                                if offered is False:
-                                    raise self._no_oauth(request)
-                            if self._interaction is None:
-                                if response.status_code == 401:
-                                    raise AuthorizationRequiredError(self.server)
-                                return  # a step-up: this request fails with its 403, the session stays
-                            reserved = await self._prepare_redirect() or reserved
+                                if found == "absent":  # no protected resource metadata: MCP 2025-03-26
+                                    answer = yield create_oauth_metadata_request(
+                                        legacy_metadata_url(context.server_url)
+                                    )
+                                    legacy = await _read_metadata(answer, OAuthMetadata)
+                                    self._legacy_issuer = None
+                                    if isinstance(legacy, OAuthMetadata):
+                                        issuer = str(legacy.issuer)
+                                        verdict = judge_legacy_issuer(context.server_url, legacy)
+                                        if verdict in ("cross-origin", "malformed"):
+                                            raise self._refused_issuer(issuer, verdict)
+                                        if verdict == "same-origin":
+                                            own = yield create_oauth_metadata_request(issuer_location(issuer))
+                                            self._legacy_issuer = await self._confirm_legacy_issuer(issuer, own)
+                                    elif legacy == "absent" and not self._may_use_default_endpoints():
+                                        raise self._no_oauth(request)
+                            if not await self._before_authorization(response):
+                                return
                         try:
                             outgoing = await flow.asend(response)
                         except StopAsyncIteration:
@@ -254,18 +298,43 @@ class DeckOAuthProvider(OAuthClientProvider):
         except OAuthFlowError as error:
             raise self._failure(error) from error
         finally:
-            if reserved:
-                self._release()
+            self._end_flow()
         await self._remember_discovery()
 
-    def _discovery_urls(self, response: httpx2.Response) -> list[str]:
-        """Where protected resource metadata (RFC 9728), or legacy authorization server metadata, would be."""
-        server_url = self.context.server_url
-        urls = build_protected_resource_metadata_discovery_urls(
-            extract_resource_metadata_from_www_auth(response), server_url
+    async def _confirm_legacy_issuer(self, issuer: str, own: httpx2.Response) -> str:
+        """Judge a same-origin issuer by what its own RFC 8414 location says (see ``_legacy``)."""
+        found = await _read_metadata(own, OAuthMetadata)
+        where = issuer_location(issuer)
+        if found == "unknown":
+            raise AuthorizationError(
+                self.server, f"cannot check the authorization server {issuer}: HTTP {own.status_code} from {where}"
+            )
+        if found == "absent":
+            logger.info(
+                "server %r: no protected resource metadata (MCP 2025-03-26); accepting the authorization server "
+                "issuer %s, on the server's own origin, though nothing is published at %s",
+                self.server,
+                issuer,
+                where,
+            )
+            return issuer
+        if str(found.issuer) != issuer:
+            raise AuthorizationError(
+                self.server,
+                f"the authorization server metadata names the issuer {issuer}, but the metadata at {where} "
+                f"names {found.issuer} (RFC 8414 §3.3); not authorizing",
+            )
+        logger.info("server %r: authorization server %s confirmed at %s", self.server, issuer, where)
+        return issuer
+
+    def _refused_issuer(self, issuer: str, verdict: str) -> AuthorizationError:
+        where = legacy_metadata_url(self.context.server_url)
+        why = "is not an issuer URL" if verdict == "malformed" else "is on another origin than the server"
+        return AuthorizationError(
+            self.server,
+            f"the authorization server metadata at {where} names the issuer {issuer}, which {why} "
+            "(RFC 8414 §3.3); not authorizing",
         )
-        parts = urlsplit(server_url)
-        return [*urls, f"{parts.scheme}://{parts.netloc}/.well-known/oauth-authorization-server"]
 
     def _no_oauth(self, request: httpx2.Request) -> AuthorizationError:
         return AuthorizationError(
@@ -294,14 +363,14 @@ class DeckOAuthProvider(OAuthClientProvider):
         else:
             await self._storage.forget_tokens()
 
-    async def _after_code_exchange(self, response: httpx2.Response) -> None:
-        if response.status_code in (400, 401) and self._storage.configured_client is None:
-            if await _oauth_error(response) == "invalid_client":
-                await self._storage.forget_client()
-
     def _failure(self, error: OAuthFlowError) -> AuthorizationError:
         text = " ".join(str(error).split())[:400]
         hint = self._stale_hint() if self.context.client_info is not None else ""
+        if isinstance(error, OAuthRegistrationError) and self.context.oauth_metadata is None:
+            hint += (
+                "; the server publishes no OAuth metadata, so this was the MCP 2025-03-26 default endpoint; "
+                'if the server wants other credentials, give them in its "headers"'
+            )
         return AuthorizationError(self.server, f"authorization failed: {text}{hint}")
 
     def _stale_hint(self) -> str:
@@ -310,6 +379,68 @@ class DeckOAuthProvider(OAuthClientProvider):
         return (
             "; if the authorization server said it does not know the client, "
             f"run `mcpdeck auth logout {self.server}` and log in again"
+        )
+
+
+class DeckOAuthProvider(DeckFlow):
+    """``OAuthClientProvider`` for one server of a host. Build it with ``mcpdeck.auth.build_auth``."""
+
+    def __init__(
+        self,
+        server: str,
+        url: str,
+        *,
+        storage: ServerTokenStorage,
+        client_metadata: DeckClientMetadata,
+        interaction: OAuthInteraction | None,
+        callback: CallbackPlan,
+        client_metadata_url: str | None = None,
+    ):
+        super().__init__(
+            url,
+            client_metadata,
+            storage,
+            redirect_handler=self._redirect,
+            callback_handler=self._callback,
+            client_metadata_url=client_metadata_url,
+        )
+        self._deck_setup(server, storage)
+        self._interaction = interaction
+        self._plan = callback
+        self._reserved: socket.socket | None = None
+        self._listener: CallbackListener | None = None
+        self._reused_registration = False  # this login goes ahead with a registration from an earlier run
+
+    # ----- hooks ------------------------------------------------------------------------------
+
+    def _may_use_default_endpoints(self) -> bool:
+        # MCP 2025-03-26: without metadata, /authorize, /token and /register on the server's origin.
+        # Only when someone is there to authorize: without, "no OAuth here" is the likelier story.
+        return self._interaction is not None
+
+    async def _before_authorization(self, response: httpx2.Response) -> bool:
+        if self._interaction is None:
+            if response.status_code == 401:
+                raise AuthorizationRequiredError(self.server)
+            return False  # a step-up: this request fails with its 403, the session stays
+        await self._prepare_redirect()
+        return True
+
+    async def _after_token_request(self, grant: str, response: httpx2.Response) -> None:
+        if grant != "authorization_code":
+            return
+        if response.status_code in (400, 401) and self._storage.configured_client is None:
+            if await _oauth_error(response) == "invalid_client":
+                await self._storage.forget_client()
+
+    def _end_flow(self) -> None:
+        self._release()
+
+    def _no_oauth(self, request: httpx2.Request) -> AuthorizationError:
+        error = super()._no_oauth(request)
+        return AuthorizationError(
+            self.server,
+            f"{error.reason}, or, if it uses the MCP 2025-03-26 default OAuth endpoints, {login_hint(self.server)}",
         )
 
     # ----- the hand-off ----------------------------------------------------------------------

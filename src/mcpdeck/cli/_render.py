@@ -6,7 +6,7 @@ import json
 import re
 import shutil
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -67,13 +67,29 @@ def mask_value(key: str, value: str) -> str:
     return "****" if len(value) <= 8 else f"{value[:3]}…****"
 
 
+_OAUTH_SECRETS = frozenset({"clientSecret", "privateKey", "idToken"})
+
+
+def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    """``data`` with the values of ``keys`` masked, nested objects included."""
+    masked: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            masked[key] = _mask_keys(cast(dict[str, Any], value), keys)
+        elif key in keys and isinstance(value, str):
+            masked[key] = value if _REFERENCE.match(value) else ("****" if len(value) <= 8 else f"{value[:3]}…****")
+        else:
+            masked[key] = value
+    return masked
+
+
 def mask_secrets(config: ServerConfig) -> dict[str, Any]:
-    """The config's JSON form with literal secrets in ``env``, ``headers`` and ``oauth.clientSecret`` masked."""
+    """The config's JSON form with literal secrets masked: ``env``, ``headers``, and the OAuth client
+    secret, private key and identity provider's secret and ID token."""
     data = config.to_json()
     oauth = data.get("oauth")
-    if isinstance(oauth, dict) and "clientSecret" in oauth:
-        secret = str(oauth["clientSecret"])  # pyright: ignore[reportUnknownArgumentType]
-        data["oauth"] = {**oauth, "clientSecret": mask_value("clientSecret", secret)}  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(oauth, dict):
+        data["oauth"] = _mask_keys(cast(dict[str, Any], oauth), _OAUTH_SECRETS)
     for section in ("env", "headers"):
         values = data.get(section)
         if isinstance(values, dict):
