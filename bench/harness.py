@@ -1,0 +1,799 @@
+"""The harness: starts servers and one worker per client, drives them metric by metric.
+
+The harness drives and the workers measure (``bench/worker.py``). Every client keeps its
+own worker process for the whole run (memory gets a fresh one per sample), all workers
+are up at once, and each metric runs in rounds that visit the clients in a rotated order,
+so that drift of the machine (other load, thermal, caches) hits every client alike. Each
+ratio is against the baseline measured in the same run.
+
+Results are plain JSON (``Results``): the raw samples per client and metric, the machine,
+and the versions; ``bench/report.py`` turns them into the tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import select
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Generator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bench.clients import BASELINE, BASELINE_HTTP, CLIENTS, ClientInfo
+from bench.clients.base import ServerSpec
+from bench.servers.line import tool_definitions
+from bench.venvs import install_note, peer
+
+__all__ = ["METRICS", "PROFILES", "Harness", "Profile", "machine_info"]
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+LINE_SERVER = BENCH / "servers" / "line.py"
+NODE = ROOT / "node_modules" / ".bin" / "node"
+EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+SLACK = 20.0
+"""Seconds the harness waits for a worker beyond the command's own time limit."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How much of everything to do."""
+
+    name: str
+    rounds: int = 50
+    calls: int = 20
+    """Sequential calls per client per round (``rounds * calls`` in all). Short rounds spread
+    bursts of outside load evenly over the clients."""
+    warmup: int = 100
+    inflight_rounds: int = 10
+    inflight_calls: int = 500
+    concurrency: int = 32
+    connect_servers: int = 10
+    connect_filler: int = 20
+    connect_rounds: int = 7
+    catalog: int = 1000
+    list_rounds: int = 5
+    payload_bytes: int = 5_000_000
+    payload_rounds: int = 3
+    memory_servers: int = 10
+    memory_rounds: int = 3
+    everything_rounds: int = 5
+    everything_calls: int = 40
+    per_call_session_calls: int = 5
+    """Calls per round for a client that opens a session (a server process) per call."""
+    timeout: float = 120.0
+
+
+PROFILES = {
+    "full": Profile("full"),
+    "quick": Profile(
+        "quick",
+        rounds=10,
+        calls=20,
+        warmup=20,
+        inflight_rounds=3,
+        inflight_calls=320,
+        connect_rounds=2,
+        catalog=1000,
+        list_rounds=2,
+        payload_rounds=1,
+        memory_rounds=1,
+        everything_rounds=2,
+        everything_calls=20,
+        per_call_session_calls=2,
+    ),
+    "smoke": Profile(
+        "smoke",
+        rounds=2,
+        calls=10,
+        warmup=3,
+        inflight_rounds=1,
+        inflight_calls=64,
+        connect_servers=3,
+        connect_filler=5,
+        connect_rounds=1,
+        catalog=50,
+        list_rounds=1,
+        payload_bytes=200_000,
+        payload_rounds=1,
+        memory_servers=2,
+        memory_rounds=1,
+        everything_rounds=1,
+        everything_calls=3,
+        per_call_session_calls=1,
+        timeout=30.0,
+    ),
+}
+
+METRICS: dict[str, str] = {
+    "stdio-latency": "Sequential `echo` over stdio",
+    "http-latency": "Sequential `echo` over streamable HTTP",
+    "stdio-inflight": "Throughput, calls in flight on one stdio connection",
+    "http-inflight": "Throughput, calls in flight on one HTTP connection",
+    "connect-concurrent": "Connect stdio servers at once and list all their tools",
+    "connect-sequential": "Connect stdio servers one after the other and list all their tools",
+    "list": "Connect + list a big-catalog server (~1 KB per tool)",
+    "payload-stdio": "A big result over stdio",
+    "payload-http-sse": "A big result over HTTP, SSE response (one SSE event)",
+    "payload-http-json": "A big result over HTTP, JSON response",
+    "memory": "Client memory per connected stdio server",
+    "everything-latency": "Sequential `echo` on `@modelcontextprotocol/server-everything` (stdio, node)",
+    "tokens": "Tokens of tool definitions per model request",
+}
+"""Every metric, in run order. ``list`` also yields ``relist``, ``convert-first`` and ``convert-again``."""
+
+DERIVED = {"list": ("relist", "convert-first", "convert-again")}
+
+PROVIDERS = ("openai", "anthropic", "gemini")
+
+
+@dataclass
+class Row:
+    """One client's samples for one metric.
+
+    ``samples`` are seconds (latency kinds), calls per second (``rate``) or bytes
+    (``bytes``); ``tail`` holds per-call seconds under load for a rate's p99 column.
+    """
+
+    client: str
+    status: str = "ok"
+    """``ok``, ``error``, ``n/a``, ``not installed`` or ``pending``."""
+    note: str = ""
+    samples: list[float] = field(default_factory=list[float])
+    tail: list[float] = field(default_factory=list[float])
+    cpu_s: float = 0.0
+    units: int = 0
+    """Calls (or operations) that ``cpu_s`` covers."""
+    server_cpu_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def fail(self, status: str, note: str) -> None:
+        if self.status == "ok":
+            self.status, self.note = status, note
+
+
+@dataclass
+class Metric:
+    id: str
+    title: str
+    kind: str
+    """``latency`` (lower is better), ``rate`` (higher is better) or ``bytes`` (lower is better)."""
+    unit_note: str = ""
+    rows: dict[str, Row] = field(default_factory=dict[str, Row])
+    notes: list[str] = field(default_factory=list[str])
+
+
+class WorkerError(Exception):
+    """The worker died or stopped answering."""
+
+
+class Worker:
+    """One client's worker process, driven over JSON lines."""
+
+    def __init__(self, info: ClientInfo, python: str, log: IO[bytes]):
+        self.info = info
+        env = {**os.environ, "MCP_USE_ANONYMIZED_TELEMETRY": "false", "LANGSMITH_TRACING": "false"}
+        env.pop("PYTHONPATH", None)
+        self.process = subprocess.Popen(
+            [python, "-m", "bench.worker", info.name],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=env,
+        )
+        self._buffer = b""
+        self.dead: str | None = None
+
+    def request(self, op: str, timeout: float = 60.0, **fields: Any) -> dict[str, Any]:
+        """Send one command; its answer (``{"ok": False, ...}`` when it failed)."""
+        if self.dead:
+            return {"ok": False, "kind": "error", "error": self.dead}
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(json.dumps({"op": op, "timeout": timeout, **fields}).encode() + b"\n")
+            self.process.stdin.flush()
+            deadline = time.monotonic() + timeout + SLACK
+            fd = self.process.stdout.fileno()
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WorkerError(f"the worker did not answer {op!r} within {timeout + SLACK:g} s")
+                readable, _, _ = select.select([fd], [], [], remaining)
+                if readable:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        raise WorkerError(f"the worker exited during {op!r} (code {self.process.wait()})")
+                    self._buffer += chunk
+        except (WorkerError, OSError) as error:
+            self.dead = str(error)
+            self.kill()
+            return {"ok": False, "kind": "error", "error": self.dead}
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def quit(self) -> None:
+        if not self.dead and self.process.poll() is None:
+            self.request("quit", timeout=30)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+def _print_progress(text: str) -> None:
+    print(f"bench: {text}", file=sys.stderr, flush=True)
+
+
+def _rotate(items: list[str], shift: int) -> list[str]:
+    if not items:
+        return items
+    shift %= len(items)
+    return items[shift:] + items[:shift]
+
+
+def machine_info() -> dict[str, Any]:
+    """The machine a run is on."""
+    cpu = platform.processor() or "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory = "?"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        kib = int(Path("/proc/meminfo").read_text().split("\n", 1)[0].split()[1])
+        memory = f"{kib / 1024 / 1024:.1f} GiB"
+    node = "?"
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        node = subprocess.run([str(NODE), "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "system": f"{platform.system()} {platform.release()}",
+        "python": sys.version.split()[0],
+        "node": node,
+        "load_average": os.getloadavg(),
+    }
+
+
+class Harness:
+    """Runs the chosen metrics for the chosen clients and gathers ``Results``."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        clients: list[str],
+        metrics: list[str],
+        *,
+        log_dir: Path,
+        progress: Callable[[str], None] | None = None,
+    ):
+        self.profile = profile
+        self.clients = [c for c in (info.name for info in CLIENTS) if c in clients]
+        self.metrics = [m for m in METRICS if m in metrics]
+        self.log_dir = log_dir
+        self._progress = progress or _print_progress
+        self._infos = {info.name: info for info in CLIENTS}
+        self._workers: dict[str, Worker] = {}
+        self._unusable: dict[str, tuple[str, str]] = {}
+        self._versions: dict[str, dict[str, str]] = {}
+        self._http_url = ""
+        self._http_process: subprocess.Popen[bytes] | None = None
+        self._logs: list[IO[bytes]] = []
+        self.results: dict[str, Metric] = {}
+
+    # ----- processes -------------------------------------------------------------------
+
+    def _python(self, info: ClientInfo) -> str:
+        if info.venv is None:
+            return sys.executable
+        return str(peer(info.venv).python)
+
+    def _spawn(self, names: list[str], *, tag: str = "") -> dict[str, Worker]:
+        """Start workers for these clients at once (imports overlap), then greet each.
+
+        A client that cannot run gets its reason in ``_unusable`` and no worker.
+        """
+        started: dict[str, tuple[Worker, str]] = {}
+        for name in names:
+            info = self._infos[name]
+            if info.venv is not None:
+                status = peer(info.venv).status()
+                if not status.get("ok"):
+                    self._unusable[name] = ("not installed", str(status.get("error", "setup failed"))[:400])
+                    continue
+            log = (self.log_dir / f"worker-{name}{tag}.log").open("ab")
+            self._logs.append(log)
+            started[name] = (Worker(info, self._python(info), log), log.name)
+        workers: dict[str, Worker] = {}
+        for name, (worker, log_name) in started.items():
+            hello = worker.request("hello", timeout=120)
+            if not hello.get("ok"):
+                worker.kill()
+                self._unusable[name] = ("error", f"worker did not start: {hello.get('error')} (see {log_name})")
+                continue
+            self._versions[name] = hello["versions"]
+            workers[name] = worker
+        return workers
+
+    def _start_http(self) -> None:
+        log = (self.log_dir / "http-server.log").open("ab")
+        self._logs.append(log)
+        process = subprocess.Popen(
+            [sys.executable, "-S", "-m", "bench.servers.http"], cwd=ROOT, stdout=subprocess.PIPE, stderr=log
+        )
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()
+        if not line.startswith("PORT "):
+            process.kill()
+            raise RuntimeError(f"the HTTP server did not start (see {log.name})")
+        self._http_process = process
+        self._http_url = f"http://127.0.0.1:{int(line.split()[1])}"
+
+    def _http_cpu(self) -> float | None:
+        if not self._http_url:
+            return None
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "bench/stats"}).encode()
+        request = urllib.request.Request(
+            f"{self._http_url}/mcp-json", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return float(json.loads(response.read())["result"]["cpu_s"])
+
+    @contextlib.contextmanager
+    def _running(self) -> Generator[None]:
+        try:
+            if any(m.startswith(("http", "payload-http")) for m in self.metrics):
+                self._start_http()
+            self._progress(f"starting workers: {', '.join(self.clients)}")
+            self._workers = self._spawn(self.clients)
+            yield
+        finally:
+            for worker in self._workers.values():
+                worker.quit()
+            if self._http_process is not None:
+                self._http_process.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._http_process.wait(5)
+                if self._http_process.stdout is not None:
+                    self._http_process.stdout.close()
+            for log in self._logs:
+                log.close()
+
+    # ----- servers ---------------------------------------------------------------------
+
+    @staticmethod
+    def line(name: str, filler: int = 0) -> ServerSpec:
+        args = ("-S", str(LINE_SERVER), *(("--filler", str(filler)) if filler else ()))
+        return ServerSpec(name=name, transport="stdio", command=sys.executable, args=args)
+
+    def http(self, name: str, *, json_response: bool = False) -> ServerSpec:
+        return ServerSpec(name=name, transport="http", url=f"{self._http_url}/mcp{'-json' if json_response else ''}")
+
+    @staticmethod
+    def everything(name: str) -> ServerSpec:
+        return ServerSpec(name=name, transport="stdio", command=str(NODE), args=(str(EVERYTHING), "stdio"))
+
+    # ----- running ---------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        """Run everything chosen; the results as JSON data."""
+        started = time.time()
+        machine = machine_info()
+        with self._running():
+            for metric in self.metrics:
+                self._progress(f"{metric}: {METRICS[metric]}")
+                getattr(self, f"_m_{metric.replace('-', '_')}")(metric)
+        machine["load_average_end"] = os.getloadavg()
+        return {
+            "format": 1,
+            "profile": asdict(self.profile),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(started)),
+            "seconds": round(time.time() - started, 1),
+            "machine": machine,
+            "baseline": BASELINE,
+            "baseline_http": BASELINE_HTTP,
+            "clients": {
+                name: {
+                    "label": self._infos[name].label,
+                    "versions": self._versions.get(name, {}),
+                    "status": self._unusable.get(name, ("ok", ""))[0],
+                    "note": self._unusable.get(name, ("ok", ""))[1],
+                    "install": self._install_note(name),
+                }
+                for name in self.clients
+            },
+            "metrics": {mid: asdict(metric) for mid, metric in self.results.items()},
+        }
+
+    def _install_note(self, name: str) -> str:
+        venv = self._infos[name].venv
+        return "main .venv" if venv is None else f"bench/.venvs/{venv}: {install_note(peer(venv).status())}"
+
+    def _metric(self, mid: str, kind: str, unit_note: str = "", title: str | None = None) -> Metric:
+        metric = self.results[mid] = Metric(id=mid, title=title or METRICS[mid], kind=kind, unit_note=unit_note)
+        for name in self.clients:
+            row = metric.rows[name] = Row(name)
+            if name in self._unusable:
+                row.fail(*self._unusable[name])
+        return metric
+
+    def _ready(
+        self, metric: Metric, *, stdio_only: bool = False, sequential_only: bool = False, handshake: bool = False
+    ) -> list[str]:
+        """Clients that can run this metric (the others' rows say why not)."""
+        ready: list[str] = []
+        for name in self.clients:
+            row = metric.rows[name]
+            if row.status != "ok":
+                continue
+            worker = self._workers.get(name)
+            if worker is None or worker.dead:
+                row.fail("error", worker.dead if worker and worker.dead else "no worker")
+            elif stdio_only and name.startswith("floor"):
+                row.fail("n/a", "the floor is stdio only")
+            elif handshake and name.startswith("floor"):
+                row.fail("n/a", "the floor skips the MCP handshake, which this server requires")
+            elif sequential_only and name == "floor-blocking":
+                row.fail("n/a", "blocking I/O has one call in flight at most")
+            else:
+                ready.append(name)
+        return ready
+
+    def _budget(self, name: str, calls: int) -> int:
+        return min(calls, self.profile.per_call_session_calls) if self._infos[name].session_per_call else calls
+
+    def _open(self, metric: Metric, name: str, key: str, servers: list[ServerSpec], concurrent: bool = True) -> bool:
+        reply = self._workers[name].request(
+            "open",
+            timeout=self.profile.timeout,
+            key=key,
+            servers=[s.to_json() for s in servers],
+            concurrent=concurrent,
+        )
+        if not reply["ok"]:
+            metric.rows[name].fail("error" if reply["kind"] != "unsupported" else "n/a", f"connect: {reply['error']}")
+            return False
+        metric.rows[name].extra.setdefault("connect_s", []).append(reply["wall_s"])
+        return True
+
+    def _close(self, name: str, key: str) -> dict[str, Any]:
+        return self._workers[name].request("close", timeout=self.profile.timeout, key=key)
+
+    # ----- sequential calls --------------------------------------------------------------
+
+    def _sequential(
+        self,
+        mid: str,
+        server: Callable[[], ServerSpec],
+        tool: str,
+        args: dict[str, Any],
+        *,
+        rounds: int,
+        calls: int,
+        warmup: int,
+        expected: int,
+        handshake: bool = False,
+    ) -> None:
+        metric = self._metric(mid, "latency", "per call")
+        http = server().transport == "http"
+        ready: list[str] = []
+        for name in self._ready(metric, stdio_only=http, handshake=handshake):
+            if self._open(metric, name, mid, [server()]):
+                warm = self._workers[name].request(
+                    "calls", timeout=self.profile.timeout, key=mid, server="s", tool=tool, args=args,
+                    n=self._budget(name, warmup),
+                )  # fmt: skip
+                if warm["ok"]:
+                    ready.append(name)
+                else:
+                    metric.rows[name].fail("error", warm["error"])
+        for turn in range(rounds):
+            self._progress(f"{mid}: round {turn + 1}/{rounds}")
+            for name in _rotate(ready, turn):
+                row = metric.rows[name]
+                if row.status != "ok":
+                    continue
+                n = self._budget(name, calls)
+                before = self._http_cpu() if http else None
+                reply = self._workers[name].request(
+                    "calls", timeout=self.profile.timeout + n, key=mid, server="s", tool=tool, args=args, n=n
+                )
+                after = self._http_cpu() if http else None
+                if not reply["ok"]:
+                    row.fail("error", reply["error"])
+                    continue
+                row.samples += [d / 1e9 for d in reply["durations_ns"]]
+                row.cpu_s += reply["cpu_s"]
+                row.units += n
+                server_cpu = reply.get("server_cpu_s")
+                if before is not None and after is not None:
+                    server_cpu = after - before
+                if server_cpu is not None:
+                    row.server_cpu_s = (row.server_cpu_s or 0.0) + server_cpu
+                if reply["size"] != expected:
+                    row.note = f"returned {reply['size']} characters, expected {expected}"
+        for name in ready:
+            self._close(name, mid)
+
+    def _m_stdio_latency(self, mid: str) -> None:
+        p = self.profile
+        self._sequential(
+            mid, lambda: self.line("s"), "echo", {"text": "hello"},
+            rounds=p.rounds, calls=p.calls, warmup=p.warmup, expected=5,
+        )  # fmt: skip
+
+    def _m_http_latency(self, mid: str) -> None:
+        p = self.profile
+        self._sequential(
+            mid, lambda: self.http("s"), "echo", {"text": "hello"},
+            rounds=p.rounds, calls=p.calls, warmup=p.warmup, expected=5,
+        )  # fmt: skip
+
+    def _m_everything_latency(self, mid: str) -> None:
+        p = self.profile
+        self._sequential(
+            mid, lambda: self.everything("s"), "echo", {"message": "hello"},
+            rounds=p.everything_rounds, calls=p.everything_calls, warmup=min(p.warmup, 20), expected=len("Echo: hello"),
+            handshake=True,
+        )  # fmt: skip
+
+    # ----- calls in flight --------------------------------------------------------------
+
+    def _inflight(self, mid: str, server: Callable[[], ServerSpec]) -> None:
+        p = self.profile
+        metric = self._metric(mid, "rate", f"{p.concurrency} calls in flight")
+        http = server().transport == "http"
+        ready = [
+            n
+            for n in self._ready(metric, stdio_only=http, sequential_only=True)
+            if self._open(metric, n, mid, [server()])
+        ]
+        for turn in range(p.inflight_rounds):
+            self._progress(f"{mid}: round {turn + 1}/{p.inflight_rounds}")
+            for name in _rotate(ready, turn):
+                row = metric.rows[name]
+                info = self._infos[name]
+                if row.status != "ok" or (info.session_per_call and turn > 0):
+                    continue
+                n = 2 * p.concurrency if info.session_per_call else p.inflight_calls
+                reply = self._workers[name].request(
+                    "inflight", timeout=p.timeout + n / 10, key=mid, server="s", tool="echo",
+                    args={"text": "hello"}, n=n, concurrency=p.concurrency,
+                )  # fmt: skip
+                if not reply["ok"]:
+                    row.fail("error", reply["error"])
+                    continue
+                row.samples.append(n / reply["wall_s"])
+                row.tail += [d / 1e9 for d in reply["durations_ns"]]
+                row.cpu_s += reply["cpu_s"]
+                row.units += n
+        for name in ready:
+            self._close(name, mid)
+
+    def _m_stdio_inflight(self, mid: str) -> None:
+        self._inflight(mid, lambda: self.line("s"))
+
+    def _m_http_inflight(self, mid: str) -> None:
+        self._inflight(mid, lambda: self.http("s"))
+
+    # ----- connecting ---------------------------------------------------------------------
+
+    def _connect(self, mid: str, *, concurrent: bool) -> None:
+        p = self.profile
+        metric = self._metric(mid, "latency", f"{p.connect_servers} servers x {4 + p.connect_filler} tools")
+        servers = [self.line(f"s{i}", p.connect_filler) for i in range(p.connect_servers)]
+        expected = p.connect_servers * (4 + p.connect_filler)
+        ready = self._ready(metric, sequential_only=concurrent)
+        for turn in range(p.connect_rounds):
+            self._progress(f"{mid}: round {turn + 1}/{p.connect_rounds}")
+            for name in _rotate(ready, turn):
+                row = metric.rows[name]
+                if row.status != "ok":
+                    continue
+                reply = self._workers[name].request(
+                    "open", timeout=p.timeout, key=mid, servers=[s.to_json() for s in servers], concurrent=concurrent
+                )
+                if not reply["ok"]:
+                    row.fail("error", reply["error"])
+                    continue
+                closed = self._close(name, mid)
+                row.samples.append(reply["wall_s"])
+                row.cpu_s += reply["cpu_s"]
+                row.units += 1
+                row.extra.setdefault("close_s", []).append(closed.get("wall_s"))
+                if reply["tools"] is not None and reply["tools"] != expected:
+                    row.note = f"listed {reply['tools']} tools, expected {expected}"
+
+    def _m_connect_concurrent(self, mid: str) -> None:
+        self._connect(mid, concurrent=True)
+
+    def _m_connect_sequential(self, mid: str) -> None:
+        self._connect(mid, concurrent=False)
+
+    # ----- a big catalog ------------------------------------------------------------------
+
+    def _m_list(self, mid: str) -> None:
+        p = self.profile
+        tools = p.catalog + 4
+        metric = self._metric(mid, "latency", f"{tools} tools", title=f"Connect + list a {p.catalog}-tool server")
+        relist = self._metric("relist", "latency", f"{tools} tools", title=f"List the {p.catalog}-tool server again")
+        relist.notes.append(
+            "mcpdeck lists when a server says its tools changed: its time is a `touch_tools` call, the "
+            "`tools/list_changed` notification, the list and the new catalog (`ToolsChanged` event)."
+        )
+        first = self._metric(
+            "convert-first", "latency", "openai format", title=f"Convert the {p.catalog}-tool catalog (first time)"
+        )
+        again = self._metric(
+            "convert-again", "latency", "openai format", title=f"Convert the unchanged {p.catalog}-tool catalog again"
+        )
+        for convert in (first, again):
+            convert.notes.append(
+                "PENDING issue 4: mcpdeck has no provider conversion yet; this is the slot for it. The SDK rows are "
+                "a naive hand conversion (no schema fix-ups, no cache); langchain's is `convert_to_openai_tool`."
+            )
+        ready = self._ready(metric)
+        for other in (relist, first, again):
+            for name in self.clients:
+                if metric.rows[name].status != "ok":
+                    other.rows[name].fail(metric.rows[name].status, metric.rows[name].note)
+        for turn in range(p.list_rounds):
+            self._progress(f"{mid}: round {turn + 1}/{p.list_rounds}")
+            for name in _rotate(ready, turn):
+                row = metric.rows[name]
+                if row.status != "ok":
+                    continue
+                worker = self._workers[name]
+                reply = worker.request(
+                    "open", timeout=p.timeout, key=mid, servers=[self.line("s", p.catalog).to_json()], concurrent=True
+                )
+                if not reply["ok"]:
+                    row.fail("error", reply["error"])
+                    for other in (relist, first, again):
+                        other.rows[name].fail("error", "connect failed")
+                    continue
+                row.samples.append(reply["wall_s"])
+                row.cpu_s += reply["cpu_s"]
+                row.units += 1
+                if reply["tools"] is not None and reply["tools"] != tools:
+                    row.note = f"listed {reply['tools']} tools, expected {tools}"
+                self._timed(relist.rows[name], worker.request("relist", timeout=p.timeout, key=mid, server="s"))
+                for provider in PROVIDERS:
+                    for convert in (first, again):
+                        answer = worker.request("convert", timeout=p.timeout, key=mid, server="s", provider=provider)
+                        if provider == "openai":
+                            self._timed(convert.rows[name], answer)
+                        elif answer["ok"]:
+                            convert.rows[name].extra.setdefault(provider, []).append(answer["wall_s"])
+                self._close(name, mid)
+
+    @staticmethod
+    def _timed(row: Row, reply: dict[str, Any]) -> None:
+        if row.status != "ok":
+            return
+        if not reply["ok"]:
+            row.fail("n/a" if reply["kind"] == "unsupported" else "error", reply["error"])
+            if "PENDING" in reply["error"]:
+                row.status = "pending"
+            return
+        row.samples.append(reply["wall_s"])
+        row.cpu_s += reply["cpu_s"]
+        row.units += 1
+
+    # ----- big results ----------------------------------------------------------------------
+
+    def _payload(self, mid: str, server: Callable[[], ServerSpec]) -> None:
+        p = self.profile
+        metric = self._metric(mid, "latency", f"{p.payload_bytes / 1e6:g} MB text")
+        http = server().transport == "http"
+        ready = self._ready(metric, stdio_only=http)
+        for turn in range(p.payload_rounds):
+            self._progress(f"{mid}: round {turn + 1}/{p.payload_rounds}")
+            for name in _rotate(ready, turn):
+                row = metric.rows[name]
+                if row.status != "ok" or not self._open(metric, name, mid, [server()]):
+                    continue
+                reply = self._workers[name].request(
+                    "calls", timeout=p.timeout, key=mid, server="s", tool="payload",
+                    args={"bytes": p.payload_bytes}, n=1,
+                )  # fmt: skip
+                if reply["ok"]:
+                    row.samples += [d / 1e9 for d in reply["durations_ns"]]
+                    row.cpu_s += reply["cpu_s"]
+                    row.units += 1
+                    if reply["size"] != p.payload_bytes:
+                        row.note = f"got {reply['size']} characters of {p.payload_bytes}"
+                else:
+                    row.fail("error", reply["error"])
+                self._close(name, mid)
+
+    def _m_payload_stdio(self, mid: str) -> None:
+        self._payload(mid, lambda: self.line("s"))
+
+    def _m_payload_http_sse(self, mid: str) -> None:
+        self._payload(mid, lambda: self.http("s"))
+
+    def _m_payload_http_json(self, mid: str) -> None:
+        self._payload(mid, lambda: self.http("s", json_response=True))
+
+    # ----- memory ------------------------------------------------------------------------------
+
+    def _m_memory(self, mid: str) -> None:
+        p = self.profile
+        metric = self._metric(mid, "bytes", f"RSS delta / {p.memory_servers} servers")
+        metric.notes.append(
+            "RSS of the client process after a full GC: one server connected first (imports and first-use "
+            f"costs), then {p.memory_servers} more; the row is the growth divided by {p.memory_servers}."
+        )
+        ready: list[str] = []
+        for name in self._ready(metric):
+            if self._infos[name].session_per_call:
+                metric.rows[name].fail("n/a", "holds no connection between calls")
+            else:
+                ready.append(name)
+        extra = [self.line(f"m{i}") for i in range(p.memory_servers)]
+        for turn in range(p.memory_rounds):
+            self._progress(f"{mid}: round {turn + 1}/{p.memory_rounds}")
+            order = _rotate(ready, turn)
+            fresh = self._spawn([name for name in order if metric.rows[name].status == "ok"], tag="-memory")
+            for name in order:
+                row = metric.rows[name]
+                worker = fresh.get(name)
+                if worker is None:
+                    if row.status == "ok":
+                        row.fail(*self._unusable.pop(name, ("error", "no worker")))
+                    continue
+                try:
+                    warm = [self.line("w").to_json()]
+                    more = [s.to_json() for s in extra]
+                    steps = [
+                        worker.request("open", timeout=p.timeout, key="warm", servers=warm, concurrent=True),
+                        before := worker.request("rss"),
+                        worker.request("open", timeout=p.timeout, key="mem", servers=more, concurrent=True),
+                        after := worker.request("rss"),
+                    ]
+                    failed = next((s for s in steps if not s["ok"]), None)
+                    if failed is not None:
+                        row.fail("error", failed["error"])
+                        continue
+                    row.samples.append((after["rss"] - before["rss"]) / p.memory_servers)
+                    row.extra.setdefault("rss_one_server", []).append(before["rss"])
+                finally:
+                    worker.quit()
+
+    # ----- tokens -------------------------------------------------------------------------------
+
+    def _m_tokens(self, mid: str) -> None:
+        p = self.profile
+        metric = self._metric(mid, "bytes", "estimated tokens (characters / 4)")
+        definitions = [
+            {"type": "function", "function": {"name": f"mcp__s__{t['name']}", "description": t["description"],
+                                              "parameters": t["inputSchema"]}}
+            for t in tool_definitions(p.catalog)
+        ]  # fmt: skip
+        characters = len(json.dumps(definitions, separators=(",", ":")))
+        metric.notes.append(
+            f"{len(definitions)} tools in OpenAI's function format, {characters:,} characters of JSON; no tokenizer "
+            "is installed offline, so tokens are estimated as characters / 4. Tool search is PENDING issue 4: the "
+            "row to fill is the definitions sent per request with search on (target: at most 5% of all tools)."
+        )
+        metric.rows.clear()
+        metric.rows["all tools"] = Row("all tools", samples=[characters / 4], units=len(definitions))
+        metric.rows["with tool search"] = Row("with tool search", status="pending", note="PENDING issue 4")

@@ -1,0 +1,209 @@
+"""Where mcpdeck's per-call time goes: the same ``echo`` call through each layer, in one process.
+
+``python -m bench.layers [--transport stdio|http] [--calls 2000] [--rounds 5] [--inflight 32]``
+
+One ``Host`` connects the near-free server; the call is then made, in interleaved rounds,
+through each layer of the stack mcpdeck builds on that one connection, and through the bare
+SDK on its own connection, so the difference between two rows is what the layer between
+them costs:
+
+1. ``sdk ClientSession``: ``stdio_client`` / ``streamable_http_client`` + ``ClientSession``
+   (its own connection; the harness's baseline).
+2. ``sdk mcp.Client``: ``mcp.Client`` (its own connection).
+3. ``mcpdeck transport + ClientSession``: ``client.session.call_tool`` on mcpdeck's connection
+   (mcpdeck's transport, the SDK's session).
+4. ``+ mcp.Client``: ``client.call_tool`` on mcpdeck's connection.
+5. ``+ progress callback``: the same with a ``progress_callback`` (mcpdeck always passes one).
+6. ``+ ServerConnection.call_tool``: mcpdeck's request rules (timeout scope, progress relay,
+   reconnect wait, error mapping).
+7. ``+ Host.call_tool``: the catalog lookup, argument validation, events, ``ToolResult``.
+
+Then the pure-CPU pieces of ``Host.call_tool`` on their own (no I/O). ``--inflight N``
+also runs each layer with N calls in flight. Wall times on a busy machine are noisy; the
+CPU columns (``time.process_time``) are steadier. ``--profile FILE`` writes a cProfile
+(CPU time) of ``Host.call_tool`` calls.
+
+This reads mcpdeck's private attributes (``Host._connections``, ``ServerConnection._client``)
+to reach the inner layers: a diagnostic, not an API user; it says so if they moved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.harness import LINE_SERVER, ROOT
+from mcpdeck import Host, ToolCallStarted
+from mcpdeck.connection import ServerConnection
+from mcpdeck.results import ToolResult
+
+__all__ = ["main"]
+
+Call = Callable[[], Awaitable[object]]
+ARGS = {"text": "hello"}
+
+
+@asynccontextmanager
+async def _http_server() -> AsyncGenerator[str]:
+    command = [sys.executable, "-S", "-m", "bench.servers.http"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE)  # noqa: ASYNC220 - once, before measuring
+    assert process.stdout is not None
+    try:
+        port = int(process.stdout.readline().split()[1])
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait()
+        process.stdout.close()
+
+
+async def _measure(call: Call, n: int, inflight: int) -> tuple[list[float], float]:
+    """Per-call wall seconds and CPU seconds per call."""
+    durations: list[float] = []
+    remaining = n
+
+    async def lane() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            began = time.perf_counter()
+            await call()
+            durations.append(time.perf_counter() - began)
+
+    cpu = time.process_time()
+    await asyncio.gather(*(lane() for _ in range(inflight)))
+    return durations, (time.process_time() - cpu) / n
+
+
+def _cpu_pieces(host: Host, connection: ServerConnection, raw: types.CallToolResult) -> list[tuple[str, float]]:
+    entry = host.catalog.get("mcp__s__echo")
+    assert entry is not None
+    n = 20000
+
+    def each(fn: Callable[[], object]) -> float:
+        return min(timeit.repeat(fn, number=n, repeat=5)) / n
+
+    def started() -> None:
+        host.events.publish(
+            ToolCallStarted(call_id=uuid.uuid4().hex, name=entry.name, server="s", tool="echo", arguments=ARGS)
+        )
+
+    def scope() -> None:  # run inside the current task, as ServerConnection.request does
+        with anyio.CancelScope(deadline=anyio.current_time() + 60):  # noqa: ASYNC100 - its cost is the point
+            pass
+
+    return [
+        ("catalog.get", each(lambda: host.catalog.get("mcp__s__echo"))),
+        ("CatalogTool.validate_arguments (jsonschema)", each(lambda: entry.validate_arguments(dict(ARGS)))),
+        ("uuid.uuid4().hex", each(lambda: uuid.uuid4().hex)),
+        ("ToolCallStarted(...) + events.publish", each(started)),
+        ("ToolResult.from_mcp", each(lambda: ToolResult.from_mcp(raw, name="n", server="s", tool="t", duration=0))),
+        ("anyio.CancelScope(deadline) enter + exit", each(scope)),
+        ("ServerConnection.request_timeout", each(lambda: connection.request_timeout)),
+    ]
+
+
+async def run(transport: str, calls: int, rounds: int, inflight: int, profile: str | None) -> None:
+    async with AsyncExitStack() as stack:
+        if transport == "http":
+            url = await stack.enter_async_context(_http_server())
+            config: dict[str, Any] = {"type": "http", "url": url}
+            sdk_transport = streamable_http_client(url)
+            sdk_target: str | StdioServerParameters = url
+        else:
+            params = StdioServerParameters(command=sys.executable, args=["-S", str(LINE_SERVER)])
+            config = {"command": params.command, "args": params.args}
+            sdk_transport = stdio_client(params)
+            sdk_target = params
+        host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
+        try:
+            connection: ServerConnection = host._connections["s"]  # pyright: ignore[reportPrivateUsage]
+            client = connection._client  # pyright: ignore[reportPrivateUsage]
+        except (AttributeError, KeyError) as error:
+            sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
+        assert client is not None
+        read, write = await stack.enter_async_context(sdk_transport)
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        await session.list_tools()
+        sdk_client = await stack.enter_async_context(Client(sdk_target))
+        await sdk_client.list_tools()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            return None
+
+        layers: list[tuple[str, Call]] = [
+            ("sdk ClientSession (own connection)", lambda: session.call_tool("echo", ARGS)),
+            ("sdk mcp.Client (own connection)", lambda: sdk_client.call_tool("echo", ARGS)),
+            ("mcpdeck transport + ClientSession", lambda: client.session.call_tool("echo", ARGS)),
+            ("+ mcp.Client", lambda: client.call_tool("echo", ARGS)),
+            ("+ progress callback", lambda: client.call_tool("echo", ARGS, progress_callback=on_progress)),
+            ("+ ServerConnection.call_tool", lambda: connection.call_tool("echo", dict(ARGS))),
+            ("+ Host.call_tool", lambda: host.call_tool("mcp__s__echo", ARGS)),
+        ]
+        modes = [1, inflight] if inflight > 1 else [1]
+        for mode in modes:
+            walls: dict[str, list[float]] = {name: [] for name, _ in layers}
+            cpus: dict[str, list[float]] = {name: [] for name, _ in layers}
+            for _, call in layers:
+                await _measure(call, min(200, calls), mode)  # warm-up
+            for turn in range(rounds):
+                shift = turn % len(layers)
+                for name, call in layers[shift:] + layers[:shift]:
+                    durations, cpu = await _measure(call, calls, mode)
+                    walls[name] += durations
+                    cpus[name].append(cpu)
+            print(f"\n{transport}, {'sequential' if mode == 1 else f'{mode} in flight'}: {rounds} x {calls} calls")
+            print(f"{'layer':42} {'median':>10} {'CPU/call':>10} {'Δ CPU':>9}")
+            previous: float | None = None
+            for name, _ in layers:
+                cpu = statistics.median(cpus[name])
+                delta = "" if previous is None or name.startswith("sdk") else f"{(cpu - previous) * 1e6:+8.1f}"
+                print(f"{name:42} {statistics.median(walls[name]) * 1e6:8.1f}µs {cpu * 1e6:8.1f}µs {delta:>9}")
+                previous = cpu
+        raw = await client.call_tool("echo", ARGS)
+        print("\nCPU pieces of Host.call_tool (no I/O):")
+        for name, seconds in _cpu_pieces(host, connection, raw):
+            print(f"  {name:48} {seconds * 1e6:8.2f}µs")
+        if profile:
+            profiler = cProfile.Profile(time.process_time)
+            profiler.enable()
+            for _ in range(calls):
+                await host.call_tool("mcp__s__echo", ARGS)
+            profiler.disable()
+            profiler.dump_stats(profile)
+            print(f"\ncProfile (CPU time) of {calls} Host.call_tool calls: {profile}")
+        with contextlib.suppress(Exception):
+            await asyncio.sleep(0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.layers", description="Where mcpdeck's per-call time goes.")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per layer per round")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--inflight", type=int, default=32, help="also measure with this many calls in flight")
+    parser.add_argument("--profile", help="write a cProfile of Host.call_tool calls to this file")
+    args = parser.parse_args(argv)
+    asyncio.run(run(args.transport, args.calls, args.rounds, args.inflight, args.profile))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""A near-free MCP server over stdio: hand-written, line-oriented JSON-RPC, standard library only.
+
+It costs a few microseconds per answer, so what a benchmark measures against it is the
+client. It still speaks MCP as a client sees it: the ``initialize`` handshake (a
+``server/discover`` probe is answered "method not found", so 2026-era clients fall back
+to the handshake), ``ping``, ``logging/setLevel``, ``tools/list`` and ``tools/call``.
+
+Tools:
+
+- ``echo(text)``: returns ``text``.
+- ``sleep(ms)``: answers after ``ms`` milliseconds (other requests are answered meanwhile).
+- ``payload(bytes)``: returns a text of that many bytes.
+- ``touch_tools()``: answers, then sends ``notifications/tools/list_changed`` (to make a
+  host that follows notifications list again).
+- ``bench/stats`` (not MCP) answers ``{"cpu_s": ...}``, the server's CPU time so far.
+- ``filler_NNNN_*``: ``--filler K`` adds K tools with realistic schemas (about 1 KB each)
+  that echo their arguments.
+
+Run it by path (``python -S bench/servers/line.py --filler 20``): it imports nothing but
+the standard library, so any interpreter of any virtual environment can start it. The
+HTTP server (``bench/servers/http.py``) answers with the same ``Handler``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Handler", "Later", "filler_tool", "tool_definitions"]
+
+Later = Callable[[float, str], None]
+"""``later(delay, line)``: send ``line`` after ``delay`` seconds."""
+
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""Handshake-era versions this server accepts; it answers the client's own if listed, else the newest."""
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+
+_VERBS = ("list", "get", "create", "update", "archive", "search", "export", "sync")
+_NOUNS = ("invoices", "customers", "tickets", "deployments", "documents", "alerts", "orders", "reports", "users")
+_AREAS = ("billing", "support", "platform", "sales", "security", "analytics")
+
+BASE_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "echo",
+        "description": "Return the given text unchanged.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text to return."}},
+            "required": ["text"],
+        },
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "sleep",
+        "description": "Answer after the given number of milliseconds.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"ms": {"type": "integer", "minimum": 0, "description": "Milliseconds to wait."}},
+            "required": ["ms"],
+        },
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "payload",
+        "description": "Return a text of the given size in bytes.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"bytes": {"type": "integer", "minimum": 0, "description": "Size of the text."}},
+            "required": ["bytes"],
+        },
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "touch_tools",
+        "description": "Tell the client that the tool list changed.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]
+
+
+def filler_tool(index: int) -> dict[str, Any]:
+    """A realistic tool definition of about 1 KB (deterministic in ``index``)."""
+    verb = _VERBS[index % len(_VERBS)]
+    noun = _NOUNS[(index // len(_VERBS)) % len(_NOUNS)]
+    area = _AREAS[index % len(_AREAS)]
+    return {
+        "name": f"filler_{index:04d}_{verb}_{noun}",
+        "title": f"{verb.capitalize()} {noun} ({area})",
+        "description": (
+            f"{verb.capitalize()} {noun} in the {area} workspace. Returns a page of matching {noun} with their "
+            f"ids, owners, status and timestamps; pass `cursor` from the previous page to read on. Fails when "
+            f"the workspace is archived or the caller lacks the `{area}:read` scope."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "workspace": {
+                    "type": "string",
+                    "pattern": "^[a-z0-9-]{3,40}$",
+                    "description": "Workspace slug, e.g. `acme-prod`.",
+                },
+                "query": {"type": "string", "description": f"Free-text filter on the names of {noun}."},
+                "status": {
+                    "type": "string",
+                    "enum": ["open", "closed", "archived", "draft"],
+                    "description": "Only records in this state.",
+                },
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "Page size."},
+                "cursor": {"type": "string", "description": "Opaque cursor from a previous page."},
+                "tags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": 10,
+                    "description": "Records must carry all of these tags.",
+                },
+                "include_archived": {"type": "boolean", "default": False},
+            },
+            "required": ["workspace"],
+            "additionalProperties": False,
+        },
+        "annotations": {"readOnlyHint": verb in ("list", "get", "search", "export"), "openWorldHint": False},
+    }
+
+
+def tool_definitions(filler: int = 0) -> list[dict[str, Any]]:
+    """Every tool the server lists with ``--filler filler``."""
+    return [*BASE_TOOLS, *(filler_tool(i) for i in range(filler))]
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class Handler:
+    """Answers JSON-RPC messages; the transport decides how the answers travel.
+
+    ``handle`` returns the lines to send now (responses and notifications, each a JSON
+    string without newline); a ``sleep`` call is answered through ``later(delay, line)``
+    (at once when there is no ``later``).
+    """
+
+    def __init__(self, filler: int = 0):
+        self._tools_json = _dumps({"tools": tool_definitions(filler)})
+        self._tool_names = {tool["name"] for tool in tool_definitions(filler)}
+        self._payloads: dict[int, str] = {}
+
+    @staticmethod
+    def _result(request_id: object, result_json: str) -> str:
+        return f'{{"jsonrpc":"2.0","id":{_dumps(request_id)},"result":{result_json}}}'
+
+    @staticmethod
+    def _error(request_id: object, code: int, message: str) -> str:
+        return _dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+    @staticmethod
+    def _text(text: str) -> str:
+        return f'{{"content":[{{"type":"text","text":{_dumps(text)}}}],"isError":false}}'
+
+    def _payload(self, size: int) -> str:
+        cached = self._payloads.get(size)
+        if cached is None:
+            cached = self._payloads[size] = self._text("x" * size)
+        return cached
+
+    def handle(self, message: dict[str, Any], later: Later | None = None) -> list[str]:
+        """The answers to one message (none for notifications and responses)."""
+        method = message.get("method")
+        if method is None or "id" not in message:
+            return []  # a notification (initialized, cancelled, ...) or a response: nothing to say
+        request_id = message["id"]
+        params: dict[str, Any] = message.get("params") or {}
+        if method == "tools/call":
+            return self._call(request_id, params, later)
+        if method == "tools/list":
+            return [self._result(request_id, self._tools_json)]
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+            result = {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "bench-line", "version": "1.0"},
+            }
+            return [self._result(request_id, _dumps(result))]
+        if method == "bench/stats":  # not MCP: the harness asks what the server has cost so far
+            return [self._result(request_id, _dumps({"cpu_s": time.process_time()}))]
+        if method in ("ping", "logging/setLevel"):
+            return [self._result(request_id, "{}")]
+        return [self._error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")]
+
+    def _call(self, request_id: object, params: dict[str, Any], later: Later | None) -> list[str]:
+        name = params.get("name")
+        arguments: dict[str, Any] = params.get("arguments") or {}
+        if name == "echo":
+            return [self._result(request_id, self._text(str(arguments.get("text", ""))))]
+        if name == "payload":
+            return [self._result(request_id, self._payload(int(arguments.get("bytes", 0))))]
+        if name == "sleep":
+            answer = self._result(request_id, self._text("slept"))
+            if later is None:
+                return [answer]
+            later(int(arguments.get("ms", 0)) / 1000, answer)
+            return []
+        if name == "touch_tools":
+            changed = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+            return [self._result(request_id, self._text("touched")), changed]
+        if name in self._tool_names:
+            return [self._result(request_id, self._text(_dumps(arguments)))]
+        return [self._error(request_id, INVALID_PARAMS, f"unknown tool: {name}")]
+
+
+def serve_stdio(filler: int) -> None:
+    """Answer newline-delimited JSON-RPC on stdin/stdout until stdin closes."""
+    out = sys.stdout.buffer
+    lock = threading.Lock()
+
+    def send(lines: list[str]) -> None:
+        if lines:
+            data = ("\n".join(lines) + "\n").encode()
+            with lock:
+                out.write(data)
+                out.flush()
+
+    def later(delay: float, line: str) -> None:
+        timer = threading.Timer(delay, send, args=([line],))
+        timer.daemon = True
+        timer.start()
+
+    handler = Handler(filler)
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            send([_dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})])
+            continue
+        if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
+            batch: list[Any] = message  # pyright: ignore[reportUnknownVariableType]
+            send([line for item in batch for line in handler.handle(item, later)])
+        else:
+            send(handler.handle(message, later))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="A near-free MCP server over stdio.")
+    parser.add_argument("--filler", type=int, default=0, help="add this many ~1 KB filler tools")
+    args = parser.parse_args(argv)
+    try:
+        serve_stdio(args.filler)
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    main()
