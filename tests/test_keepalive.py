@@ -16,6 +16,7 @@ import pytest
 from mcpdeck import (
     Event,
     Host,
+    ResourceUpdated,
     RetryPolicy,
     ServerCrashedError,
     ServerError,
@@ -107,6 +108,40 @@ async def test_a_killed_server_is_reconnected_and_a_call_made_meanwhile_waits_fo
         assert [t.name for t in host.catalog.for_server("f")] == tools
         assert [r.uri for r in host.resources] == RESOURCES
         assert status.log_path is not None and status.log_path.read_text().count("mcpdeck starting f") == 2
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["2026-07-28", "handshake-era"])
+async def test_resource_subscriptions_survive_a_reconnect(tmp_path: Path, legacy: bool) -> None:
+    spec = stdio_server("features", "--legacy") if legacy else stdio_server("features")
+    async with Host({"f": spec}, log_dir=tmp_path / "logs", retry=QUICK) as host:
+        with anyio.fail_after(WAIT):
+            await host.subscribe_resource("note://first", server="f")
+        async with host.events.subscribe() as events:
+            os.kill(current_pid(host, "f"), signal.SIGKILL)
+            await next_event(events, ServerStatusChanged, changed_to("f", "connected"))
+            with anyio.fail_after(WAIT):
+                await host.call_tool("mcp__f__touch", {"uri": "note://first"})
+            updated = await next_event(events, ResourceUpdated)
+        assert (updated.server, updated.uri) == ("f", "note://first")
+
+
+async def test_a_failed_health_check_is_the_reason_given_while_reconnecting(tmp_path: Path) -> None:
+    pinged = RetryPolicy(attempts=3, initial=0.5, jitter=0, health_interval=0.2)
+    async with Host({"old": stdio_server("features", "--legacy")}, log_dir=tmp_path / "logs", retry=pinged) as host:
+        reconnecting: ServerStatusChanged | None = None
+        reason: str | None = None
+        async with host.events.subscribe() as events, anyio.create_task_group() as tg:
+
+            async def freeze() -> None:
+                with contextlib.suppress(ServerCrashedError):
+                    await host.call_tool("mcp__old__freeze", {"seconds": 1.0}, timeout=10)
+
+            tg.start_soon(freeze)
+            reconnecting = await next_event(events, ServerStatusChanged, changed_to("old", "reconnecting"))
+            reason = host.servers["old"].error
+            await next_event(events, ServerStatusChanged, changed_to("old", "connected"))
+        assert reconnecting is not None and reconnecting.previous == "connected"
+        assert reason == "health check failed: did not answer a ping in time"
 
 
 async def test_a_server_that_keeps_failing_to_restart_is_failed_after_its_retries(tmp_path: Path) -> None:

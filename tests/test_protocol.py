@@ -394,7 +394,7 @@ async def test_roots_given_to_the_host_a_servers_own_roots_and_roots_turned_off(
         "capability": True,
         "roots": [{"uri": tmp_path.as_uri(), "name": tmp_path.name}, {"uri": "file:///srv/data", "name": "data"}],
     }
-    assert answers["own"] == {"capability": True, "roots": [{"uri": own.as_uri(), "name": None}]}
+    assert answers["own"] == {"capability": True, "roots": [{"uri": own.as_uri(), "name": "own"}]}
     # Without the capability the server cannot ask, on either protocol era.
     assert answers["private"] == {"capability": False, "roots": []}
     assert answers["private_legacy"] == {"capability": False, "roots": []}

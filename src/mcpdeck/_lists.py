@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types as types
+from anyio.abc import TaskStatus
 from mcp import Client
 from mcp.client.subscriptions import (
     ListenNotSupportedError,
@@ -151,10 +152,17 @@ class ServerLists:
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._on_resource_updated(message.params.uri)
 
-    async def keep_fresh(self, client: Client) -> None:
-        """Until cancelled: reload stale lists, and listen for changes on 2026-07-28 sessions."""
+    async def keep_fresh(self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Until cancelled: reload stale lists, and listen for changes on 2026-07-28 sessions.
+
+        Reports started once any kept resource subscriptions are live again.
+        """
         async with anyio.create_task_group() as tg:
+            self._listening = anyio.Event()
             tg.start_soon(self._listen_loop, client)
+            if self.subscriptions and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await self._listening.wait()
+            task_status.started()
             while True:
                 await self._wake.wait()
                 self._wake = anyio.Event()
@@ -212,6 +220,24 @@ class ServerLists:
             self.mark_stale("resources")
 
     # ----- resource subscriptions ----------------------------------------------------------
+
+    async def resubscribe(self, client: Client) -> None:
+        """After a (re)connect, ask a pre-2026 server again for every kept subscription.
+
+        (2026-07-28 sessions carry them in the listen stream, which opens with the whole set.)
+        """
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        caps = client.server_capabilities.resources
+        if not self.subscriptions or caps is None or not caps.subscribe:
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resources/subscribe is deprecated as of 2026-07-28
+            for uri in sorted(self.subscriptions):
+                try:
+                    await client.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
+                except Exception as error:
+                    logger.warning("server %r: could not subscribe again to %s: %s", self._server, uri, error)
 
     async def subscribe(self, client: Client | None, uri: str, subscribe: bool) -> None:
         """Add or drop a resource subscription, on this session and the ones after it."""

@@ -239,12 +239,14 @@ class ServerConnection:
     async def roots_changed(self) -> None:
         """Tell the server its roots changed (pre-2026 sessions; later ones ask per request)."""
         client = self._client
+        config = self._config
         if (
             client is None
             or self._state is not ServerState.CONNECTED
             or client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            or (isinstance(config, StdioServerConfig | RemoteServerConfig) and config.roots is not None)
         ):
-            return
+            return  # also not for a server with its own roots, or none: the host's did not change for it
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # roots notifications are deprecated as of 2026-07-28
@@ -392,17 +394,12 @@ class ServerConnection:
                 async with self._open(ended) as client:
                     self._phase = "listing tools, resources and prompts"
                     await self._lists.load_all(client)
-                    scope.deadline = math.inf
-                    self._client = client
-                    self._connected_at = datetime.now(UTC)
-                    connected = True
-                    self._error = None
-                    self._set_state(ServerState.CONNECTED)
-                    self._settled.set()
-                    await self._serve(client, ended)
+                    await self._lists.resubscribe(client)
+                    await self._serve(client, ended, scope)
             except Exception as error:  # every failure of one server stays with that server
                 failure = error
             finally:
+                connected = self._client is not None  # set once _serve declared the session connected
                 self._client = None
                 self._scope = None
         if failure is not None:
@@ -425,7 +422,8 @@ class ServerConnection:
         roots = config.roots if isinstance(config, StdioServerConfig | RemoteServerConfig) else None
         if not isinstance(roots, list):
             return None
-        return [types.Root.model_validate({"uri": Path(r).expanduser().resolve().as_uri()}) for r in roots]
+        paths = [Path(r).expanduser().resolve() for r in roots]
+        return [types.Root.model_validate({"uri": p.as_uri(), "name": p.name or str(p)}) for p in paths]
 
     def _client_for(self, server: Any) -> Client:
         requests = self._requests
@@ -513,10 +511,20 @@ class ServerConnection:
             raise ServerError(self.name, f"the working directory {cwd!r} does not exist")
         return folder
 
-    async def _serve(self, client: Client, ended: anyio.Event) -> None:
-        """Wait for the session to end, keeping the lists fresh and the connection checked meanwhile."""
+    async def _serve(self, client: Client, ended: anyio.Event, startup: anyio.CancelScope) -> None:
+        """Declare the session connected, then keep its lists fresh and check it until it ends.
+
+        With resource subscriptions on a 2026-07-28 session, "connected" waits for the
+        listen stream that carries them, so no update made right after is lost.
+        """
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._lists.keep_fresh, client)
+            await tg.start(self._lists.keep_fresh, client)
+            startup.deadline = math.inf
+            self._client = client
+            self._connected_at = datetime.now(UTC)
+            self._error = None
+            self._set_state(ServerState.CONNECTED)
+            self._settled.set()
             if self._retry.health_interval > 0 and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 tg.start_soon(self._check_health, client, ended)
             await ended.wait()
@@ -538,6 +546,7 @@ class ServerConnection:
                 reason = "did not answer a ping in time" if isinstance(error, TimeoutError) else describe_error(error)
                 logger.warning("server %r %s; reconnecting", self.name, reason)
                 self._write_log(f"[mcpdeck] health check failed: {reason}")
+                self._gone_reason = f"health check failed: {reason}"
                 ended.set()
                 return
 

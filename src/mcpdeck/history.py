@@ -9,7 +9,7 @@ Secrets never land in it: every text stored passes through a redactor that repla
 literal secret values of the config (env values, header values, OAuth client secrets)
 with ``****``.
 
-``History.attach(host)`` records the host's tool calls from its events.
+``host.events.on(history.record)`` records a host's tool calls from its events.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
 @_run
 async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
     """List the resources and resource templates of every connected server."""
+    for name in servers:
+        ctx.server(name)  # an unknown name is an error, not an empty list
     async with ctx.host(only=list(servers) or None) as host:
         listed = [r for r in host.resources if not servers or r.server in servers]
         templates = [t for t in host.resource_templates if not servers or t.server in servers]
@@ -89,6 +91,8 @@ async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, outpu
 @_run
 async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
     """List the prompts of every connected server, under their namespaced names."""
+    for name in servers:
+        ctx.server(name)
     async with ctx.host(only=list(servers) or None) as host:
         listed = [p for p in host.prompts if not servers or p.server in servers]
         statuses = host.servers
