@@ -13,7 +13,7 @@ import os
 from collections.abc import Generator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
 __all__ = ["ServerLog"]
 
@@ -48,14 +48,18 @@ class ServerLog:
         self._session_start = None
 
     @contextlib.contextmanager
-    def stderr(self, name: str, target: str) -> Generator[TextIO]:
-        """The file a stdio server's stderr goes to for one session, after a header line."""
+    def stderr(self, name: str, target: str) -> Generator[BinaryIO]:
+        """The file a stdio server's stderr goes to for one session, after a header line.
+
+        Unbuffered: the child writes to the file descriptor itself and mcpdeck only writes
+        the header, so a buffer would only cost memory (8 KB per server).
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             if self.path.stat().st_size > ROTATE_BYTES:
                 os.replace(self.path, self.path.with_suffix(".log.1"))
-        with open(self.path, "a", encoding="utf-8", buffering=1) as log:
-            log.write(f"--- {_stamp()} mcpdeck starting {name}: {target}\n")
+        with open(self.path, "ab", buffering=0) as log:
+            log.write(f"--- {_stamp()} mcpdeck starting {name}: {target}\n".encode())
             self._session_start = log.tell()
             yield log
 

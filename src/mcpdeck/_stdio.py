@@ -22,7 +22,7 @@ import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import IO, Any, TextIO, cast
 
 import anyio
 import anyio.lowlevel
@@ -74,11 +74,11 @@ async def _wait_exit(process: Process, timeout: float) -> bool:
 
 @asynccontextmanager
 async def stdio_transport(
-    params: StdioServerParameters, errlog: TextIO, info: StdioProcess | None = None
+    params: StdioServerParameters, errlog: IO[Any], info: StdioProcess | None = None
 ) -> AsyncGenerator[TransportStreams]:
     """Start the server and exchange newline-delimited JSON-RPC messages over its stdio."""
     if sys.platform == "win32":  # pragma: no cover - the SDK handles Job Objects there
-        async with stdio_client(params, errlog=errlog) as streams:
+        async with stdio_client(params, errlog=cast(TextIO, errlog)) as streams:
             yield streams
         return
     process = await anyio.open_process(
