@@ -22,7 +22,6 @@ import anyio
 import click
 
 from mcpdeck.catalog import CatalogTool
-from mcpdeck.cli._auth import auth_group
 from mcpdeck.cli._render import echo_json, mask_secrets, state_label, status_row, table
 from mcpdeck.cli._terminal import ProgressLine, terminal_elicitation
 from mcpdeck.config import (
@@ -86,16 +85,13 @@ def _fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
-def _run(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
-    """Run an async command; turn mcpdeck errors into a message on stderr and an exit code."""
+def errors_to_exit(fn: Callable[P, R]) -> Callable[P, R | None]:
+    """Turn mcpdeck errors into a message on stderr: exit 2 for config problems, 1 otherwise, 130 on Ctrl-C."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | None:
-        async def call() -> R:
-            return await fn(*args, **kwargs)
-
         try:
-            return anyio.run(call)
+            return fn(*args, **kwargs)
         except ConfigError as error:
             _fail(str(error), 2)
         except MCPDeckError as error:
@@ -107,18 +103,22 @@ def _run(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
     return wrapper
 
 
-def _sync(fn: Callable[P, R]) -> Callable[P, R | None]:
-    """Same error handling for commands that need no servers."""
+def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
+    """An async command, run with anyio, errors as ``errors_to_exit`` says."""
 
+    @errors_to_exit
     @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | None:
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as error:
-            _fail(str(error), 2)
-        return None
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        async def call() -> R:
+            return await fn(*args, **kwargs)
+
+        return anyio.run(call)
 
     return wrapper
+
+
+_run = run_async
+_sync = errors_to_exit
 
 
 pass_ctx = click.make_pass_decorator(_Context)
@@ -497,6 +497,3 @@ def logs(ctx: _Context, name: str, lines: int) -> None:
         click.echo(line)
     if isinstance(server, StdioServerConfig) and not text:
         click.echo("(empty)")
-
-
-cli.add_command(auth_group)

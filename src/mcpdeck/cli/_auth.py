@@ -7,23 +7,20 @@ token or a client secret.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import sys
-from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
-import anyio
 import click
 
 from mcpdeck.auth import BrowserInteraction, StoredAuth, TokenStore, oauth_settings
 from mcpdeck.auth._interaction import DEFAULT_LOGIN_TIMEOUT
+from mcpdeck.cli._app import _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._render import echo_json, table
 from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig, expand_vars, validate_server_name
-from mcpdeck.errors import ConfigError, MCPDeckError
+from mcpdeck.errors import ConfigError
 from mcpdeck.host import Host
 
 __all__ = ["auth_group"]
@@ -48,39 +45,7 @@ def _context() -> _CliContext:
     return cast(_CliContext, click.get_current_context().obj)
 
 
-def _fail(message: str, code: int = 1) -> None:
-    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
-    sys.exit(code)
-
-
-def _errors_to_exit(fn: Callable[P, R]) -> Callable[P, R | None]:
-    """Turn mcpdeck errors into a message on stderr: exit 2 for config problems, 1 otherwise."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | None:
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as error:
-            _fail(str(error), 2)
-        except MCPDeckError as error:
-            _fail(str(error), 1)
-        except KeyboardInterrupt:
-            _fail("interrupted", 130)
-        return None
-
-    return wrapper
-
-
-def _run(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
-    @_errors_to_exit
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        async def call() -> R:
-            return await fn(*args, **kwargs)
-
-        return anyio.run(call)
-
-    return wrapper
+_run = run_async
 
 
 def _url_of(name: str, server: RemoteServerConfig) -> str:
@@ -163,7 +128,7 @@ async def login(name: str, no_browser: bool, timeout: float) -> None:
 
 @auth_group.command()
 @click.argument("name")
-@_errors_to_exit
+@errors_to_exit
 def logout(name: str) -> None:
     """Delete server NAME's stored tokens and client registration."""
     validate_server_name(name)
@@ -208,7 +173,7 @@ def _row(server: str, url: str, stored: StoredAuth | None, *, configured: bool) 
 @auth_group.command()
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_errors_to_exit
+@errors_to_exit
 def status(name: str | None, as_json: bool) -> None:
     """Show which remote servers are authorized: expiry and scopes (never a token)."""
     rows = _status_rows(name)
