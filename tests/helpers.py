@@ -195,3 +195,14 @@ class HandshakeOnly:
     async def _not_found(send: Send) -> None:
         await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"not found"})
+
+
+def cli_environment(folder: Path, **extra: str) -> dict[str, str]:
+    """The environment a CLI test runs ``mcpdeck`` in: logs and history under ``folder``, no colors."""
+    return {
+        **os.environ,
+        "MCPDECK_LOG_DIR": str(folder / "logs"),
+        "MCPDECK_HISTORY": str(folder / "history.sqlite3"),
+        "NO_COLOR": "1",
+        **extra,
+    }

@@ -26,6 +26,7 @@ from typing import Any, cast
 import platformdirs
 
 from mcpdeck.config import McpConfig, StdioServerConfig
+from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 
@@ -75,9 +76,6 @@ def default_history_path() -> Path:
     return platformdirs.user_data_path("mcpdeck", appauthor=False) / "history.sqlite3"
 
 
-_OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "idToken"})
-
-
 def _oauth_secrets(oauth: object) -> list[str]:
     """The literal secrets of an ``oauth`` config object (nested identity provider included)."""
     if not isinstance(oauth, dict):
@@ -86,7 +84,7 @@ def _oauth_secrets(oauth: object) -> list[str]:
     for key, value in cast(dict[str, object], oauth).items():
         if isinstance(value, dict):
             found.extend(_oauth_secrets(cast(object, value)))
-        elif key in _OAUTH_SECRET_KEYS and isinstance(value, str):
+        elif key in OAUTH_SECRET_KEYS and isinstance(value, str):
             found.append(value)
     return found
 

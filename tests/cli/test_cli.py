@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import cli_environment
+
 ROOT = Path(__file__).resolve().parents[2]
 BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
 EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
@@ -18,13 +20,7 @@ EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
 
 def run(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``mcpdeck --config CONFIG ARGS`` and return what it did (bounded by a timeout)."""
-    environ = {
-        **os.environ,
-        "MCPDECK_LOG_DIR": str(config.parent / "logs"),
-        "MCPDECK_HISTORY": str(config.parent / "history.sqlite3"),
-        "NO_COLOR": "1",
-        **(env or {}),
-    }
+    environ = cli_environment(config.parent, **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
         capture_output=True,

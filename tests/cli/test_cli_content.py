@@ -9,7 +9,6 @@ ones it is about.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 
 from mcpdeck.cli._terminal import check_field
+from tests.helpers import cli_environment
 from tests.servers.features import LOGO
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,12 +43,7 @@ COMMANDS: dict[str, list[str]] = {
 
 def run(config: Path, args: list[str]) -> Done:
     """Run ``mcpdeck --config CONFIG ARGS`` without a terminal on stdin (bounded by a timeout)."""
-    environ = {
-        **os.environ,
-        "MCPDECK_LOG_DIR": str(config.parent / "logs"),
-        "MCPDECK_HISTORY": str(config.parent / "history.sqlite3"),
-        "NO_COLOR": "1",
-    }
+    environ = cli_environment(config.parent)
     return subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
         capture_output=True,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
+
+from mcpdeck._files import atomic_write
 
 __all__ = ["ensure_private_dir", "write_private"]
 
@@ -21,21 +21,6 @@ def ensure_private_dir(path: Path) -> None:
 
 
 def write_private(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically; the file is ``0600`` from its first byte.
-
-    The text goes to a temp file in the same folder (created ``0600`` by ``mkstemp``), is
-    flushed and fsynced, then renamed over ``path``: a reader sees the old file or the new
-    one, never half of one.
-    """
+    """Replace ``path`` with ``text`` atomically, in a private folder; the file is ``0600`` from its first byte."""
     ensure_private_dir(path.parent)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    atomic_write(path, text, mode=0o600)

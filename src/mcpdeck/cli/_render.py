@@ -11,6 +11,7 @@ from typing import Any, cast
 import click
 
 from mcpdeck.config import ServerConfig
+from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.status import ServerState, ServerStatus
 
 __all__ = ["echo_json", "mask_secrets", "state_label", "table"]
@@ -67,9 +68,6 @@ def mask_value(key: str, value: str) -> str:
     return "****" if len(value) <= 8 else f"{value[:3]}…****"
 
 
-_OAUTH_SECRETS = frozenset({"clientSecret", "privateKey", "idToken"})
-
-
 def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
     """``data`` with the values of ``keys`` masked, nested objects included."""
     masked: dict[str, Any] = {}
@@ -89,7 +87,7 @@ def mask_secrets(config: ServerConfig) -> dict[str, Any]:
     data = config.to_json()
     oauth = data.get("oauth")
     if isinstance(oauth, dict):
-        data["oauth"] = _mask_keys(cast(dict[str, Any], oauth), _OAUTH_SECRETS)
+        data["oauth"] = _mask_keys(cast(dict[str, Any], oauth), OAUTH_SECRET_KEYS)
     for section in ("env", "headers"):
         values = data.get(section)
         if isinstance(values, dict):

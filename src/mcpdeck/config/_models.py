@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 from mcpdeck.errors import ConfigError
 
 __all__ = [
+    "OAUTH_SECRET_KEYS",
     "RUNTIME_KEYS",
     "IdentityProviderConfig",
     "OAuthConfig",
@@ -38,6 +39,9 @@ RUNTIME_KEYS = frozenset({"status", "connected", "toolCount", "lastConnected", "
 
 # Every spelling of "streamable HTTP" other hosts write.
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamablehttp", "streamable_http", "streamable"})
+OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "idToken"})
+"""Keys of an ``oauth`` object (and its ``identityProvider``) whose literal values are secrets."""
+
 _LEADING_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
 

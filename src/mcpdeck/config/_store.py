@@ -12,11 +12,9 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any, cast
 
 import platformdirs
 
+from mcpdeck._files import atomic_write
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.errors import ConfigError
 
@@ -216,28 +215,9 @@ class ConfigStore:
         return self.edit(change)
 
     def _write(self, doc: dict[str, Any]) -> None:
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        folder = self.path.parent
-        folder.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             mode = self.path.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o600  # a config can hold headers with tokens: private by default
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        with contextlib.suppress(OSError):  # not every platform can fsync a folder
-            dir_fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        atomic_write(self.path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", mode=mode)
