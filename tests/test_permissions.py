@@ -249,7 +249,7 @@ async def test_yes_to_all_approves_every_ask_without_asking() -> None:
 
 async def test_the_approver_is_told_what_the_call_is() -> None:
     approver = Approver(Approval.once())
-    gate = PermissionGate(approver=approver)
+    gate = PermissionGate(rules(ask=("search_tools",)), approver=approver)
     await gate.check(WRITE, {"path": "a.txt"})
     await gate.check("search_tools", None)
     asked_write, asked_native = approver.requests
@@ -376,3 +376,23 @@ async def test_prompts_for_different_tools_never_overlap() -> None:
         answered.set()
     assert len(approver.requests) == 3
     assert approver.most_open == 1
+
+
+async def test_native_tools_run_unless_a_rule_names_them() -> None:
+    approver = Approver(Approval.deny())
+    gate = PermissionGate(rules(deny=("drop_*",), ask=("send_mail",)), approver=approver)
+    free = await gate.check("search_tools")
+    assert (free.allowed, free.approved_by) == (True, "native")
+    denied = await gate.check("drop_table")
+    assert (denied.allowed, denied.approved_by, denied.rule) == (False, "denied-by-rule", "drop_*")
+    asked = await gate.check("send_mail")
+    assert (asked.allowed, asked.approved_by) == (False, "denied-by-user")
+    assert [request.name for request in approver.requests] == ["send_mail"]
+
+
+async def test_unreadable_rules_deny_every_call_and_say_why() -> None:
+    gate = PermissionGate(rules(allow=("mcp__fs",)), yes_to_all=True, problem="permissions.deny: expected a list")
+    for tool in (WRITE, "search_tools"):
+        decision = await gate.check(tool)
+        assert not decision.allowed
+        assert "cannot be read: permissions.deny: expected a list" in decision.reason

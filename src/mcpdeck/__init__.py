@@ -14,7 +14,9 @@ from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
     MCPDeckError,
+    PermissionDeniedError,
     PromptNotFoundError,
+    ProviderError,
     ResourceNotFoundError,
     ServerCrashedError,
     ServerError,
@@ -38,29 +40,39 @@ from mcpdeck.events import (
     ToolCallStarted,
     ToolsChanged,
 )
+from mcpdeck.history import History
 from mcpdeck.host import Host, ServerTest
+from mcpdeck.permissions import Approval, ApprovalRequest, Decision, PermissionGate, PermissionRules
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
 
 __all__ = [
+    "Approval",
+    "ApprovalRequest",
     "Catalog",
     "CatalogTool",
     "ConfigChanged",
     "ConfigError",
     "ConfigStore",
+    "Decision",
     "ElicitationHandler",
     "ElicitationRequest",
     "ElicitationResponse",
     "Event",
     "EventBus",
+    "History",
     "Host",
     "InvalidArgumentsError",
     "MCPDeckError",
     "McpConfig",
+    "PermissionDeniedError",
+    "PermissionGate",
+    "PermissionRules",
     "PromptEntry",
     "PromptNotFoundError",
     "PromptsChanged",
+    "ProviderError",
     "RemoteServerConfig",
     "ResourceEntry",
     "ResourceNotFoundError",

@@ -13,7 +13,9 @@ The tree::
     ├── ToolNotFoundError           no tool by that name in the catalog
     ├── PromptNotFoundError         no prompt by that name
     ├── ResourceNotFoundError       no server offers that URI (or more than one does)
-    └── InvalidArgumentsError       arguments do not match the tool's input schema
+    ├── InvalidArgumentsError       arguments do not match the tool's input schema
+    ├── PermissionDeniedError       the permission gate refused a tool call
+    └── ProviderError               an LLM provider refused or failed a request (has .provider)
 
 A tool that runs and fails is not an exception: it is a ``ToolResult`` with
 ``is_error=True``, because that failure is information for the model. The SDK's
@@ -28,7 +30,9 @@ __all__ = [
     "ConfigError",
     "InvalidArgumentsError",
     "MCPDeckError",
+    "PermissionDeniedError",
     "PromptNotFoundError",
+    "ProviderError",
     "ResourceNotFoundError",
     "ServerCrashedError",
     "ServerError",
@@ -142,6 +146,36 @@ class InvalidArgumentsError(MCPDeckError):
         super().__init__(f"invalid arguments for {tool}: " + "; ".join(problems))
         self.tool = tool
         self.problems = problems
+
+
+class PermissionDeniedError(MCPDeckError):
+    """The permission gate refused a tool call; nothing was sent.
+
+    Attributes:
+        tool: The tool's catalog (or native) name.
+        approved_by: How it was refused: ``denied-by-rule``, ``denied-by-user`` or ``no-approver``.
+    """
+
+    def __init__(self, message: str, *, tool: str, approved_by: str):
+        super().__init__(message)
+        self.tool = tool
+        self.approved_by = approved_by
+
+
+class ProviderError(MCPDeckError):
+    """An LLM provider refused or failed a request, or cannot be used (SDK missing, no key).
+
+    Attributes:
+        provider: The provider's name (``openai``, ``anthropic``, ``gemini`` ...).
+        status: The HTTP status, when the provider answered with one.
+        retryable: Whether the same request may succeed later (rate limit, overload, network).
+    """
+
+    def __init__(self, message: str, *, provider: str, status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.provider = provider
+        self.status = status
+        self.retryable = retryable
 
 
 def leaf_errors(error: BaseException) -> Iterator[BaseException]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -33,9 +34,14 @@ __all__ = [
     "ToolCallProgress",
     "ToolCallStarted",
     "ToolsChanged",
+    "current_conversation",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+current_conversation: ContextVar[str | None] = ContextVar("mcpdeck_conversation", default=None)
+"""The conversation a task works for (set by the agent loop); tool-call events carry it."""
 
 
 def _now() -> datetime:
@@ -77,6 +83,10 @@ class ToolCallStarted(Event):
     server: str
     tool: str
     arguments: dict[str, Any]
+    approved_by: str | None = None
+    """Who let the call through, when a permission gate decided ("rule", "user-once" ...)."""
+    conversation: str | None = None
+    """The conversation the call was made in (``current_conversation`` when it was sent)."""
 
 
 @dataclass(frozen=True, kw_only=True)

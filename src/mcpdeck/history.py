@@ -67,7 +67,13 @@ _MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX messages_conversation ON messages(conversation_id, id);
     """,
+    # 2: conversations get the key their tool-call events carry
+    """
+    ALTER TABLE conversations ADD COLUMN key TEXT;
+    CREATE UNIQUE INDEX conversations_key ON conversations(key);
+    """,
 )
+_DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
@@ -219,17 +225,38 @@ class History:
     # ----- tool calls ------------------------------------------------------------------
 
     def call_started(self, event: ToolCallStarted, *, conversation_id: int | None = None) -> None:
-        """Record that a call was sent."""
+        """Record that a call was sent (in the conversation its event names, unless one is given)."""
+        if conversation_id is None and event.conversation is not None:
+            conversation_id = self.conversation_id(event.conversation)
         arguments = self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str))
         self._write(
-            "INSERT OR IGNORE INTO tool_calls (call_id, started_at, server, tool, name, arguments, conversation_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (event.call_id, event.at.isoformat(), event.server, event.tool, event.name, arguments, conversation_id),
+            "INSERT OR IGNORE INTO tool_calls"
+            " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.call_id,
+                event.at.isoformat(),
+                event.server,
+                event.tool,
+                event.name,
+                arguments,
+                event.approved_by,
+                conversation_id,
+            ),
         )
 
+    def conversation_id(self, key: str) -> int | None:
+        """The id of the conversation started with ``key``, if there is one."""
+        with self._lock:
+            row = self._db.execute("SELECT id FROM conversations WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else None
+
     def call_finished(self, event: ToolCallFinished, *, result_size: int | None = None) -> None:
-        """Record how a call ended."""
-        status = "error" if event.error else ("tool-error" if event.is_error else "ok")
+        """Record how a call ended: ``ok``, ``tool-error``, ``error`` or ``denied``."""
+        if event.approved_by in _DENIED:
+            status = "denied"
+        else:
+            status = "error" if event.error else ("tool-error" if event.is_error else "ok")
         error = self._redact(event.error) if event.error else None
         self._write(
             "UPDATE tool_calls SET status = ?, error = ?, duration = ?, result_size = COALESCE(?, result_size),"
@@ -270,11 +297,18 @@ class History:
 
     # ----- conversations ---------------------------------------------------------------
 
-    def start_conversation(self, *, model: str | None = None, title: str | None = None) -> int:
-        """A new conversation; returns its id."""
+    def start_conversation(self, *, model: str | None = None, title: str | None = None, key: str | None = None) -> int:
+        """A new conversation; returns its id.
+
+        Args:
+            model: The model it talks to (``provider:model``).
+            title: A short title (the first prompt).
+            key: The key its tool-call events carry (``ToolCallStarted.conversation``), so
+                ``record`` files those calls under it.
+        """
         return self._write(
-            "INSERT INTO conversations (started_at, model, title) VALUES (?, ?, ?)",
-            (_now(), model, self._redact(title) if title else None),
+            "INSERT INTO conversations (started_at, model, title, key) VALUES (?, ?, ?, ?)",
+            (_now(), model, self._redact(title) if title else None, key),
         )
 
     def add_message(self, conversation_id: int, role: str, content: Any) -> None:

@@ -18,7 +18,7 @@ import difflib
 import os
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +50,7 @@ from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
     MCPDeckError,
+    PermissionDeniedError,
     PromptNotFoundError,
     ResourceNotFoundError,
     ServerUnavailableError,
@@ -65,7 +66,9 @@ from mcpdeck.events import (
     ToolCallProgress,
     ToolCallStarted,
     ToolsChanged,
+    current_conversation,
 )
+from mcpdeck.permissions import ApprovalCallback, PermissionGate, PermissionRules, parse_permissions
 from mcpdeck.resources import PromptEntry, ResourceEntry, ResourceIndex, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
@@ -140,6 +143,9 @@ class Host:
         roots: Iterable[str | os.PathLike[str]] | None = None,
         oauth_interaction: OAuthInteraction | AuthorizeFunction | None = None,
         auth_store: TokenStore | None = None,
+        approve: ApprovalCallback | None = None,
+        yes: bool = False,
+        permissions: PermissionRules | Mapping[str, Any] | None = None,
     ):
         """Create a host; nothing connects until it is entered.
 
@@ -163,6 +169,12 @@ class Host:
                 time counts against the server's startup timeout.
             auth_store: Where OAuth tokens and client registrations are kept (default: the user
                 data dir; the OS keyring with ``MCPDECK_KEYRING=1``).
+            approve: Asks the user about a tool call the permission rules leave to ``ask``
+                (``call_tool(..., check_permission=True)``, the agent loop); without it such a
+                call is denied, saying how to allow it.
+            yes: Approve every ``ask`` without asking (``--yes``); ``deny`` rules still win.
+            permissions: ``allow``/``ask``/``deny`` rules given in code (the ``permissions``
+                object's form, or ``PermissionRules``); default: the config file's.
         """
         self._initial = servers
         self._store = store
@@ -185,6 +197,9 @@ class Host:
         self._tg: TaskGroup | None = None
         self._held: set[tuple[str, ListKind]] | None = None  # list changes held back while servers start
         self._stack: AsyncExitStack | None = None
+        self._rules = permissions
+        self.permissions = PermissionGate(approver=approve, yes_to_all=yes, auto_approve=self._auto_approve)
+        """The permission gate model-made calls pass (rules loaded when the host is entered)."""
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> Host:
@@ -197,6 +212,7 @@ class Host:
         if self._stack is not None:
             raise RuntimeError("this Host is already open; create a new one")
         config = self._load_config()
+        self._load_permissions()
         self._npm_registry = config.npm_registry
         self._enabled = config.enabled
         self._problems = dict(config.problems)
@@ -247,6 +263,24 @@ class Host:
             return self._store.read()
         return McpConfig()
 
+    def _load_permissions(self) -> None:
+        gate, rules = self.permissions, self._rules
+        gate.store, gate.problem = self._store, None
+        try:
+            if isinstance(rules, PermissionRules):
+                gate.rules = rules
+            elif rules is not None:
+                gate.rules = parse_permissions({"permissions": dict(rules)})
+            elif self._store is not None:
+                gate.rules = parse_permissions(self._store.read_raw(), path=str(self._store.path))
+        except ConfigError as error:  # a broken rule file closes the gate; the servers still start
+            gate.problem = str(error)
+
+    def _auto_approve(self, server: str) -> list[str]:
+        connection = self._connections.get(server)
+        config = connection.config if connection is not None else None
+        return list(config.auto_approve) if isinstance(config, StdioServerConfig | RemoteServerConfig) else []
+
     def _start(self, name: str, config: ServerConfig | InProcessServer) -> ServerConnection:
         assert self._tg is not None, "the host is not open"
         connection = ServerConnection(
@@ -280,6 +314,18 @@ class Host:
         if connection is None:
             raise ConfigError(f"no server named {name!r}; known: {', '.join(self._connections) or 'none'}", server=name)
         return connection
+
+    def start_task(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str | None = None) -> None:
+        """Run ``fn(*args)`` in the host's task group, beside the servers; it is cancelled when the host closes.
+
+        ``fn`` must handle its own errors: one escaping would close the host.
+
+        Raises:
+            RuntimeError: The host is not open.
+        """
+        if self._tg is None:
+            raise RuntimeError("the host is not open; use `async with host:` first")
+        self._tg.start_soon(fn, *args, name=name)
 
     # ----- reading ---------------------------------------------------------------------
 
@@ -359,14 +405,24 @@ class Host:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        check_permission: bool = False,
     ) -> ToolResult:
         """Call a tool by its catalog name.
+
+        Args:
+            name: The catalog name (``mcp__server__tool``).
+            arguments: The arguments (checked against the input schema first).
+            timeout: Seconds without an answer or progress before giving up (default: the server's).
+            progress: Called with each progress notification.
+            check_permission: Pass ``permissions`` first, asking the approver when the rules
+                say ``ask``: for calls a model made. A call the user makes directly needs no gate.
 
         A tool that runs and fails returns a result with ``is_error``; these raise:
 
         Raises:
             ToolNotFoundError: No tool of that name.
             InvalidArgumentsError: The arguments do not fit the input schema (nothing was sent).
+            PermissionDeniedError: The gate refused the call (nothing was sent).
             ServerUnavailableError: Its server is not connected.
             ServerTimeoutError: No answer (and no progress) within the timeout.
             ServerCrashedError: The server's connection was lost during the call.
@@ -381,13 +437,50 @@ class Host:
             raise InvalidArgumentsError(name, problems)
         server, tool = entry.server, entry.original_name
         connection = self._connection(server)
+        approved_by: str | None = None
         events = self.events
+        if check_permission:
+            decision = await self.permissions.check(entry, args)
+            approved_by = decision.approved_by
+            if not decision.allowed:
+                if events.active:  # on the record: who refused what
+                    call_id = uuid.uuid4().hex
+                    events.publish(
+                        ToolCallStarted(
+                            call_id=call_id,
+                            name=name,
+                            server=server,
+                            tool=tool,
+                            arguments=args,
+                            approved_by=approved_by,
+                            conversation=current_conversation.get(),
+                        )
+                    )
+                    self._finished(
+                        call_id,
+                        entry,
+                        time.perf_counter(),
+                        is_error=True,
+                        error=decision.message,
+                        approved_by=approved_by,
+                    )
+                raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
         if not events.active:  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
             raw = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
             return ToolResult.from_mcp(raw, name=name, server=server, tool=tool, duration=time.perf_counter() - started)
         call_id = uuid.uuid4().hex
-        events.publish(ToolCallStarted(call_id=call_id, name=name, server=server, tool=tool, arguments=args))
+        events.publish(
+            ToolCallStarted(
+                call_id=call_id,
+                name=name,
+                server=server,
+                tool=tool,
+                arguments=args,
+                approved_by=approved_by,
+                conversation=current_conversation.get(),
+            )
+        )
         started = time.perf_counter()
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -401,14 +494,22 @@ class Host:
         try:
             raw = await connection.call_tool(tool, args, timeout=timeout, progress=on_progress)
         except MCPDeckError as error:
-            self._finished(call_id, entry, started, is_error=True, error=str(error))
+            self._finished(call_id, entry, started, is_error=True, error=str(error), approved_by=approved_by)
             raise
         except anyio.get_cancelled_exc_class():
-            self._finished(call_id, entry, started, is_error=True, error="cancelled")
+            self._finished(call_id, entry, started, is_error=True, error="cancelled", approved_by=approved_by)
             raise
         duration = time.perf_counter() - started
         result = ToolResult.from_mcp(raw, name=name, server=server, tool=tool, duration=duration)
-        self._finished(call_id, entry, started, is_error=result.is_error, size=result.size, duration=duration)
+        self._finished(
+            call_id,
+            entry,
+            started,
+            is_error=result.is_error,
+            size=result.size,
+            duration=duration,
+            approved_by=approved_by,
+        )
         return result
 
     def _finished(
@@ -421,6 +522,7 @@ class Host:
         error: str | None = None,
         size: int | None = None,
         duration: float | None = None,
+        approved_by: str | None = None,
     ) -> float:
         duration = time.perf_counter() - started if duration is None else duration
         self.events.publish(
@@ -433,6 +535,7 @@ class Host:
                 is_error=is_error,
                 error=error,
                 result_size=size,
+                approved_by=approved_by,
             )
         )
         return duration

@@ -15,6 +15,10 @@ answers, the server's ``autoApprove`` on the original or the namespaced name); t
 then, when ``allow_read_only`` is set, tools that declare ``readOnlyHint`` are allowed; then
 the default (``ask`` unless configured). Only ``ask`` reaches the approval callback.
 
+Native tools (Python functions registered in code, named without ``mcp__``) are the
+program's own: no rule matching them means allowed, but a ``deny`` or ``ask`` rule still
+applies to them.
+
 Annotations such as ``readOnlyHint`` are hints from the server, not guarantees: a server can
 call anything read-only. ``allow_read_only`` is off by default and covers every server: turn
 it on only when you trust them all (a ``deny`` or ``ask`` rule still fences one off).
@@ -50,7 +54,15 @@ __all__ = [
 
 RuleKind = Literal["allow", "ask", "deny"]
 ApprovedBy = Literal[
-    "rule", "autoApprove", "user-once", "user-session", "user-always", "denied-by-rule", "denied-by-user", "no-approver"
+    "rule",
+    "autoApprove",
+    "native",
+    "user-once",
+    "user-session",
+    "user-always",
+    "denied-by-rule",
+    "denied-by-user",
+    "no-approver",
 ]
 _KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
 
@@ -197,6 +209,8 @@ class PermissionGate:
         allow_read_only: Allow tools whose server says ``readOnlyHint`` (an untrusted hint).
         yes_to_all: Approve every ``ask`` without asking (``--yes``); deny rules still win.
         session_allowed: Names allowed by ``session`` answers, for as long as this gate lives.
+        problem: Why the rules could not be read (a malformed ``permissions`` object); while
+            set, every call is denied with this reason, so a broken rule file never opens the gate.
     """
 
     rules: PermissionRules = field(default_factory=PermissionRules)
@@ -208,6 +222,7 @@ class PermissionGate:
     default: RuleKind = "ask"
     allow_read_only: bool = False
     yes_to_all: bool = False
+    problem: str | None = None
     session_allowed: set[str] = field(default_factory=set[str], init=False)
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
 
@@ -230,6 +245,8 @@ class PermissionGate:
     def decide_by_rules(self, tool: CatalogTool | str) -> Decision | None:
         """The decision the rules make without asking anyone; None when the user must be asked."""
         name = tool if isinstance(tool, str) else tool.name
+        if self.problem is not None:
+            return Decision(name, False, "denied-by-rule", f"the permission rules cannot be read: {self.problem}")
         for pattern in self.rules.deny:
             if pattern_matches(pattern, tool):
                 return Decision(name, False, "denied-by-rule", f"denied by the rule {pattern!r}", pattern)
@@ -245,6 +262,8 @@ class PermissionGate:
                     return Decision(name, True, "autoApprove", reason, pattern)
         if any(pattern_matches(pattern, tool) for pattern in self.rules.ask):
             return None
+        if isinstance(tool, str):
+            return Decision(name, True, "native", "a native tool of this program; no rule matches it")
         if self.allow_read_only and not isinstance(tool, str) and tool.read_only:
             return Decision(name, True, "rule", "the server marks it readOnlyHint and read-only tools are allowed")
         if self.default == "ask":

@@ -23,7 +23,7 @@ import click
 
 from mcpdeck.catalog import CatalogTool
 from mcpdeck.cli._render import echo_json, mask_secrets, state_label, status_row, table
-from mcpdeck.cli._terminal import ProgressLine, terminal_elicitation
+from mcpdeck.cli._terminal import ProgressLine, terminal_approval, terminal_elicitation
 from mcpdeck.config import (
     ConfigStore,
     RemoteServerConfig,
@@ -70,14 +70,31 @@ class _Context:
         path = Path(value).expanduser() if value else default_history_path()
         return History(path, redactor=Redactor(secrets_of(self.store.read())))
 
-    def host(self, only: list[str] | None = None, *, interactive: bool = False) -> Host:
-        """A host for the config file; ``interactive`` lets servers ask the user at the terminal."""
+    def host(
+        self, only: list[str] | None = None, *, interactive: bool = False, approve: bool = False, yes: bool = False
+    ) -> Host:
+        """A host for the config file.
+
+        Args:
+            only: Connect only these servers.
+            interactive: Let servers ask the user at the terminal (elicitation).
+            approve: Ask the user at the terminal about tool calls the rules leave to ``ask``.
+            yes: Approve every such call without asking (``--yes``).
+        """
         config = self.store.read()
         if self.startup_timeout is not None:
             for name, server in list(config.servers.items()):
                 config.servers[name] = server.model_copy(update={"startup_timeout": self.startup_timeout})
         elicitation = terminal_elicitation if interactive else None
-        return Host(config, store=self.store, log_dir=self.log_dir, only=only, elicitation=elicitation)
+        return Host(
+            config,
+            store=self.store,
+            log_dir=self.log_dir,
+            only=only,
+            elicitation=elicitation,
+            approve=terminal_approval if approve else None,
+            yes=yes,
+        )
 
 
 def _fail(message: str, code: int = 1) -> None:

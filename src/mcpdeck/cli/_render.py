@@ -102,6 +102,7 @@ def status_row(status: ServerStatus) -> list[str]:
     return [status.name, state_label(status.state), tools, status.transport, detail]
 
 
-def echo_json(data: Any) -> None:
-    """Print ``data`` as indented JSON."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+def echo_json(data: Any, *, compact: bool = False) -> None:
+    """Print ``data`` as indented JSON, or on one line (``compact``, for JSON Lines)."""
+    indent = None if compact else 2
+    click.echo(json.dumps(data, indent=indent, ensure_ascii=False, default=str))

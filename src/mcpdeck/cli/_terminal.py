@@ -1,13 +1,18 @@
-"""Answering servers at the terminal: elicitation forms and pages, and a progress line.
+"""Answering at the terminal: tool-call approvals, elicitation forms and pages, and a progress line.
 
 Forms are asked field by field, each answer checked against the field's schema (type,
 enum, bounds, length, pattern, format) and asked again until it fits. An empty answer
 leaves the field out (the host fills the schema's default). Without a terminal on stdin
 the host declines, and says why.
+
+An approval is asked on stderr and answered with one line on stdin: ``y`` once, ``s`` for
+this session, ``a`` always (saved to the config's ``permissions.allow``), ``n`` deny. Piped
+answers work (``yes s | mcpdeck chat ...``); end of input denies.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import webbrowser
@@ -17,8 +22,20 @@ import anyio.to_thread
 import click
 
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
+from mcpdeck.permissions import Approval, ApprovalRequest
 
-__all__ = ["ProgressLine", "check_field", "terminal_elicitation"]
+__all__ = ["ProgressLine", "check_field", "terminal_approval", "terminal_elicitation"]
+
+_ANSWERS = {
+    "y": Approval.once,
+    "yes": Approval.once,
+    "o": Approval.once,
+    "once": Approval.once,
+    "s": Approval.session,
+    "session": Approval.session,
+    "a": Approval.always,
+    "always": Approval.always,
+}
 
 _FORMATS = {
     "email": re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+"),
@@ -134,6 +151,46 @@ async def terminal_elicitation(request: ElicitationRequest) -> ElicitationRespon
         return ElicitationResponse(action="decline")
     ask = _ask_form if request.mode == "form" else _ask_url
     return await anyio.to_thread.run_sync(ask, request)
+
+
+def _hints(request: ApprovalRequest) -> str:
+    hints = request.annotations
+    if hints is None:
+        return ""
+    marks = [
+        label
+        for label, on in (
+            ("read-only", hints.read_only_hint),
+            ("destructive", hints.destructive_hint),
+            ("open-world", hints.open_world_hint),
+        )
+        if on
+    ]
+    return f" [{', '.join(marks)}, as the server says]" if marks else ""
+
+
+def _ask_approval(request: ApprovalRequest) -> Approval:
+    where = f" ({request.server}: {request.original_name})" if request.server else " (native tool)"
+    click.echo(click.style(f"\nAllow {request.name}{where}?", bold=True) + _hints(request), err=True)
+    arguments = json.dumps(request.arguments, ensure_ascii=False)
+    click.echo(f"  arguments: {arguments if len(arguments) <= 500 else arguments[:500] + '…'}", err=True)
+    while True:
+        click.echo("  [y] once, [s] this session, [a] always (saved), [n] no: ", err=True, nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            click.echo("(no answer: end of input)", err=True)
+            return Approval.deny("no answer")
+        answer = line.strip().lower()
+        if answer in ("n", "no", "d", "deny"):
+            return Approval.deny()
+        if answer in _ANSWERS:
+            return _ANSWERS[answer]()
+        click.echo("  answer y, s, a or n", err=True)
+
+
+async def terminal_approval(request: ApprovalRequest) -> Approval:
+    """Ask at the terminal whether a tool call may run (one line on stdin; end of input denies)."""
+    return await anyio.to_thread.run_sync(_ask_approval, request, abandon_on_cancel=True)
 
 
 class ProgressLine:
