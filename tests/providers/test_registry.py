@@ -115,15 +115,17 @@ def test_descriptions_can_be_capped() -> None:
     assert OpenAIChatConverter().tool(spec)["function"]["description"] == "x" * 100
 
 
-def test_the_package_exports_exactly_its_public_names_and_imports_no_provider_sdk() -> None:
+def test_the_package_exports_exactly_its_public_names_and_imports_no_provider_sdk_at_load() -> None:
     assert sorted(providers.__all__) == providers.__all__
     for name in providers.__all__:
         assert getattr(providers, name) is not None
     assert issubclass(GeminiConverter, Converter)
     for path in SOURCE.glob("*.py"):
         tree = ast.parse(path.read_text())
-        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-        imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        # the SDKs are optional extras: a chat adapter imports its SDK inside the code that needs it
+        top = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+        imported = {alias.name for node in top if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module or "" for node in top if isinstance(node, ast.ImportFrom)}
         assert not {m for m in imported if m.split(".")[0] in {"openai", "anthropic", "google"}}, path.name
         assert len(path.read_text().splitlines()) <= 320, path.name
 

@@ -10,6 +10,20 @@ One converter per provider, all plain dicts (no provider SDK is imported)::
 
 Providers: ``openai`` (Chat Completions and OpenAI-compatible servers), ``openai-responses``,
 ``anthropic``, ``gemini``. The schema fix-ups are pure functions, exported too.
+
+The chat side talks to the models through the official SDKs (the ``openai``, ``anthropic``
+and ``gemini`` extras), one streamed turn at a time, the conversation held by the caller
+in the provider's own format::
+
+    model = chat_model("anthropic:claude-sonnet-4-5")   # ANTHROPIC_API_KEY from the environment
+    messages = [model.user_message("What is in /tmp?")]
+    async for item in model.stream(messages, tools=model.converter.tools(host.catalog)):
+        ...  # TextDelta items, then one Turn: messages.extend(turn.messages)
+
+``chat_model`` knows ``openai``, ``openai-responses``, ``anthropic``, ``gemini`` (or
+``google``) and ``ollama``, plus the providers a config defines under ``"providers"``
+(``parse_provider_settings``); ``default_model`` reads ``MCPDECK_MODEL`` or the config's
+``"model"``.
 """
 
 from __future__ import annotations
@@ -19,7 +33,10 @@ from typing import Any
 
 from mcpdeck.providers._base import Converter, ToolDefinition, ToolSpec
 from mcpdeck.providers._calls import ToolCall, ToolCallError, error_result, parse_arguments
+from mcpdeck.providers._chat import ChatModel, ModelRef, TextDelta, Turn, Usage, parse_model
+from mcpdeck.providers._models import chat_model
 from mcpdeck.providers._openapi import gemini_schema
+from mcpdeck.providers._provider_settings import ProviderSettings, default_model, parse_provider_settings
 from mcpdeck.providers._schema import inline_refs, merge_all_of, object_root
 from mcpdeck.providers._strict import strict_schema, strip_nulls
 from mcpdeck.providers.anthropic import AnthropicConverter
@@ -28,14 +45,22 @@ from mcpdeck.providers.openai import OpenAIChatConverter, OpenAIResponsesConvert
 
 __all__ = [
     "AnthropicConverter",
+    "ChatModel",
     "Converter",
     "GeminiConverter",
+    "ModelRef",
     "OpenAIChatConverter",
     "OpenAIResponsesConverter",
+    "ProviderSettings",
+    "TextDelta",
     "ToolCall",
     "ToolCallError",
     "ToolDefinition",
     "ToolSpec",
+    "Turn",
+    "Usage",
+    "chat_model",
+    "default_model",
     "error_result",
     "gemini_schema",
     "get_provider",
@@ -43,6 +68,8 @@ __all__ = [
     "merge_all_of",
     "object_root",
     "parse_arguments",
+    "parse_model",
+    "parse_provider_settings",
     "provider_names",
     "register_provider",
     "strict_schema",

@@ -1,0 +1,251 @@
+"""Claude through the ``anthropic`` SDK: the Messages API, streamed.
+
+The stream's content blocks are put together by index: text from ``text_delta``, tool
+inputs from ``input_json_delta`` pieces (parsed when the block stops), thinking from
+``thinking_delta`` and ``signature_delta``. The assistant message keeps every block as a
+dict, thinking included, since Claude needs its thinking blocks back with the tool results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from mcpdeck.errors import ProviderError
+from mcpdeck.providers._calls import as_data
+from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, Usage, error_cause, error_detail, missing_sdk
+from mcpdeck.providers.anthropic import AnthropicConverter
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic import AsyncStream
+    from anthropic.types import RawMessageStreamEvent
+
+__all__ = ["DEFAULT_ANTHROPIC_URL", "AnthropicModel"]
+
+DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
+
+# The status an error event in the middle of a stream stands for (the response itself was a 200).
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+class AnthropicModel(ChatModel):
+    """A Claude model behind the Messages API.
+
+    The system prompt goes in the ``system`` parameter; ``max_tokens``, which the API
+    requires, is 8192 unless given.
+    """
+
+    api = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        provider: str = "anthropic",
+        api_key: str,
+        base_url: str = DEFAULT_ANTHROPIC_URL,
+        headers: Mapping[str, str] | None = None,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        max_tokens: int = 8192,
+        params: Mapping[str, Any] | None = None,
+        converter: AnthropicConverter | None = None,
+        key_hint: str = "",
+    ):
+        """Create the model (no request is made).
+
+        Args:
+            model: The model's name (``claude-sonnet-4-5`` ...).
+            provider: The provider's name, for messages.
+            api_key: The API key.
+            base_url: The API's root, without ``/v1``.
+            headers: Extra HTTP headers for every request (``anthropic-beta`` ...).
+            max_retries: How often the SDK retries rate limits, overload and lost connections.
+            timeout: Seconds for one request (default: the SDK's, 10 minutes).
+            max_tokens: The most tokens one turn may produce.
+            params: More request parameters (``thinking``, ``temperature`` ...).
+            converter: The tools converter (default: a plain ``AnthropicConverter``).
+            key_hint: What to do about a refused key, for the error message.
+
+        Raises:
+            ProviderError: The anthropic package is not installed.
+        """
+        try:
+            import anthropic
+        except ImportError as error:
+            raise missing_sdk(provider, "anthropic", "anthropic") from error
+        super().__init__(provider, model, converter or AnthropicConverter(), base_url=base_url, key_hint=key_hint)
+        self._sdk = anthropic
+        self.max_tokens = max_tokens
+        self.params: dict[str, Any] = dict(params or {})
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["timeout"] = timeout
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            default_headers=dict(headers or {}),
+            **options,
+        )
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        """``{"role": "user", "content": text}``."""
+        return {"role": "user", "content": text}
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        await self._client.close()
+
+    def request(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> dict[str, Any]:
+        """The body of one streamed Messages request."""
+        body: dict[str, Any] = {"max_tokens": self.max_tokens, **self.params}
+        body.update(model=self.model, messages=list(messages), stream=True)
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = list(tools)
+        return body
+
+    async def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        system: str | None = None,
+    ) -> AsyncIterator[TextDelta | Turn]:
+        """Run one turn: text deltas, then the ``Turn`` with the assistant message and its tool calls.
+
+        Raises:
+            ProviderError: The API refused or failed the request (after the SDK's retries).
+        """
+        create: Any = self._client.messages.create
+        blocks: dict[int, dict[str, Any]] = {}
+        inputs: dict[int, list[str]] = {}  # input_json_delta pieces of tool blocks
+        stop: str | None = None
+        input_tokens: int | None = None
+        output_tokens: int | None = None
+        try:
+            events: AsyncStream[RawMessageStreamEvent] = await create(**self.request(messages, tools, system))
+            async with events:
+                async for event in events:
+                    if event.type == "message_start":
+                        usage = event.message.usage
+                        input_tokens = (
+                            usage.input_tokens
+                            + (usage.cache_creation_input_tokens or 0)
+                            + (usage.cache_read_input_tokens or 0)
+                        )
+                        output_tokens = usage.output_tokens
+                    elif event.type == "content_block_start":
+                        blocks[event.index] = as_data(event.content_block)
+                    elif event.type == "content_block_delta":
+                        block = blocks.setdefault(event.index, {"type": "text", "text": ""})
+                        delta = event.delta
+                        if delta.type == "text_delta":
+                            block["text"] = block.get("text", "") + delta.text
+                            yield TextDelta(delta.text)
+                        elif delta.type == "input_json_delta":
+                            inputs.setdefault(event.index, []).append(delta.partial_json)
+                        elif delta.type == "thinking_delta":
+                            block["thinking"] = block.get("thinking", "") + delta.thinking
+                        elif delta.type == "signature_delta":
+                            block["signature"] = block.get("signature", "") + delta.signature
+                        else:  # citations_delta
+                            block.setdefault("citations", []).append(as_data(delta.citation))
+                    elif event.type == "message_delta":
+                        stop = event.delta.stop_reason or stop
+                        output_tokens = event.usage.output_tokens
+                    # content_block_stop and message_stop need nothing: the blocks are read at the end.
+        except self._sdk.AnthropicError as error:
+            raise self._failure(error) from error
+        content, read = self._content(blocks, inputs)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        text = "".join(b["text"] for b in content if b.get("type") == "text")
+        usage_seen = input_tokens is not None or output_tokens is not None
+        yield Turn(
+            text=text,
+            tool_calls=self.converter.tool_calls(read),
+            messages=[message],
+            stop_reason=stop,
+            usage=Usage(input_tokens, output_tokens) if usage_seen else None,
+        )
+
+    @staticmethod
+    def _content(
+        blocks: Mapping[int, dict[str, Any]], inputs: Mapping[int, list[str]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The message's content blocks, and the ``tool_use`` blocks to read calls from.
+
+        A tool input that is not valid JSON goes into the message as ``{}`` (the API takes
+        only objects) and is read as the raw text, so its ``ToolCall`` carries the error.
+        """
+        content: list[dict[str, Any]] = []
+        read: list[dict[str, Any]] = []
+        for index in sorted(blocks):
+            block = blocks[index]
+            kind = block.get("type")
+            if kind == "text" and not block.get("text"):
+                continue  # the API refuses empty text blocks
+            if kind in ("tool_use", "server_tool_use") and index in inputs:
+                raw = "".join(inputs[index])
+                try:
+                    parsed: Any = json.loads(raw) if raw.strip() else {}
+                except json.JSONDecodeError:
+                    parsed = None
+                block["input"] = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {}
+                if kind == "tool_use":
+                    read.append({**block, "input": raw} if not isinstance(parsed, dict) else block)
+            elif kind == "tool_use":
+                read.append(block)
+            content.append(block)
+        return content, read
+
+    def _failure(self, error: anthropic.AnthropicError) -> ProviderError:
+        sdk = self._sdk
+        if isinstance(error, sdk.APITimeoutError):
+            return self.connection_error(error_cause(error), timeout=True)
+        if isinstance(error, sdk.APIConnectionError):
+            return self.connection_error(error_cause(error))
+        if isinstance(error, sdk.APIStatusError):
+            status = error.status_code
+            if status < 400:  # an error event inside a streamed 200
+                kind = _error_type(error.body) or "error"
+                status = _ERROR_STATUS.get(kind, 500)
+                retryable = status == 429 or status >= 500
+                advice = "; try again later" if retryable else ""
+                detail = error_detail(error.body, error.message)
+                return ProviderError(
+                    f"{self.provider} failed while answering ({kind}): {detail}{advice}",
+                    provider=self.provider,
+                    status=status,
+                    retryable=retryable,
+                )
+            return self.status_error(status, error_detail(error.body, error.message))
+        if isinstance(error, sdk.APIError):
+            detail = error_detail(error.body, error.message)
+            return ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
+        return ProviderError(f"{self.provider}: {error}", provider=self.provider)
+
+
+def _error_type(body: object) -> str:
+    """The ``error.type`` of an Anthropic error body."""
+    if isinstance(body, Mapping):
+        inner = cast(Mapping[str, Any], body).get("error")
+        if isinstance(inner, Mapping):
+            kind = cast(Mapping[str, Any], inner).get("type")
+            return kind if isinstance(kind, str) else ""
+    return ""

@@ -1,0 +1,248 @@
+"""OpenAI's Chat Completions through the ``openai`` SDK (OpenAI, and every OpenAI-compatible server).
+
+The request streams, asking for usage in the last chunk (``stream_options``) but doing
+without it; tool-call deltas are gathered by their index, so parallel calls come out whole.
+``OpenAIModel`` is what the Responses model (``_openai_responses``) shares with it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from mcpdeck.errors import ProviderError
+from mcpdeck.providers._base import Converter
+from mcpdeck.providers._calls import as_data
+from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, Usage, error_cause, error_detail, missing_sdk
+from mcpdeck.providers.openai import OpenAIChatConverter
+
+if TYPE_CHECKING:
+    import openai
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+
+__all__ = ["DEFAULT_OPENAI_URL", "OpenAIChatModel", "OpenAIModel"]
+
+DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
+
+
+class OpenAIModel(ChatModel):
+    """What both OpenAI APIs share: the client, the request options, the error mapping."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        converter: Converter,
+        provider: str,
+        api_key: str,
+        base_url: str,
+        headers: Mapping[str, str] | None,
+        max_retries: int,
+        timeout: float | None,
+        params: Mapping[str, Any] | None,
+        key_hint: str,
+    ):
+        """Create the client (the subclasses say what each argument is)."""
+        try:
+            import openai
+        except ImportError as error:
+            raise missing_sdk(provider, "openai", "openai") from error
+        super().__init__(provider, model, converter, base_url=base_url, key_hint=key_hint)
+        self._sdk = openai
+        self.params: dict[str, Any] = dict(params or {})
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["timeout"] = timeout
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            default_headers=dict(headers or {}),
+            **options,
+        )
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        """``{"role": "user", "content": text}``."""
+        return {"role": "user", "content": text}
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        await self._client.close()
+
+    def _failure(self, error: openai.OpenAIError) -> ProviderError:
+        sdk = self._sdk
+        if isinstance(error, sdk.APITimeoutError):
+            return self.connection_error(error_cause(error), timeout=True)
+        if isinstance(error, sdk.APIConnectionError):
+            return self.connection_error(error_cause(error))
+        if isinstance(error, sdk.APIStatusError):
+            return self.status_error(error.status_code, error_detail(error.body, error.message))
+        if isinstance(error, sdk.APIError):  # an error event in the middle of the stream
+            detail = error_detail(error.body, error.message)
+            return ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
+        return ProviderError(f"{self.provider}: {error}", provider=self.provider)
+
+
+class OpenAIChatModel(OpenAIModel):
+    """A model behind the Chat Completions API: OpenAI's, or any OpenAI-compatible server's."""
+
+    api = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        provider: str = "openai",
+        api_key: str,
+        base_url: str = DEFAULT_OPENAI_URL,
+        headers: Mapping[str, str] | None = None,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        params: Mapping[str, Any] | None = None,
+        include_usage: bool = True,
+        converter: OpenAIChatConverter | None = None,
+        key_hint: str = "",
+    ):
+        """Create the model (no request is made).
+
+        Args:
+            model: The model's name at the provider.
+            provider: The provider's name, for messages.
+            api_key: The API key (any non-empty text for servers that take none).
+            base_url: The API's root, with ``/v1``.
+            headers: Extra HTTP headers for every request.
+            max_retries: How often the SDK retries rate limits, overload and lost connections.
+            timeout: Seconds for one request (default: the SDK's, 10 minutes).
+            params: More request parameters (``temperature``, ``max_completion_tokens`` ...).
+            include_usage: Ask for token usage in the last chunk (``stream_options``).
+            converter: The tools converter (default: a plain ``OpenAIChatConverter``).
+            key_hint: What to do about a refused key, for the error message.
+
+        Raises:
+            ProviderError: The openai package is not installed.
+        """
+        super().__init__(
+            model,
+            converter=converter or OpenAIChatConverter(),
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            headers=headers,
+            max_retries=max_retries,
+            timeout=timeout,
+            params=params,
+            key_hint=key_hint,
+        )
+        self.include_usage = include_usage
+
+    def request(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> dict[str, Any]:
+        """The body of one streamed Chat Completions request."""
+        sent: list[Mapping[str, Any]] = [{"role": "system", "content": system}] if system else []
+        sent.extend(messages)
+        body: dict[str, Any] = {**self.params, "model": self.model, "messages": sent, "stream": True}
+        if self.include_usage:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = list(tools)
+        return body
+
+    async def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        system: str | None = None,
+    ) -> AsyncIterator[TextDelta | Turn]:
+        """Run one turn: text deltas, then the ``Turn`` with the assistant message and its tool calls.
+
+        Raises:
+            ProviderError: The server refused or failed the request (after the SDK's retries).
+        """
+        create: Any = self._client.chat.completions.create
+        text: list[str] = []
+        calls = _CallParts()
+        finish: str | None = None
+        usage: Usage | None = None
+        try:
+            response: AsyncStream[ChatCompletionChunk] = await create(**self.request(messages, tools, system))
+            async with response:
+                async for chunk in response:
+                    if chunk.usage is not None:
+                        usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                    for choice in chunk.choices or []:
+                        if choice.index not in (0, None):
+                            continue
+                        delta = choice.delta
+                        if delta is not None:  # pyright: ignore[reportUnnecessaryComparison]
+                            piece = delta.content or delta.refusal
+                            if piece:
+                                text.append(piece)
+                                yield TextDelta(piece)
+                            for position, part in enumerate(delta.tool_calls or []):
+                                function = part.function
+                                calls.add(
+                                    part.index if part.index is not None else position,  # pyright: ignore[reportUnnecessaryComparison]
+                                    part.id,
+                                    function.name if function is not None else None,
+                                    function.arguments if function is not None else None,
+                                )
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+        except self._sdk.OpenAIError as error:
+            raise self._failure(error) from error
+        content = "".join(text)
+        message: dict[str, Any] = {"role": "assistant", "content": content if content or not calls else None}
+        if calls:
+            message["tool_calls"] = calls.tool_calls()
+        yield Turn(
+            text=content,
+            tool_calls=self.converter.tool_calls(message),
+            messages=[message],
+            stop_reason=finish,
+            usage=usage,
+        )
+
+
+class _CallParts:
+    """Tool calls gathered from stream deltas, by index (parallel calls interleave)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._slot: dict[int, int] = {}  # the delta's index -> where its call is kept
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+    def add(self, index: int, call_id: str | None, name: str | None, arguments: object) -> None:
+        slot = self._slot.get(index)
+        current = self._calls.get(slot) if slot is not None else None
+        if current is None or (call_id and current["id"] and call_id != current["id"]):
+            # A new call; a server that numbers every call 0 still gives each its own id.
+            slot = len(self._calls)
+            self._slot[index] = slot
+            current = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+            self._calls[slot] = current
+        if call_id:
+            current["id"] = call_id
+        function = cast(dict[str, Any], current["function"])
+        if name:
+            known: str = function["name"]
+            # Some servers repeat the whole name in every delta; OpenAI sends it once.
+            function["name"] = name if not known or name.startswith(known) else known + name
+        if arguments:
+            piece = arguments if isinstance(arguments, str) else json.dumps(as_data(arguments))
+            function["arguments"] += piece
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The calls as an assistant message's ``tool_calls`` (an id made up where the server gave none)."""
+        result: list[dict[str, Any]] = []
+        for _, call in sorted(self._calls.items()):
+            if not call["id"]:
+                call["id"] = f"call_{uuid.uuid4().hex[:24]}"
+            result.append(call)
+        return result

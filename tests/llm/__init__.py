@@ -1,0 +1,1 @@
+"""Fake LLM provider servers for tests, speaking each API's wire format from a script (see ``scripted``)."""
