@@ -468,7 +468,10 @@ class Host:
         if not events.active:  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
             raw = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
-            return ToolResult.from_mcp(raw, name=name, server=server, tool=tool, duration=time.perf_counter() - started)
+            duration = time.perf_counter() - started
+            return ToolResult.from_mcp(
+                raw, name=name, server=server, tool=tool, duration=duration, approved_by=approved_by
+            )
         call_id = uuid.uuid4().hex
         events.publish(
             ToolCallStarted(
@@ -500,7 +503,9 @@ class Host:
             self._finished(call_id, entry, started, is_error=True, error="cancelled", approved_by=approved_by)
             raise
         duration = time.perf_counter() - started
-        result = ToolResult.from_mcp(raw, name=name, server=server, tool=tool, duration=duration)
+        result = ToolResult.from_mcp(
+            raw, name=name, server=server, tool=tool, duration=duration, approved_by=approved_by
+        )
         self._finished(
             call_id,
             entry,

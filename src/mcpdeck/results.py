@@ -68,6 +68,8 @@ class ToolResult:
         structured_content: The structured result, if the tool returns one.
         is_error: True when the tool ran and reported a failure.
         duration: Seconds the call took.
+        approved_by: Who let the call through, when the permission gate was asked ("rule",
+            "user-once" ...); None for a call made without the gate.
     """
 
     name: str
@@ -77,10 +79,18 @@ class ToolResult:
     structured_content: dict[str, Any] | None
     is_error: bool
     duration: float = 0.0
+    approved_by: str | None = None
 
     @classmethod
     def from_mcp(
-        cls, result: types.CallToolResult, *, name: str, server: str, tool: str, duration: float
+        cls,
+        result: types.CallToolResult,
+        *,
+        name: str,
+        server: str,
+        tool: str,
+        duration: float,
+        approved_by: str | None = None,
     ) -> ToolResult:
         """Wrap an SDK ``CallToolResult``."""
         return cls(
@@ -91,6 +101,7 @@ class ToolResult:
             structured_content=result.structured_content,
             is_error=bool(result.is_error),
             duration=duration,
+            approved_by=approved_by,
         )
 
     @property

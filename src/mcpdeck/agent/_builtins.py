@@ -1,0 +1,146 @@
+"""Built-in native tools over a ``Host``: list and read the connected servers' resources.
+
+::
+
+    tools = resource_tools(host)   # [list_mcp_resources, read_mcp_resource], both read-only
+
+A model sees MCP tools in the catalog, but resources only through these two: one lists what
+the servers offer (resources and URI templates), the other reads a URI.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+import mcp_types as types
+
+from mcpdeck.agent._tools import NativeTool, ToolError, tool
+from mcpdeck.errors import MCPDeckError, ResourceNotFoundError
+from mcpdeck.host import Host
+
+__all__ = ["DEFAULT_MAX_LISTED", "resource_tools"]
+
+DEFAULT_MAX_LISTED = 200
+"""How many resources (and templates) ``list_mcp_resources`` shows at most."""
+
+
+def _size(blob: str) -> str:
+    try:
+        raw = len(base64.b64decode(blob, validate=False))
+    except (binascii.Error, ValueError):
+        raw = len(blob) * 3 // 4
+    return f"{raw / 1024:.1f} KB" if raw >= 1024 else f"{raw} bytes"
+
+
+def _line(uri: str, server: str, name: str, title: str | None, mime: str | None, description: str | None) -> str:
+    label = f"{name} ({title})" if title and title != name else name
+    parts = [f"- {uri} [server: {server}] {label}"]
+    if mime:
+        parts.append(f"({mime})")
+    line = " ".join(parts)
+    if description:
+        line += f": {' '.join(description.split())}"
+    return line
+
+
+def _servers_named(host: Host, server: str | None) -> set[str] | None:
+    if server is None:
+        return None
+    if server not in host.servers:
+        raise ToolError(f"no server named {server!r}; the servers are: {', '.join(sorted(host.servers)) or 'none'}")
+    return {server}
+
+
+def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[NativeTool]:
+    """The built-in resource tools over ``host``: ``list_mcp_resources`` and ``read_mcp_resource``.
+
+    Both are read-only and read the host's state at each call, so they stay right as servers
+    come and go.
+
+    Args:
+        host: An open host.
+        max_listed: How many resources, and how many templates, a listing shows at most.
+    """
+
+    @tool(name="list_mcp_resources", read_only=True)
+    async def list_mcp_resources(server: str | None = None) -> str:
+        """List the resources (data such as files, records or documents) the connected MCP servers offer.
+
+        Each line gives the resource's URI, its server, name, MIME type and description. URI
+        templates ({variables} in braces) stand for many resources: fill the variables in to get
+        a URI. Read one with read_mcp_resource.
+
+        Args:
+            server: Only this server's resources (default: every server's).
+        """
+        wanted = _servers_named(host, server)
+        resources = [e for e in host.resources if wanted is None or e.server in wanted]
+        templates = [e for e in host.resource_templates if wanted is None or e.server in wanted]
+        if not resources and not templates:
+            where = f"server {server!r} offers" if server is not None else "the connected servers offer"
+            return f"No resources: {where} none."
+        lines: list[str] = []
+        if resources:
+            lines.append(f"Resources ({len(resources)}):")
+            for entry in resources[:max_listed]:
+                r = entry.resource
+                lines.append(_line(r.uri, entry.server, r.name, r.title, r.mime_type, r.description))
+            if len(resources) > max_listed:
+                lines.append(f"... and {len(resources) - max_listed} more; give `server` to list one server's.")
+        if templates:
+            if lines:
+                lines.append("")
+            lines.append(f"URI templates ({len(templates)}; fill in the {{variables}} to get a URI):")
+            for template in templates[:max_listed]:
+                t = template.template
+                lines.append(_line(t.uri_template, template.server, t.name, t.title, t.mime_type, t.description))
+            if len(templates) > max_listed:
+                lines.append(f"... and {len(templates) - max_listed} more; give `server` to list one server's.")
+        return "\n".join(lines)
+
+    @tool(name="read_mcp_resource", read_only=True)
+    async def read_mcp_resource(uri: str, server: str | None = None) -> list[types.ContentBlock]:
+        """Read a resource of a connected MCP server by its URI (see list_mcp_resources).
+
+        Args:
+            uri: The resource's URI, e.g. "file:///notes.txt"; a URI template's variables filled in.
+            server: The server to read it from; needed only when several servers offer the URI.
+        """
+        try:
+            result = await host.read_resource(uri, server=server)
+        except ResourceNotFoundError as error:
+            if error.servers:
+                raise ToolError(
+                    f"{len(error.servers)} servers offer {uri!r} ({', '.join(error.servers)}); "
+                    "call read_mcp_resource again with `server` set to one of them"
+                ) from error
+            raise ToolError(
+                f"no connected server offers {uri!r}; call list_mcp_resources to see what there is"
+            ) from error
+        except MCPDeckError as error:
+            raise ToolError(f"could not read {uri!r}: {error}") from error
+        return _contents(result.contents)
+
+    return [list_mcp_resources, read_mcp_resource]
+
+
+def _contents(contents: list[types.TextResourceContents | types.BlobResourceContents]) -> list[types.ContentBlock]:
+    """A resource's contents as content blocks: text as text, images as images, other binary data described."""
+    blocks: list[types.ContentBlock] = []
+    several = len(contents) > 1
+    for item in contents:
+        if several:
+            blocks.append(types.TextContent(text=f"[{item.uri}" + (f" ({item.mime_type})]" if item.mime_type else "]")))
+        if isinstance(item, types.TextResourceContents):
+            blocks.append(types.TextContent(text=item.text))
+        elif item.mime_type and item.mime_type.startswith("image/"):
+            blocks.append(types.ImageContent(data=item.blob, mime_type=item.mime_type))
+        else:
+            kind = item.mime_type or "unknown type"
+            blocks.append(
+                types.TextContent(text=f"[binary resource <{item.uri}>: {kind}, {_size(item.blob)}; not shown as text]")
+            )
+    if not blocks:
+        blocks.append(types.TextContent(text="(the resource is empty)"))
+    return blocks

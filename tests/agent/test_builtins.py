@@ -1,0 +1,138 @@
+"""The built-in resource tools against real servers: listing and reading resources."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+
+from mcpdeck import Host
+from mcpdeck.agent._builtins import _contents, resource_tools  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.agent._tools import NativeTool
+from mcpdeck.status import ServerState
+from tests.helpers import WAIT, stdio_server
+from tests.servers import basic, features
+from tests.servers.features import LOGO, RESOURCES
+
+
+@pytest.fixture(scope="module")
+async def host(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Host]:
+    """The features server over stdio and the basic server (no resources) in-process."""
+    servers = {"features": stdio_server("features"), "basic": basic.build_server()}
+    async with Host(servers, log_dir=tmp_path_factory.mktemp("logs")) as opened:
+        assert opened.servers["features"].state is ServerState.CONNECTED, opened.servers["features"].error
+        yield opened
+
+
+def by_name(host: Host, **options: int) -> dict[str, NativeTool]:
+    return {made.name: made for made in resource_tools(host, **options)}
+
+
+@pytest.mark.anyio
+async def test_the_resource_tools_are_read_only_and_described(host: Host) -> None:
+    tools = by_name(host)
+    assert list(tools) == ["list_mcp_resources", "read_mcp_resource"]
+    assert all(made.read_only for made in tools.values())
+    read = tools["read_mcp_resource"]
+    assert read.input_schema["required"] == ["uri"]
+    assert "list_mcp_resources" in read.description
+    assert "description" in read.input_schema["properties"]["server"]
+
+
+@pytest.mark.anyio
+async def test_list_shows_every_servers_resources_and_templates(host: Host) -> None:
+    listing = by_name(host)["list_mcp_resources"]
+    with anyio.fail_after(WAIT):
+        result = await listing.call({})
+    assert not result.is_error
+    lines = result.text().splitlines()
+    assert lines[0] == f"Resources ({len(RESOURCES)}):"
+    assert [line.split()[1] for line in lines[1 : 1 + len(RESOURCES)]] == RESOURCES
+    assert "- features://info [server: features] info (About) (text/plain)" in lines
+    assert "- features://logo [server: features] logo (image/png)" in lines
+    assert lines[-2].startswith("URI templates (1;")
+    assert lines[-1] == f"- {features.TEMPLATE} [server: features] note (text/plain)"
+    assert result.text() == (await listing.call({"server": "features"})).text()
+
+
+@pytest.mark.anyio
+async def test_list_for_one_server_an_unknown_server_and_a_long_list(host: Host) -> None:
+    tools = by_name(host, max_listed=2)
+    listing = tools["list_mcp_resources"]
+    with anyio.fail_after(WAIT):
+        none = await listing.call({"server": "basic"})
+        unknown = await listing.call({"server": "nope"})
+        short = await listing.call({})
+    assert not none.is_error and none.text() == "No resources: server 'basic' offers none."
+    assert unknown.is_error and unknown.text() == "no server named 'nope'; the servers are: basic, features"
+    assert "... and 3 more; give `server` to list one server's." in short.text()
+    assert short.text().count("\n- ") == 3  # two resources, one template
+
+
+@pytest.mark.anyio
+async def test_read_gives_text_templates_and_images(host: Host) -> None:
+    read = by_name(host)["read_mcp_resource"]
+    with anyio.fail_after(WAIT):
+        note = await read.call({"uri": "note://second"})
+        templated = await read.call({"uri": "note://42", "server": "features"})
+        logo = await read.call({"uri": "features://logo"})
+    assert (note.is_error, note.text()) == (False, "the second note")
+    assert (note.name, note.server, note.tool) == ("read_mcp_resource", "", "read_mcp_resource")
+    assert templated.text() == "note 42 (from the template)"
+    assert logo.images() == [("image/png", LOGO)]
+
+
+@pytest.mark.anyio
+async def test_read_failures_are_error_results_that_say_what_to_do(host: Host) -> None:
+    read = by_name(host)["read_mcp_resource"]
+    with anyio.fail_after(WAIT):
+        missing = await read.call({"uri": "nothing://here"})
+        wrong_server = await read.call({"uri": "note://first", "server": "nope"})
+        unsupported = await read.call({"uri": "note://first", "server": "basic"})
+        no_uri = await read.call({})
+    assert missing.is_error
+    assert missing.text() == "no connected server offers 'nothing://here'; call list_mcp_resources to see what there is"
+    assert wrong_server.is_error and "no server named 'nope'" in wrong_server.text()
+    assert unsupported.is_error and unsupported.text().startswith("could not read 'note://first': server 'basic'")
+    assert no_uri.is_error and "uri: Field required" in no_uri.text()
+
+
+@pytest.mark.anyio
+async def test_a_uri_several_servers_offer_needs_a_server(tmp_path: Path) -> None:
+    servers = {"one": features.build_server("one"), "two": features.build_server("two")}
+    async with Host(servers, log_dir=tmp_path / "logs") as host:
+        read = by_name(host)["read_mcp_resource"]
+        with anyio.fail_after(WAIT):
+            both = await read.call({"uri": "features://info"})
+            chosen = await read.call({"uri": "features://info", "server": "two"})
+    assert both.is_error
+    assert both.text() == (
+        "2 servers offer 'features://info' (one, two); call read_mcp_resource again with `server` set to one of them"
+    )
+    assert chosen.text() == "the two server"
+
+
+def test_contents_of_every_kind_become_blocks() -> None:
+    pdf = types.BlobResourceContents(
+        uri="file:///a.pdf", mime_type="application/pdf", blob=base64.b64encode(b"x" * 2048).decode()
+    )
+    raw = types.BlobResourceContents(uri="file:///raw", blob=base64.b64encode(b"abc").decode())
+    text = types.TextResourceContents(uri="file:///a.txt", mime_type="text/plain", text="hello")
+    png = types.BlobResourceContents(uri="file:///a.png", mime_type="image/png", blob=base64.b64encode(LOGO).decode())
+    assert _contents([]) == [types.TextContent(text="(the resource is empty)")]
+    [note] = _contents([pdf])
+    assert note == types.TextContent(
+        text="[binary resource <file:///a.pdf>: application/pdf, 2.0 KB; not shown as text]"
+    )
+    assert _contents([raw]) == [
+        types.TextContent(text="[binary resource <file:///raw>: unknown type, 3 bytes; not shown as text]")
+    ]
+    several = _contents([text, png])
+    assert several[0] == types.TextContent(text="[file:///a.txt (text/plain)]")
+    assert several[1] == types.TextContent(text="hello")
+    assert several[2] == types.TextContent(text="[file:///a.png (image/png)]")
+    assert isinstance(several[3], types.ImageContent) and several[3].mime_type == "image/png"
