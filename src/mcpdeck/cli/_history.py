@@ -1,11 +1,16 @@
-"""``mcpdeck history``: the tool calls the CLI (and the agent) made, from the history database."""
+"""``mcpdeck history``: the tool calls and conversations the CLI (and the agent) made, from the history database."""
 
 from __future__ import annotations
+
+import json
+from datetime import datetime
 
 import click
 
 from mcpdeck.cli._app import HISTORY_ENV, _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._render import echo_json, table
+from mcpdeck.errors import ConfigError
+from mcpdeck.history import History
 
 __all__ = ["register_history_command"]
 
@@ -13,14 +18,25 @@ __all__ = ["register_history_command"]
 @click.command("history")
 @click.option("-n", "--limit", type=int, default=30, show_default=True, help="How many calls, newest first.")
 @click.option("--server", metavar="NAME", help="Only this server's calls.")
+@click.option("--conversations", is_flag=True, help="List the chat conversations instead.")
+@click.option("--conversation", "conversation", type=int, metavar="ID", help="Show one conversation's messages.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @_sync
-def history(ctx: _Context, limit: int, server: str | None, as_json: bool) -> None:
-    """Show the tool calls made through mcpdeck (time, tool, status, duration, size)."""
+def history(
+    ctx: _Context, limit: int, server: str | None, conversations: bool, conversation: int | None, as_json: bool
+) -> None:
+    """Show the tool calls made through mcpdeck (time, tool, status, who approved, duration, size).
+
+    With --conversations, the chat conversations; with --conversation ID, one conversation.
+    """
     db = ctx.history()
     if db is None:
         click.echo(f"History is off (${HISTORY_ENV}=off).")
+        return
+    if conversations or conversation is not None:
+        with db:
+            _conversations(db, limit, conversation, as_json)
         return
     with db:
         calls = db.tool_calls(limit=limit, server=server)
@@ -34,14 +50,44 @@ def history(ctx: _Context, limit: int, server: str | None, as_json: bool) -> Non
         [
             call.started_at.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
             call.name,
-            call.status if call.status != "error" else click.style("error", fg="red"),
+            call.status if call.status not in ("error", "denied") else click.style(call.status, fg="red"),
+            call.approved_by or "-",
             f"{call.duration * 1000:.0f} ms" if call.duration is not None else "-",
             str(call.result_size) if call.result_size is not None else "-",
             call.error or "",
         ]
         for call in calls
     ]
-    click.echo(table(["time", "tool", "status", "took", "size", "error"], rows))
+    click.echo(table(["time", "tool", "status", "approved", "took", "size", "error"], rows))
+
+
+def _conversations(db: History, limit: int, conversation: int | None, as_json: bool) -> None:
+    if conversation is None:
+        found = db.conversations(limit=limit)
+        if as_json:
+            echo_json({"path": str(db.path), "conversations": found})
+        elif not found:
+            click.echo(f"No conversations recorded yet ({db.path}).")
+        else:
+            rows = [
+                [str(c["id"]), _local(c["startedAt"]), c["model"] or "", str(c["messages"]), c["title"] or ""]
+                for c in found
+            ]
+            click.echo(table(["id", "started", "model", "messages", "title"], rows))
+        return
+    messages = db.messages(conversation)
+    if as_json:
+        echo_json({"path": str(db.path), "id": conversation, "messages": messages})
+        return
+    if not messages:
+        raise ConfigError(f"no conversation {conversation} in {db.path}; see `mcpdeck history --conversations`")
+    for message in messages:
+        click.echo(click.style(f"[{_local(message['at'])}] {message['role']}", bold=True))
+        click.echo(json.dumps(message["content"], indent=2, ensure_ascii=False))
+
+
+def _local(iso: str) -> str:
+    return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def register_history_command(group: click.Group) -> None:
