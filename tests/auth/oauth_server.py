@@ -19,7 +19,7 @@ import base64
 import secrets
 import socket
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -352,6 +352,31 @@ def _protected_mcp_server(settings: AuthSettings, provider: MemoryProvider) -> M
     return server
 
 
+@dataclass(frozen=True)
+class SeenRequest:
+    """One HTTP request as a server got it."""
+
+    method: str
+    path: str
+    authorization: str | None
+    """Its ``Authorization`` header, if it had one."""
+
+
+class RequestLog:
+    """An ASGI wrapper that notes every HTTP request before the app sees it."""
+
+    def __init__(self, app: ASGIApp):
+        self._app = app
+        self.requests: list[SeenRequest] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers: list[tuple[bytes, bytes]] = scope["headers"]
+            authorization = next((value.decode() for name, value in headers if name == b"authorization"), None)
+            self.requests.append(SeenRequest(scope["method"], scope["path"], authorization))
+        await self._app(scope, receive, send)
+
+
 @dataclass
 class OAuthSetup:
     """The running pair.
@@ -360,11 +385,13 @@ class OAuthSetup:
         provider: The authorization server's state (steer it, read its counters).
         issuer: The authorization server's URL.
         mcp_url: The protected MCP endpoint.
+        mcp_log: Every request the MCP server's origin got (its metadata included).
     """
 
     provider: MemoryProvider
     issuer: str
     mcp_url: str
+    mcp_log: RequestLog | None = None
 
 
 @asynccontextmanager
@@ -418,7 +445,12 @@ def _auth_routes(
 
 @asynccontextmanager
 async def oauth_servers(
-    *, registration: bool = True, sse: bool = False, metadata_issuer_path: str | None = None
+    *,
+    registration: bool = True,
+    sse: bool = False,
+    metadata_issuer_path: str | None = None,
+    json_response: bool = False,
+    more_tools: Callable[[MCPServer], None] | None = None,
 ) -> AsyncGenerator[OAuthSetup]:
     """An authorization server and a protected MCP server (streamable HTTP, or SSE), each on its own port.
 
@@ -427,6 +459,9 @@ async def oauth_servers(
         sse: Serve the MCP server over the legacy SSE transport.
         metadata_issuer_path: Make the authorization server's metadata name the issuer
             ``<its URL><path>`` instead of its URL (a document that breaks RFC 8414 §3.3).
+        json_response: Streamable HTTP answers each POST with a JSON body (sent when the result
+            is ready) instead of an SSE stream (whose headers go out at once).
+        more_tools: Adds tools to the MCP server (besides ``echo`` and ``whoami``).
     """
     as_sock, as_url = bind_local()
     rs_sock, rs_url = bind_local()
@@ -445,9 +480,11 @@ async def oauth_servers(
     metadata_issuer = f"{as_url}{metadata_issuer_path}" if metadata_issuer_path is not None else None
     auth_app = Starlette(routes=_auth_routes(provider, settings, metadata_issuer=metadata_issuer))
     server = _protected_mcp_server(settings, provider)
-    mcp_app = server.sse_app() if sse else server.streamable_http_app()
-    async with serve_app(as_sock, auth_app), serve_app(rs_sock, mcp_app):
-        yield OAuthSetup(provider=provider, issuer=as_url, mcp_url=mcp_url)
+    if more_tools is not None:
+        more_tools(server)
+    mcp_log = RequestLog(server.sse_app() if sse else server.streamable_http_app(json_response=json_response))
+    async with serve_app(as_sock, auth_app), serve_app(rs_sock, mcp_log):
+        yield OAuthSetup(provider=provider, issuer=as_url, mcp_url=mcp_url, mcp_log=mcp_log)
 
 
 OwnLocation = Literal["absent", "same", "other"]
@@ -532,6 +569,8 @@ __all__ = [
     "MachineClient",
     "MemoryProvider",
     "OAuthSetup",
+    "RequestLog",
+    "SeenRequest",
     "bind_local",
     "legacy_servers",
     "oauth_servers",

@@ -12,7 +12,10 @@ authorization-code ``DeckOAuthProvider`` here, the client-credentials ones in ``
 - the MCP 2025-03-26 path for a server without protected resource metadata, including an
   authorization server on a path of the server's own origin (see ``_legacy``);
 - the SDK's flow errors turned into ``AuthorizationError`` (a failure no retry or other
-  transport fixes).
+  transport fixes);
+- no cost where nothing is needed (``async_auth_flow``): a server with no stored tokens and
+  no configured client gets its requests untouched until it answers 401, and a request
+  with a valid token goes out without waiting for the SDK's lock.
 
 ``DeckOAuthProvider`` (authorization code) adds:
 
@@ -47,6 +50,7 @@ from mcp.client.auth.utils import (
     union_scopes,
 )
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthMetadata, ProtectedResourceMetadata
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from mcpdeck.auth._callback import CallbackListener, reserve_port
@@ -177,6 +181,7 @@ class DeckFlow(OAuthClientProvider):
     _storage: ServerTokenStorage
     _saved_metadata: OAuthMetadata | None
     _legacy_issuer: str | None
+    _passive: bool | None
 
     def _deck_setup(self, server: str, storage: ServerTokenStorage) -> None:
         self.server = server
@@ -184,11 +189,17 @@ class DeckFlow(OAuthClientProvider):
         self._saved_metadata = None
         self._legacy_issuer = None
         """The issuer accepted on the MCP 2025-03-26 path when it is a path of the server's origin."""
+        self._passive = None
+        """Whether requests go out untouched until the server asks for authorization (None: not known yet)."""
 
     # ----- hooks ------------------------------------------------------------------------------
 
     def _may_use_default_endpoints(self) -> bool:
         """Whether a server that publishes no OAuth metadata gets the MCP 2025-03-26 default endpoints."""
+        return False
+
+    def _may_pass_through(self) -> bool:
+        """Whether, with no stored tokens, requests may go out untouched until the server asks for authorization."""
         return False
 
     async def _before_authorization(self, response: httpx2.Response) -> bool:
@@ -232,6 +243,74 @@ class DeckFlow(OAuthClientProvider):
         return super()._expected_issuer()
 
     # ----- the flow -------------------------------------------------------------------------
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The SDK's flow, entered only when a request needs it.
+
+        The SDK's flow holds its lock from before a request is sent until its response
+        arrives, so an HTTP client with that auth has one request in flight at a time. Two
+        kinds of request skip it:
+
+        - Passive (no stored tokens, no configured client; decided at the first request):
+          the request goes out as it is, which is all the SDK's flow would do with it.
+        - A valid token at hand (see ``_token_at_hand``): the request goes out with it.
+
+        A 401 (or a 403 ``insufficient_scope``) then enters the SDK's flow, under its lock,
+        with the answer already known: if the flow would send the request just as it went,
+        it gets that answer instead of a second round trip, so the wire sees what it sees
+        without the shortcut. Refreshes and authorizations still happen only under the lock,
+        one at a time; see ``_token_at_hand`` for why reading the token outside it is safe.
+        """
+        if self._passive is None:
+            await self._settle()
+        known: httpx2.Response | None = None
+        sent: str | None = None
+        if self._passive or self._token_at_hand():
+            if not self._passive:
+                self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+                self._add_auth_header(request)
+            sent = request.headers.get("authorization")
+            response = yield request
+            if not self._needs_login(response):
+                return
+            self._passive = False  # the server asks for authorization: the SDK's flow from now on
+            known = response
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            if known is not None and outgoing is request and request.headers.get("authorization") == sent:
+                outgoing = await flow.asend(known)  # the request as it went: its answer is known
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    async def _settle(self) -> None:
+        """At the first request: load what is stored, and decide whether requests pass untouched."""
+        async with self.context.lock:
+            if not self._initialized:
+                await self._initialize()
+            if self._passive is None:
+                self._passive = self.context.current_tokens is None and self._may_pass_through()
+
+    def _token_at_hand(self) -> bool:
+        """Whether a request may go out with the current token without taking the SDK's lock.
+
+        The lock keeps two things to one at a time: loading from storage, and changing the
+        tokens (a refresh, whose refresh token may be single-use, or an authorization). This
+        path does neither: it needs the tokens loaded, a token not expired, and nobody in
+        the flow right now (during a refresh or a login, requests wait for its outcome as
+        they always did). It only reads ``current_tokens``, with no ``await`` between the
+        check and the header, so it sends a token the flow considered good at that instant.
+        If the server refuses it, the request enters the flow under the lock: a token
+        refreshed meanwhile is used (one refresh for all), else the flow judges the refusal
+        as if the request had been sent under the lock (``async_auth_flow``).
+        """
+        context = self.context
+        return self._initialized and not context.lock.locked() and context.is_token_valid()
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """The SDK's flow, watched: discovery checked first, one refresh on a refused token, cleanup."""
@@ -417,6 +496,11 @@ class DeckOAuthProvider(DeckFlow):
         # MCP 2025-03-26: without metadata, /authorize, /token and /register on the server's origin.
         # Only when someone is there to authorize: without, "no OAuth here" is the likelier story.
         return self._interaction is not None
+
+    def _may_pass_through(self) -> bool:
+        # A pre-registered client keeps the SDK's flow from the first request (as configured
+        # machine grants do); without one there is nothing to do until the server asks.
+        return self._storage.configured_client is None
 
     async def _before_authorization(self, response: httpx2.Response) -> bool:
         if self._interaction is None:
