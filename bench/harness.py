@@ -60,6 +60,8 @@ class Profile:
     connect_rounds: int = 7
     catalog: int = 1000
     list_rounds: int = 5
+    convert_repeats: int = 4
+    """Conversions of the catalog per provider per ``list`` round (each a first time, then again)."""
     payload_bytes: int = 5_000_000
     payload_rounds: int = 3
     memory_servers: int = 10
@@ -83,6 +85,7 @@ PROFILES = {
         connect_rounds=2,
         catalog=1000,
         list_rounds=2,
+        convert_repeats=3,
         payload_rounds=1,
         memory_rounds=1,
         everything_rounds=2,
@@ -101,6 +104,7 @@ PROFILES = {
         connect_rounds=1,
         catalog=50,
         list_rounds=1,
+        convert_repeats=1,
         payload_bytes=200_000,
         payload_rounds=1,
         memory_servers=2,
@@ -127,11 +131,13 @@ METRICS: dict[str, str] = {
     "everything-latency": "Sequential `echo` on `@modelcontextprotocol/server-everything` (stdio, node)",
     "tokens": "Tokens of tool definitions per model request",
 }
-"""Every metric, in run order. ``list`` also yields ``relist``, ``convert-first`` and ``convert-again``."""
+"""Every metric, in run order. ``list`` also yields ``relist``, ``convert-first``, ``convert-again`` and
+``list-convert`` (``DERIVED``)."""
 
-DERIVED = {"list": ("relist", "convert-first", "convert-again")}
+DERIVED = {"list": ("relist", "convert-first", "convert-again", "list-convert")}
 
-PROVIDERS = ("openai", "anthropic", "gemini")
+PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
+"""The tool formats the catalog is converted to (``mcpdeck.providers.get_provider`` names)."""
 
 
 @dataclass
@@ -153,6 +159,8 @@ class Row:
     """Calls (or operations) that ``cpu_s`` covers."""
     server_cpu_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    baseline_row: str | None = None
+    """The row its ratio is against (None: the baseline client's row)."""
 
     def fail(self, status: str, note: str) -> None:
         if self.status == "ok":
@@ -638,22 +646,12 @@ class Harness:
             "mcpdeck lists when a server says its tools changed: its time is a `touch_tools` call, the "
             "`tools/list_changed` notification, the list and the new catalog (`ToolsChanged` event)."
         )
-        first = self._metric(
-            "convert-first", "latency", "openai format", title=f"Convert the {p.catalog}-tool catalog (first time)"
-        )
-        again = self._metric(
-            "convert-again", "latency", "openai format", title=f"Convert the unchanged {p.catalog}-tool catalog again"
-        )
-        for convert in (first, again):
-            convert.notes.append(
-                "PENDING issue 4: mcpdeck has no provider conversion yet; this is the slot for it. The SDK rows are "
-                "a naive hand conversion (no schema fix-ups, no cache); langchain's is `convert_to_openai_tool`."
-            )
+        first, again, both = self._conversion_metrics(tools)
         ready = self._ready(metric)
-        for other in (relist, first, again):
-            for name in self.clients:
-                if metric.rows[name].status != "ok":
-                    other.rows[name].fail(metric.rows[name].status, metric.rows[name].note)
+        for name in self.clients:
+            if metric.rows[name].status != "ok":
+                relist.rows[name].fail(metric.rows[name].status, metric.rows[name].note)
+        no_conversion: dict[str, tuple[str, str]] = {}
         for turn in range(p.list_rounds):
             self._progress(f"{mid}: round {turn + 1}/{p.list_rounds}")
             for name in _rotate(ready, turn):
@@ -666,8 +664,8 @@ class Harness:
                 )
                 if not reply["ok"]:
                     row.fail("error", reply["error"])
-                    for other in (relist, first, again):
-                        other.rows[name].fail("error", "connect failed")
+                    relist.rows[name].fail("error", "connect failed")
+                    no_conversion[name] = ("error", "connect failed")
                     continue
                 row.samples.append(reply["wall_s"])
                 row.cpu_s += reply["cpu_s"]
@@ -675,27 +673,117 @@ class Harness:
                 if reply["tools"] is not None and reply["tools"] != tools:
                     row.note = f"listed {reply['tools']} tools, expected {tools}"
                 self._timed(relist.rows[name], worker.request("relist", timeout=p.timeout, key=mid, server="s"))
-                for provider in PROVIDERS:
-                    for convert in (first, again):
-                        answer = worker.request("convert", timeout=p.timeout, key=mid, server="s", provider=provider)
-                        if provider == "openai":
-                            self._timed(convert.rows[name], answer)
-                        elif answer["ok"]:
-                            convert.rows[name].extra.setdefault(provider, []).append(answer["wall_s"])
+                if name not in no_conversion:
+                    refused = self._convert_all(worker, name, mid, reply, (first, again, both))
+                    if refused is not None:
+                        no_conversion[name] = ("n/a", refused)  # no conversion at all: one row says so
                 self._close(name, mid)
+        self._finish_conversions(metric, (first, again, both), no_conversion)
+
+    def _convert_all(
+        self, worker: Worker, name: str, key: str, listing: dict[str, Any], tables: tuple[Metric, Metric, Metric]
+    ) -> str | None:
+        """One round's conversions by one client: each provider, first time then again, ``convert_repeats`` times.
+
+        Returns why not when the client has no conversion at all.
+        """
+        p = self.profile
+        first, again, both = tables
+        expected = p.catalog + 4
+        for provider in PROVIDERS:
+            for repeat in range(p.convert_repeats):
+                answers = [
+                    worker.request("convert", timeout=p.timeout, key=key, server="s", provider=provider, again=a)
+                    for a in (False, True)
+                ]
+                if provider == PROVIDERS[0] and not answers[0]["ok"] and answers[0]["kind"] == "unsupported":
+                    return str(answers[0]["error"])
+                for table, answer in zip((first, again), answers, strict=True):
+                    self._timed(self._conversion_row(table, name, provider), answer, expected=expected)
+                if repeat == 0:  # the conversion that follows the listing
+                    row = self._conversion_row(both, name, provider, own_baseline=False)
+                    self._timed(row, answers[0], expected=expected, before=listing)
+        return None
+
+    def _conversion_metrics(self, tools: int) -> tuple[Metric, Metric, Metric]:
+        """The three tables of the catalog's conversion; their rows are made as answers come."""
+        catalog = self.profile.catalog
+        unit = f"{tools} tools, {len(PROVIDERS)} providers"
+        first = self._metric("convert-first", "latency", unit, title=f"Convert the {catalog}-tool catalog (first time)")
+        again = self._metric(
+            "convert-again", "latency", unit, title=f"Convert the unchanged {catalog}-tool catalog again"
+        )
+        both = self._metric(
+            "list-convert", "latency", unit, title=f"Connect + list a {catalog}-tool server, then convert its catalog"
+        )
+        first.notes.append(
+            "One row per client and provider: the whole catalog in the provider's tool format. mcpdeck: "
+            "`get_provider(p).tools(host.catalog)` with a new converter (nothing cached); the SDK rows are a naive "
+            "hand conversion (no schema fix-ups, no cache); langchain's is `convert_to_openai_tool` (OpenAI only). "
+            f"x {BASELINE}: against the SDK's naive conversion to the same provider."
+        )
+        again.notes.append(
+            "Right after the first conversion, the same catalog again: mcpdeck asks the same converter, which "
+            "answers from its per-catalog-version cache; the others convert again. "
+            f"x {BASELINE}: against the SDK's naive conversion to the same provider."
+        )
+        both.notes.append(
+            f"Per round: the connect + list time of the `list` table plus the first conversion of that round. "
+            f"The `{BASELINE}` row is the bare SDK's connect + list alone (no conversion), the reference of the "
+            "target (list + convert ≤ 1.0x the bare SDK's listing)."
+        )
+        for convert in (first, again, both):
+            convert.rows.clear()
+        return first, again, both
 
     @staticmethod
-    def _timed(row: Row, reply: dict[str, Any]) -> None:
+    def _conversion_row(metric: Metric, name: str, provider: str, *, own_baseline: bool = True) -> Row:
+        key = f"{name} / {provider}"
+        row = metric.rows.get(key)
+        if row is None:
+            row = metric.rows[key] = Row(key, baseline_row=f"{BASELINE} / {provider}" if own_baseline else None)
+        return row
+
+    def _finish_conversions(
+        self, listed: Metric, conversions: tuple[Metric, ...], no_conversion: dict[str, tuple[str, str]]
+    ) -> None:
+        """Rows for the clients that converted nothing, the baseline's listing, and a stable order."""
+        order = {name: i for i, name in enumerate(self.clients)}
+        both = conversions[-1]
+        base = listed.rows[BASELINE]
+        both.rows[BASELINE] = Row(
+            BASELINE, status=base.status, note=base.note or "connect + list only (the reference)",
+            samples=list(base.samples), cpu_s=base.cpu_s, units=base.units,
+        )  # fmt: skip
+        for name in self.clients:
+            row = listed.rows[name]
+            failed = no_conversion.get(name) or ((row.status, row.note) if row.status != "ok" else None)
+            for convert in conversions:
+                if failed is not None and not any(key.startswith(f"{name} / ") for key in convert.rows):
+                    convert.rows[name] = Row(name, status=failed[0], note=failed[1])
+
+        def rank(key: str) -> tuple[int, int]:
+            client, _, provider = key.partition(" / ")
+            return order.get(client, len(order)), PROVIDERS.index(provider) if provider in PROVIDERS else -1
+
+        for convert in conversions:
+            convert.rows = {key: convert.rows[key] for key in sorted(convert.rows, key=rank)}
+
+    @staticmethod
+    def _timed(
+        row: Row, reply: dict[str, Any], expected: int | None = None, before: dict[str, Any] | None = None
+    ) -> None:
+        """Add one timed operation's sample (``before``: an operation it follows, whose time it adds)."""
         if row.status != "ok":
             return
         if not reply["ok"]:
             row.fail("n/a" if reply["kind"] == "unsupported" else "error", reply["error"])
-            if "PENDING" in reply["error"]:
-                row.status = "pending"
             return
-        row.samples.append(reply["wall_s"])
-        row.cpu_s += reply["cpu_s"]
+        row.samples.append(reply["wall_s"] + (before["wall_s"] if before else 0.0))
+        row.cpu_s += reply["cpu_s"] + (before["cpu_s"] if before else 0.0)
         row.units += 1
+        if expected is not None and reply.get("tools") is not None and reply["tools"] != expected:
+            row.note = f"{reply['tools']} tools, expected {expected}"
 
     # ----- big results ----------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ Commands (``op``) and answers (besides ``"ok": true``):
   ``n`` calls one after the other
 - ``inflight`` ``key server tool args n concurrency`` → the same, with ``concurrency``
   calls in flight at once on the one connection
-- ``relist`` / ``convert`` ``key server [provider]`` → ``wall_s cpu_s tools``
+- ``relist`` ``key server`` / ``convert`` ``key server provider again`` → ``wall_s cpu_s tools``
+  (``again``: convert the same tools a second time, right after a first conversion)
 - ``rss`` → ``rss`` (bytes, after a full garbage collection)
 - ``quit``
 
@@ -178,8 +179,9 @@ class Worker:
 
     async def op_convert(self, command: dict[str, Any]) -> dict[str, Any]:
         conn = self._connection(str(command["key"]))
+        server, provider, again = str(command["server"]), str(command["provider"]), bool(command.get("again"))
         cpu, start = time.process_time(), time.perf_counter()
-        tools = await conn.convert(str(command["server"]), str(command["provider"]))
+        tools = await conn.convert(server, provider, again=again)
         return {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu, "tools": tools}
 
     async def op_quit(self, command: dict[str, Any]) -> dict[str, Any]:

@@ -77,8 +77,12 @@ class Connection(ABC):
         """List one server's tools again; return how many."""
         raise Unsupported("this client has no way to list again")
 
-    async def convert(self, server: str, provider: str) -> int:
-        """Turn the listed tools into a provider's tool format; return how many."""
+    async def convert(self, server: str, provider: str, *, again: bool = False) -> int:
+        """Turn the listed tools into a provider's tool format; return how many.
+
+        ``again``: the same, unchanged tools a second time, right after a first conversion
+        (a library that caches answers from its cache; a first conversion starts afresh).
+        """
         raise Unsupported("this client has no provider conversion")
 
     async def server_cpu(self) -> float | None:

@@ -6,7 +6,10 @@
   once per tool, as an app keeps it).
 - Listing again: mcpdeck lists when a server says its list changed, so ``relist`` calls
   the server's ``touch_tools`` and waits for the ``ToolsChanged`` event.
-- Provider conversion: not built yet (issue 4); ``convert`` says so.
+- Provider conversion: ``get_provider(p).tools(host.catalog)``, the whole catalog in a
+  provider's format. The first conversion (``again=False``) uses a new converter, so
+  nothing is cached; ``again=True`` asks the same converter for the same, unchanged catalog
+  (its per-catalog-version cache).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from bench.clients.base import ClientLib, Connection, ServerSpec, Unsupported
+from bench.clients.base import ClientLib, Connection, ServerSpec
 from mcpdeck import Event, Host, ServerState, ToolsChanged
+from mcpdeck.providers import Converter, get_provider
 
 __all__ = ["McpdeckLib", "make"]
 
@@ -33,6 +37,7 @@ class _Connection(Connection):
     def __init__(self, host: Host):
         self._host = host
         self._names: dict[tuple[str, str], str] = {}
+        self._converters: dict[str, Converter] = {}
 
     def _public_name(self, server: str, tool: str) -> str:
         name = self._names.get((server, tool))
@@ -63,8 +68,16 @@ class _Connection(Connection):
             unsubscribe()
         return len(self._host.catalog.for_server(server))
 
-    async def convert(self, server: str, provider: str) -> int:
-        raise Unsupported("PENDING issue 4: mcpdeck has no provider conversion yet")
+    async def convert(self, server: str, provider: str, *, again: bool = False) -> int:
+        converter = self._converters.get(provider) if again else None
+        if converter is None:
+            if again:
+                raise RuntimeError(f"nothing converted to {provider} yet")
+            converter = self._converters[provider] = get_provider(provider)
+        tools = converter.tools(self._host.catalog)
+        if len(tools) == 1 and "functionDeclarations" in tools[0]:  # Gemini: one group of declarations
+            return len(tools[0]["functionDeclarations"])
+        return len(tools)
 
 
 def _check(host: Host, servers: list[ServerSpec]) -> None:

@@ -34,6 +34,11 @@ def convert_tools(tools: list[types.Tool], provider: str) -> list[dict[str, Any]
             }
             for t in tools
         ]
+    if provider == "openai-responses":
+        return [
+            {"type": "function", "name": t.name, "description": t.description or "", "parameters": t.input_schema}
+            for t in tools
+        ]
     if provider == "anthropic":
         return [{"name": t.name, "description": t.description or "", "input_schema": t.input_schema} for t in tools]
     if provider == "gemini":
@@ -63,7 +68,7 @@ class _Connection(Connection):
         entry.tools = list((await entry.session.list_tools()).tools)
         return len(entry.tools)
 
-    async def convert(self, server: str, provider: str) -> int:
+    async def convert(self, server: str, provider: str, *, again: bool = False) -> int:
         return len(convert_tools(self._servers[server].tools, provider))
 
 

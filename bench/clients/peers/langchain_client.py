@@ -51,7 +51,7 @@ class _Connection(Connection):
         self._by_name[server] = {t.name: t for t in tools}
         return len(tools)
 
-    async def convert(self, server: str, provider: str) -> int:
+    async def convert(self, server: str, provider: str, *, again: bool = False) -> int:
         if provider != "openai":
             raise Unsupported(f"langchain-core converts to {provider} only with that provider's package")
         return len([convert_to_openai_tool(t) for t in self._tools[server]])
