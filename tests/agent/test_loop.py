@@ -413,3 +413,27 @@ async def test_leaving_the_loop_early_cancels_the_run(notes: tuple[Host, Notes])
         assert agent.messages == [agent.model.user_message("block")]  # the broken turn was dropped
         events = await collect(agent, "again")
     assert isinstance(events[-1], RunFinished) and events[-1].text == "after"
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+async def test_a_server_that_answers_whole_json_to_a_stream_request_still_works(
+    notes: tuple[Host, Notes], api: str
+) -> None:
+    host, record = notes
+    script: list[Step] = [
+        Reply(
+            text="On it.", tool_calls=[Call("mcp__notes__write", {"text": "w"}), Call("mcp__notes__big", {"size": 3})]
+        ),
+        lambda request: Reply(text=f"Got {results_of(request)}"),
+    ]
+    async with serve_scripted(api, script, whole=True) as server, agent_for(host, server, api) as agent:
+        events = await collect(agent, "whole")
+    assert all(r.stream for r in server.requests)  # asked for a stream, got whole bodies
+    assert record.log == ["write w"]
+    assert [e.text for e in events if isinstance(e, TextChunk)] == ["On it.", "Got wrote w | xxx"]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.text == "Got wrote w | xxx"
+
+
+def results_of(request: Received) -> str:
+    return " | ".join(text for _, text in request.tool_results)

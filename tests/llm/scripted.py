@@ -250,14 +250,17 @@ class ScriptedServer:
         script: The steps.
         requests: Every request received, in order.
         root: ``http://127.0.0.1:<port>`` once serving.
+        whole: Answer with one JSON body even when a stream is asked for (as some
+            OpenAI-compatible servers do).
     """
 
-    def __init__(self, api: str, script: Script | Sequence[Step]):
+    def __init__(self, api: str, script: Script | Sequence[Step], *, whole: bool = False):
         if api not in APIS:
             raise ValueError(f"unknown api {api!r}; known: {', '.join(APIS)}")
         self.api = api
         self.script = script if isinstance(script, Script) else Script(list(script))
         self.requests: list[Received] = []
+        self.whole = whole
         self.root = ""
         self.ids = Ids()
         self.started = threading.Event()
@@ -320,21 +323,21 @@ class ScriptedServer:
         options: dict[str, Any] = received.body.get("stream_options") or {}
         usage = bool(options.get("include_usage"))
         reply = ChatCompletions(step, received.model, self.ids, include_usage=usage)
-        return self._sse(reply.events()) if received.stream else JSONResponse(reply.body())
+        return self._sse(reply.events()) if received.stream and not self.whole else JSONResponse(reply.body())
 
     async def _responses(self, request: Request) -> Response:
         received, step = await self._receive("openai-responses", request)
         if not isinstance(step, Reply):
             return self._error("openai-responses", step)
         reply = Responses(step, received.body, self.ids)
-        return self._sse(reply.events()) if received.stream else JSONResponse(reply.body())
+        return self._sse(reply.events()) if received.stream and not self.whole else JSONResponse(reply.body())
 
     async def _anthropic(self, request: Request) -> Response:
         received, step = await self._receive("anthropic", request)
         if not isinstance(step, Reply):
             return self._error("anthropic", step)
         reply = Messages(step, received.model, self.ids)
-        return self._sse(reply.events()) if received.stream else JSONResponse(reply.body())
+        return self._sse(reply.events()) if received.stream and not self.whole else JSONResponse(reply.body())
 
     async def _gemini(self, request: Request) -> Response:
         call: str = request.path_params["call"]
@@ -344,18 +347,21 @@ class ScriptedServer:
         if not isinstance(step, Reply):
             return self._error("gemini", step)
         reply = Gemini(step, received.model, self.ids)
-        return self._sse(reply.events()) if received.stream else JSONResponse(reply.body())
+        return self._sse(reply.events()) if received.stream and not self.whole else JSONResponse(reply.body())
 
 
 @asynccontextmanager
-async def serve_scripted(api: str, script: Script | Sequence[Step]) -> AsyncGenerator[ScriptedServer]:
+async def serve_scripted(
+    api: str, script: Script | Sequence[Step], *, whole: bool = False
+) -> AsyncGenerator[ScriptedServer]:
     """Serve a script in this event loop; the server's ``base_url`` is what to give the SDK.
 
     Args:
         api: The API whose base URL to give (the server answers every API's routes).
         script: The steps, one per request.
+        whole: Answer with whole JSON bodies even when a stream is asked for.
     """
-    server = ScriptedServer(api, script)
+    server = ScriptedServer(api, script, whole=whole)
     async with serve_asgi(server.app) as root:
         server.root = root
         yield server

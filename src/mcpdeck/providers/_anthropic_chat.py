@@ -132,44 +132,56 @@ class AnthropicModel(ChatModel):
         Raises:
             ProviderError: The API refused or failed the request (after the SDK's retries).
         """
-        create: Any = self._client.messages.create
+        create: Any = self._client.messages.with_raw_response.create
         blocks: dict[int, dict[str, Any]] = {}
         inputs: dict[int, list[str]] = {}  # input_json_delta pieces of tool blocks
         stop: str | None = None
         input_tokens: int | None = None
         output_tokens: int | None = None
         try:
-            events: AsyncStream[RawMessageStreamEvent] = await create(**self.request(messages, tools, system))
-            async with events:
-                async for event in events:
-                    if event.type == "message_start":
-                        usage = event.message.usage
-                        input_tokens = (
-                            usage.input_tokens
-                            + (usage.cache_creation_input_tokens or 0)
-                            + (usage.cache_read_input_tokens or 0)
-                        )
-                        output_tokens = usage.output_tokens
-                    elif event.type == "content_block_start":
-                        blocks[event.index] = as_data(event.content_block)
-                    elif event.type == "content_block_delta":
-                        block = blocks.setdefault(event.index, {"type": "text", "text": ""})
-                        delta = event.delta
-                        if delta.type == "text_delta":
-                            block["text"] = block.get("text", "") + delta.text
-                            yield TextDelta(delta.text)
-                        elif delta.type == "input_json_delta":
-                            inputs.setdefault(event.index, []).append(delta.partial_json)
-                        elif delta.type == "thinking_delta":
-                            block["thinking"] = block.get("thinking", "") + delta.thinking
-                        elif delta.type == "signature_delta":
-                            block["signature"] = block.get("signature", "") + delta.signature
-                        else:  # citations_delta
-                            block.setdefault("citations", []).append(as_data(delta.citation))
-                    elif event.type == "message_delta":
-                        stop = event.delta.stop_reason or stop
-                        output_tokens = event.usage.output_tokens
-                    # content_block_stop and message_stop need nothing: the blocks are read at the end.
+            raw: Any = await create(**self.request(messages, tools, system))
+            if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole message
+                data: Any = json.loads(await raw.read())
+                whole = cast(dict[str, Any], data) if isinstance(data, dict) else {}
+                for index, block in enumerate(whole.get("content") or []):
+                    blocks[index] = dict(block)
+                    if block.get("type") == "text" and block.get("text"):
+                        yield TextDelta(str(block["text"]))
+                stop = whole.get("stop_reason")
+                counted: dict[str, Any] = whole.get("usage") or {}
+                input_tokens, output_tokens = counted.get("input_tokens"), counted.get("output_tokens")
+            else:
+                events: AsyncStream[RawMessageStreamEvent] = await raw.parse()
+                async with events:
+                    async for event in events:
+                        if event.type == "message_start":
+                            usage = event.message.usage
+                            input_tokens = (
+                                usage.input_tokens
+                                + (usage.cache_creation_input_tokens or 0)
+                                + (usage.cache_read_input_tokens or 0)
+                            )
+                            output_tokens = usage.output_tokens
+                        elif event.type == "content_block_start":
+                            blocks[event.index] = as_data(event.content_block)
+                        elif event.type == "content_block_delta":
+                            block = blocks.setdefault(event.index, {"type": "text", "text": ""})
+                            delta = event.delta
+                            if delta.type == "text_delta":
+                                block["text"] = block.get("text", "") + delta.text
+                                yield TextDelta(delta.text)
+                            elif delta.type == "input_json_delta":
+                                inputs.setdefault(event.index, []).append(delta.partial_json)
+                            elif delta.type == "thinking_delta":
+                                block["thinking"] = block.get("thinking", "") + delta.thinking
+                            elif delta.type == "signature_delta":
+                                block["signature"] = block.get("signature", "") + delta.signature
+                            else:  # citations_delta
+                                block.setdefault("citations", []).append(as_data(delta.citation))
+                        elif event.type == "message_delta":
+                            stop = event.delta.stop_reason or stop
+                            output_tokens = event.usage.output_tokens
+                        # content_block_stop and message_stop need nothing: the blocks are read at the end.
         except self._sdk.AnthropicError as error:
             raise self._failure(error) from error
         content, read = self._content(blocks, inputs)

@@ -2,6 +2,7 @@
 
 The request streams, asking for usage in the last chunk (``stream_options``) but doing
 without it; tool-call deltas are gathered by their index, so parallel calls come out whole.
+A server that ignores ``stream`` and answers with one JSON completion is read as such.
 ``OpenAIModel`` is what the Responses model (``_openai_responses``) shares with it.
 """
 
@@ -163,13 +164,19 @@ class OpenAIChatModel(OpenAIModel):
         Raises:
             ProviderError: The server refused or failed the request (after the SDK's retries).
         """
-        create: Any = self._client.chat.completions.create
+        create: Any = self._client.chat.completions.with_raw_response.create
         text: list[str] = []
         calls = _CallParts()
         finish: str | None = None
         usage: Usage | None = None
         try:
-            response: AsyncStream[ChatCompletionChunk] = await create(**self.request(messages, tools, system))
+            raw: Any = await create(**self.request(messages, tools, system))
+            if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole completion
+                data: Any = json.loads(await raw.http_response.aread())
+                async for item in self._whole(data):
+                    yield item
+                return
+            response: AsyncStream[ChatCompletionChunk] = raw.parse()
             async with response:
                 async for chunk in response:
                     if chunk.usage is not None:
@@ -206,6 +213,39 @@ class OpenAIChatModel(OpenAIModel):
             stop_reason=finish,
             usage=usage,
         )
+
+    async def _whole(self, data: Any) -> AsyncIterator[TextDelta | Turn]:
+        """The turn of a whole (not streamed) completion, as a stream of one piece."""
+        body = _mapping(data)
+        choices = cast(list[Any], body.get("choices") or [{}])
+        choice = _mapping(choices[0])
+        reply = _mapping(choice.get("message"))
+        content = str(reply.get("content") or reply.get("refusal") or "")
+        if content:
+            yield TextDelta(content)
+        calls = _CallParts()
+        for position, part in enumerate(cast(list[Any], reply.get("tool_calls") or [])):
+            call = _mapping(part)
+            function = _mapping(call.get("function"))
+            calls.add(position, call.get("id"), function.get("name"), function.get("arguments"))
+        message: dict[str, Any] = {"role": "assistant", "content": content if content or not calls else None}
+        if calls:
+            message["tool_calls"] = calls.tool_calls()
+        counted = _mapping(body.get("usage"))
+        usage = Usage(counted.get("prompt_tokens"), counted.get("completion_tokens")) if counted else None
+        stop = choice.get("finish_reason")
+        yield Turn(
+            text=content,
+            tool_calls=self.converter.tool_calls(message),
+            messages=[message],
+            stop_reason=str(stop) if stop else None,
+            usage=usage,
+        )
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
 class _CallParts:
