@@ -22,6 +22,7 @@ from mcpdeck.agent import (
     TextChunk,
     ToolCallDone,
     ToolCallRequested,
+    ToolProgress,
     ToolsFound,
     tool,
 )
@@ -437,3 +438,22 @@ async def test_a_server_that_answers_whole_json_to_a_stream_request_still_works(
 
 def results_of(request: Received) -> str:
     return " | ".join(text for _, text in request.tool_results)
+
+
+async def test_progress_streams_out_while_a_tool_runs(tmp_path: Path) -> None:
+    script: list[Step] = [
+        Reply(tool_calls=[Call("mcp__basic__slow_progress", {"steps": 3, "delay": 0.01})]),
+        Reply(text="finished"),
+    ]
+    host = Host({"basic": stdio_server("basic")}, log_dir=tmp_path, yes=True)
+    async with host, serve_scripted("openai", script) as server, agent_for(host, server) as agent:
+        events = await collect(agent, "work")
+    kinds = [type(e).__name__ for e in events if isinstance(e, ToolCallRequested | ToolProgress | ToolCallDone)]
+    assert kinds == ["ToolCallRequested", "ToolProgress", "ToolProgress", "ToolProgress", "ToolCallDone"]
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert [(p.progress, p.total, p.message) for p in progress] == [
+        (1, 3, "step 1 of 3"),
+        (2, 3, "step 2 of 3"),
+        (3, 3, "step 3 of 3"),
+    ]
+    assert {p.name for p in progress} == {"mcp__basic__slow_progress"}
