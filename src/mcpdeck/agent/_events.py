@@ -131,13 +131,14 @@ class RunFinished:
     Attributes:
         text: The model's final text (the last turn's).
         reason: ``done`` (the model answered), ``max_steps`` (the step limit was reached
-            with calls still coming), ``error`` (see the ``AgentError`` before it) or ``cancelled``.
+            with the model still calling tools; ``text`` is the last turn's) or ``error``
+            (see the ``AgentError`` before it).
         steps: Model turns taken.
         usage: Tokens used over the run, where the provider said.
     """
 
     text: str
-    reason: Literal["done", "max_steps", "error", "cancelled"]
+    reason: Literal["done", "max_steps", "error"]
     steps: int
     usage: Usage = field(default_factory=Usage)
 

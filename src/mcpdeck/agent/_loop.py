@@ -21,6 +21,7 @@ The conversation (``messages``, in the provider's format) carries over from run 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import uuid
@@ -236,9 +237,12 @@ class Agent:
                 token = current_conversation.set(self._conversation_key(prompt))
                 try:
                     await self._run(prompt, send)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass  # the reader has gone: there is no one left to tell
                 except Exception as error:  # never into the host's task group: report it
-                    await send.send(AgentError(f"the agent loop failed: {error!r}", kind="internal"))
-                    await send.send(RunFinished(text="", reason="error", steps=0))
+                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await send.send(AgentError(f"the agent loop failed: {error!r}", kind="internal"))
+                        await send.send(RunFinished(text="", reason="error", steps=0))
                 finally:
                     current_conversation.reset(token)
 
@@ -299,8 +303,6 @@ class Agent:
             self._record("assistant", turn.messages)
             self._record("tool", answers)
             if steps >= self.max_steps:
-                note = f"stopped after {steps} model turns (the step limit); the model still wanted to call tools"
-                await send.send(AgentError(note, kind="internal"))
                 await send.send(
                     RunFinished(text=text, reason="max_steps", steps=steps, usage=Usage(usage_in, usage_out))
                 )

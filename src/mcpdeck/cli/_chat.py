@@ -84,8 +84,11 @@ class _Printer:
                 self._end_text()
                 label = "error" if kind != "tool" else "tool error"
                 click.echo(click.style(f"{label}: ", fg="red", bold=True) + message, err=True)
-            case RunFinished():
+            case RunFinished(reason=reason, steps=steps):
                 self._end_text()
+                if reason == "max_steps":
+                    note = f"stopped after {steps} model turns (--max-steps); the model was still calling tools"
+                    click.echo(click.style("note: ", fg="yellow") + note, err=True)
 
 
 def _event_json(event: AgentEvent) -> dict[str, Any]:
