@@ -28,7 +28,8 @@ from typing import IO, Any
 
 from bench.clients import BASELINE, BASELINE_HTTP, CLIENTS, ClientInfo
 from bench.clients.base import ServerSpec
-from bench.servers.line import tool_definitions
+from bench.stats import median, ratio
+from bench.tokens import CHARS_PER_TOKEN, counter, estimate
 from bench.venvs import install_note, peer
 
 __all__ = ["METRICS", "PROFILES", "Harness", "Profile", "machine_info"]
@@ -129,7 +130,7 @@ METRICS: dict[str, str] = {
     "payload-http-json": "A big result over HTTP, JSON response",
     "memory": "Client memory per connected stdio server",
     "everything-latency": "Sequential `echo` on `@modelcontextprotocol/server-everything` (stdio, node)",
-    "tokens": "Tokens of tool definitions per model request",
+    "tokens": "Tokens of tool definitions per model request, all tools vs. tool search (mcpdeck's agent)",
 }
 """Every metric, in run order. ``list`` also yields ``relist``, ``convert-first``, ``convert-again`` and
 ``list-convert`` (``DERIVED``)."""
@@ -138,6 +139,25 @@ DERIVED = {"list": ("relist", "convert-first", "convert-again", "list-convert")}
 
 PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 """The tool formats the catalog is converted to (``mcpdeck.providers.get_provider`` names)."""
+
+AGENT_CLIENT = "mcpdeck"
+"""The client whose agent the ``tokens`` metric runs (the others have none)."""
+ALL_TOOLS, FIRST_REQUEST, AFTER_SEARCH, SEARCH_RUN = (
+    "all tools",
+    "search: first request",
+    "search: after one search",
+    "search: 3-request run",
+)
+TOKEN_ROWS = (ALL_TOOLS, FIRST_REQUEST, AFTER_SEARCH, SEARCH_RUN)
+"""The ``tokens`` rows of each provider (``<provider> / <row>``)."""
+TOKEN_QUERIES = (
+    "create a support ticket",
+    "export billing invoices",
+    "archive old deployments",
+    "list security alerts",
+    "sync customer orders",
+)
+"""What the model searches for in the ``tokens`` metric: tasks the server's filler tools do."""
 
 
 @dataclass
@@ -172,7 +192,7 @@ class Metric:
     id: str
     title: str
     kind: str
-    """``latency`` (lower is better), ``rate`` (higher is better) or ``bytes`` (lower is better)."""
+    """``latency`` (lower is better), ``rate`` (higher is better), ``bytes`` or ``tokens`` (lower is better)."""
     unit_note: str = ""
     rows: dict[str, Row] = field(default_factory=dict[str, Row])
     notes: list[str] = field(default_factory=list[str])
@@ -870,18 +890,107 @@ class Harness:
 
     def _m_tokens(self, mid: str) -> None:
         p = self.profile
-        metric = self._metric(mid, "bytes", "estimated tokens (characters / 4)")
-        definitions = [
-            {"type": "function", "function": {"name": f"mcp__s__{t['name']}", "description": t["description"],
-                                              "parameters": t["inputSchema"]}}
-            for t in tool_definitions(p.catalog)
-        ]  # fmt: skip
-        characters = len(json.dumps(definitions, separators=(",", ":")))
-        metric.notes.append(
-            f"{len(definitions)} tools in OpenAI's function format, {characters:,} characters of JSON; no tokenizer "
-            "is installed offline, so tokens are estimated as characters / 4. Tool search is PENDING issue 4: the "
-            "row to fill is the definitions sent per request with search on (target: at most 5% of all tools)."
-        )
+        tokens = counter()
+        unit = "o200k_base tokens" if tokens.exact else f"estimated tokens (characters / {CHARS_PER_TOKEN})"
+        metric = self._metric(mid, "tokens", unit, title=f"Tool definitions per model request, {p.catalog}-tool server")
+        ready = AGENT_CLIENT in self._ready(metric)
         metric.rows.clear()
-        metric.rows["all tools"] = Row("all tools", samples=[characters / 4], units=len(definitions))
-        metric.rows["with tool search"] = Row("with tool search", status="pending", note="PENDING issue 4")
+        queries = ", ".join(f"“{q}”" for q in TOKEN_QUERIES)
+        metric.notes += [
+            f"The `tools` value of each model request of mcpdeck's `Agent` over a {p.catalog}-tool server "
+            f"({p.catalog} filler tools of about 1.15 KB and 4 small ones, plus the agent's native tools "
+            "`list_mcp_resources` and `read_mcp_resource`), as compact JSON, recorded by a stand-in model (no "
+            "network) from what the agent loop passes with each request. **all tools**: tool search off, every tool "
+            "in one request. **search: first request**: tool search as by default (on above 40 tools): the native "
+            "tools and `search_tools` only. **search: after one search**: the model called `search_tools` (its "
+            "default limit, 5) with a realistic query, and the tools it found (the real `ToolIndex`) joined; "
+            f"queries: {queries}. **search: 3-request run**: the mean per request of the run first request → "
+            "search → call the first tool found → answer (one first request, two after the search). "
+            "**of all tools**: against the same provider's all-tools request (medians over the queries).",
+            f"Tokens: {tokens.label}. Every provider's request is counted with it (no tokenizer of Anthropic's "
+            "or Google's current models is to be had offline), and no provider bills the JSON text as such (each "
+            "renders the definitions into its own prompt format), so the counts are a proxy for the definitions' "
+            "size. The ratios, which the target is about, hardly depend on the tokenizer: see the characters / 4 "
+            "column.",
+        ]
+        if not ready:
+            reason = "not in this run" if AGENT_CLIENT not in self.clients else "its worker is not ready"
+            metric.rows[AGENT_CLIENT] = Row(AGENT_CLIENT, status="n/a", note=f"mcpdeck {reason}: it has the agent")
+            return
+        worker = self._workers[AGENT_CLIENT]
+        server = self.line("s", p.catalog)
+        opened = worker.request("open", timeout=p.timeout, key=mid, servers=[server.to_json()], concurrent=True)
+        try:
+            for provider in PROVIDERS:
+                self._progress(f"{mid}: {provider}")
+                base = f"{provider} / {ALL_TOOLS}"
+                rows = {what: Row(f"{provider} / {what}", baseline_row=base) for what in TOKEN_ROWS}
+                metric.rows.update({row.client: row for row in rows.values()})
+                reply = opened if not opened["ok"] else worker.request(
+                    "agent_requests", timeout=p.timeout, key=mid, server="s", provider=provider,
+                    queries=list(TOKEN_QUERIES),
+                )  # fmt: skip
+                if not reply["ok"]:
+                    for row in rows.values():
+                        row.fail("n/a" if reply["kind"] == "unsupported" else "error", str(reply["error"]))
+                    continue
+                self._token_rows(rows, reply, tokens.count)
+        finally:
+            if opened["ok"]:
+                self._close(AGENT_CLIENT, mid)
+        if tokens.exact:
+            metric.notes.append(self._tokenizer_note(metric))
+
+    @staticmethod
+    def _tokenizer_note(metric: Metric) -> str:
+        """How much the after-search ratio moves when tokens are estimated as characters / 4 instead."""
+        by_tokens: list[float] = []
+        by_estimate: list[float] = []
+        for provider in PROVIDERS:
+            after, every = metric.rows.get(f"{provider} / {AFTER_SEARCH}"), metric.rows.get(f"{provider} / {ALL_TOOLS}")
+            if after is None or every is None or after.status != "ok" or every.status != "ok":
+                continue
+            exact = ratio(median(after.samples), median(every.samples))
+            rough = ratio(median(after.extra.get("estimate", [])), median(every.extra.get("estimate", [])))
+            if exact is not None and rough is not None:
+                by_tokens.append(exact)
+                by_estimate.append(rough)
+        if not by_tokens:
+            return "The ratio by characters / 4: not measured."
+
+        def span(values: list[float]) -> str:
+            low, high = min(values), max(values)
+            return f"{low:.2%}" if f"{low:.2%}" == f"{high:.2%}" else f"{low:.2%} to {high:.2%}"
+
+        return (
+            f"After one search, across the {len(by_tokens)} providers, the request is {span(by_tokens)} of the "
+            f"all-tools request in o200k_base tokens, and {span(by_estimate)} by characters / 4."
+        )
+
+    @staticmethod
+    def _token_rows(rows: dict[str, Row], reply: dict[str, Any], count: Callable[[str], int]) -> None:
+        """Fill one provider's rows from the agent's requests (``Connection.agent_requests``)."""
+
+        def add(row: Row, *requests: dict[str, Any]) -> None:
+            texts = [str(r["json"]) for r in requests]
+            row.samples.append(sum(count(t) for t in texts) / len(texts))
+            row.extra.setdefault("bytes", []).append(sum(len(t.encode()) for t in texts) / len(texts))
+            row.extra.setdefault("estimate", []).append(sum(estimate(t) for t in texts) / len(texts))
+            row.extra.setdefault("tools", []).append(sum(int(r["tools"]) for r in requests) / len(requests))
+            row.units = round(row.extra["tools"][0])
+
+        add(rows[ALL_TOOLS], reply["all"])
+        for run in reply["runs"]:
+            requests: list[dict[str, Any]] = run["requests"]
+            if len(requests) != 3 or not run["found"]:
+                note = f"{run['query']!r}: {len(requests)} requests, found {len(run['found'])} tools"
+                for what in TOKEN_ROWS[1:]:
+                    rows[what].fail("error", note)
+                continue
+            add(rows[FIRST_REQUEST], requests[0])
+            add(rows[AFTER_SEARCH], requests[1])
+            add(rows[SEARCH_RUN], *requests)
+            rows[AFTER_SEARCH].extra.setdefault("found", []).append(run["found"])
+        if not reply["searching"]:
+            for what in TOKEN_ROWS[1:]:
+                rows[what].note = "the agent does not search with this few tools: every request has them all"

@@ -16,6 +16,9 @@ Commands (``op``) and answers (besides ``"ok": true``):
   calls in flight at once on the one connection
 - ``relist`` ``key server`` / ``convert`` ``key server provider again`` → ``wall_s cpu_s tools``
   (``again``: convert the same tools a second time, right after a first conversion)
+- ``agent_requests`` ``key server provider queries`` → ``all searching runs``: the ``tools``
+  value of each model request the client's agent sends, tool search off and on
+  (``Connection.agent_requests``)
 - ``rss`` → ``rss`` (bytes, after a full garbage collection)
 - ``quit``
 
@@ -183,6 +186,11 @@ class Worker:
         cpu, start = time.process_time(), time.perf_counter()
         tools = await conn.convert(server, provider, again=again)
         return {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu, "tools": tools}
+
+    async def op_agent_requests(self, command: dict[str, Any]) -> dict[str, Any]:
+        conn = self._connection(str(command["key"]))
+        queries = [str(q) for q in command["queries"]]
+        return await conn.agent_requests(str(command["server"]), str(command["provider"]), queries)
 
     async def op_quit(self, command: dict[str, Any]) -> dict[str, Any]:
         for key in list(self._open):

@@ -85,6 +85,19 @@ class Connection(ABC):
         """
         raise Unsupported("this client has no provider conversion")
 
+    async def agent_requests(self, server: str, provider: str, queries: list[str]) -> dict[str, Any]:
+        """The ``tools`` value of each model request an agent over the listed tools would send.
+
+        Runs the library's agent loop against a stand-in model (no network) that records each
+        request's ``tools`` value as compact JSON: once with every tool offered (tool search
+        off), and once per query with tool search as the agent does it by default (the model
+        searches with ``query``, calls the first tool found, then answers: three requests).
+
+        Returns ``{"all": request, "searching": bool, "runs": [{"query", "found", "requests"}]}``,
+        each request ``{"json": text, "tools": count}``; ``found`` names the tools the search found.
+        """
+        raise Unsupported("this client has no agent with tool search")
+
     async def server_cpu(self) -> float | None:
         """CPU seconds the server processes used so far, where the client knows them."""
         return None

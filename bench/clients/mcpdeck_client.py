@@ -10,19 +10,27 @@
   provider's format. The first conversion (``again=False``) uses a new converter, so
   nothing is cached; ``again=True`` asks the same converter for the same, unchanged catalog
   (its per-catalog-version cache).
+- Agent requests (the ``tokens`` metric): ``Agent(host, model=...)`` as an app makes it, run
+  against a stand-in ``ChatModel`` that records the ``tools=`` value the agent loop passes
+  with each request (``get_provider(p)``'s converter, as the provider's real model has; no
+  network). Tool search off: one request with every tool. Tool search as by default (on above
+  40 tools): the model calls ``search_tools(query)`` (its default limit, 5), then the first
+  tool found (allowed for the session), then answers: three requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from bench.clients.base import ClientLib, Connection, ServerSpec
 from mcpdeck import Event, Host, ServerState, ToolsChanged
-from mcpdeck.providers import Converter, get_provider
+from mcpdeck.agent import Agent, AgentError
+from mcpdeck.providers import ChatModel, Converter, TextDelta, ToolCall, Turn, get_provider
 
 __all__ = ["McpdeckLib", "make"]
 
@@ -31,6 +39,47 @@ def _config(spec: ServerSpec) -> dict[str, Any]:
     if spec.transport == "http":
         return {"type": "http", "url": spec.url}
     return {"command": spec.command, "args": list(spec.args)}
+
+
+def _tool_count(tools: Sequence[Mapping[str, Any]]) -> int:
+    """Tool definitions in a request's ``tools`` value (Gemini groups them in ``functionDeclarations``)."""
+    return sum(len(t["functionDeclarations"]) if "functionDeclarations" in t else 1 for t in tools)
+
+
+class _Recorder(ChatModel):
+    """A stand-in model: records the ``tools`` value of each request, answers with scripted turns."""
+
+    api = "bench"
+
+    def __init__(self, provider: str, script: Sequence[Callable[[], Turn]]):
+        super().__init__(provider, "bench-recorder", get_provider(provider))
+        self.requests: list[dict[str, Any]] = []
+        self._script = list(script)
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "content": text}
+
+    async def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        system: str | None = None,
+    ) -> AsyncIterator[TextDelta | Turn]:
+        # compact JSON, as the provider SDKs send it
+        self.requests.append(
+            {"json": json.dumps(list(tools), separators=(",", ":"), ensure_ascii=False), "tools": _tool_count(tools)}
+        )
+        yield self._script[min(len(self.requests), len(self._script)) - 1]()
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _run(agent: Agent, prompt: str) -> None:
+    async for event in agent.run(prompt):
+        if isinstance(event, AgentError) and event.kind != "tool":
+            raise RuntimeError(f"the agent run failed: {event.message}")
 
 
 class _Connection(Connection):
@@ -78,6 +127,35 @@ class _Connection(Connection):
         if len(tools) == 1 and "functionDeclarations" in tools[0]:  # Gemini: one group of declarations
             return len(tools[0]["functionDeclarations"])
         return len(tools)
+
+    async def agent_requests(self, server: str, provider: str, queries: list[str]) -> dict[str, Any]:
+        every = _Recorder(provider, [lambda: Turn(text="done")])
+        await _run(Agent(self._host, model=every, tool_search=False), "Which tools are there?")
+        runs = [await self._search_run(provider, query) for query in queries]
+        searching = Agent(self._host, model=_Recorder(provider, [])).searching()
+        return {"all": every.requests[0], "searching": searching, "runs": runs}
+
+    async def _search_run(self, provider: str, query: str) -> dict[str, Any]:
+        """A run with tool search as by default: search, call the first tool found, answer."""
+        host = self._host
+        found: list[str] = []
+
+        def search() -> Turn:
+            return Turn("", tool_calls=[ToolCall("call-1", "search_tools", {"query": query})], stop_reason="tool_use")
+
+        def call_found() -> Turn:
+            if not found:
+                return Turn(text="nothing found")
+            host.permissions.session_allowed.add(found[0])  # as if the user allowed it for the session
+            return Turn(
+                "", tool_calls=[ToolCall("call-2", found[0], {"workspace": "acme-prod"})], stop_reason="tool_use"
+            )
+
+        recorder = _Recorder(provider, [search, call_found, lambda: Turn(text="done")])
+        agent = Agent(host, model=recorder)
+        found = agent.found  # the agent's own list: what its search_tools found
+        await _run(agent, f"Please {query}.")
+        return {"query": query, "found": list(agent.found), "requests": recorder.requests}
 
 
 def _check(host: Host, servers: list[ServerSpec]) -> None:
