@@ -1,9 +1,13 @@
-"""The shared schema fix-ups: references, allOf, the object root; none of them touches its input."""
+"""The shared schema fix-ups: references, allOf, the object root; none of them touches its input.
+
+Results may share objects with the input (copy-on-write), so schemas are read-only throughout.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
+from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
@@ -15,34 +19,73 @@ from tests.providers.awkward import ARGUMENTS, SCHEMAS
 from tests.providers.support import admits, load_snapshot
 
 
-def scrub(value: Any) -> None:
-    """Empty every dict and list inside ``value`` (to prove none of them is shared with an input)."""
-    if isinstance(value, dict):
-        mapping = cast(dict[Any, Any], value)
-        for item in mapping.values():
-            scrub(item)
-        mapping.clear()
-    elif isinstance(value, list):
-        items = cast(list[Any], value)
-        for item in items:
-            scrub(item)
-        items.clear()
-
-
 def refs_in(value: Any) -> list[str]:
     text = json.dumps(value)
     return [part.split('"')[0] for part in text.split('"$ref": "')[1:]]
 
 
+FIXES = (inline_refs, merge_all_of, object_root, prepare, strict_schema, gemini_schema)
+
+
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_no_fix_up_changes_its_input(name: str) -> None:
-    schema = SCHEMAS[name]
+    """Results may share objects with the input (copy-on-write), so nothing may change them.
+
+    Neither the input, nor a fix-up's result when the other fix-ups work on it in turn.
+    """
+    schema = copy.deepcopy(SCHEMAS[name])  # this test's own copy: a failure cannot spoil SCHEMAS
     before = copy.deepcopy(schema)
-    for fix in (inline_refs, merge_all_of, object_root, prepare, strict_schema, gemini_schema):
+    results: list[tuple[str, Any, Any]] = []
+    for fix in FIXES:
         out = fix(schema)
         assert schema == before, fix.__name__
-        scrub(out)
-        assert schema == before, f"{fix.__name__} shares objects with its input"
+        results.append((fix.__name__, out, copy.deepcopy(out)))
+    for fix_name, out, saved in results:
+        if isinstance(out, dict):
+            for other in FIXES:
+                other(cast(dict[str, Any], out))
+        assert out == saved, f"a fix-up changed the result of {fix_name}"
+    assert schema == before
+
+
+def test_a_schema_that_needs_no_fix_up_is_returned_as_it_is() -> None:
+    schema = SCHEMAS["nested_arrays_of_objects"]
+    assert inline_refs(schema) is schema
+    assert merge_all_of(schema) is schema
+    assert object_root(schema) is schema
+    assert prepare(schema) is schema
+    assert prepare(schema, keep_cycles=False) is schema
+
+
+def test_inline_refs_copies_only_what_changes() -> None:
+    plain = {"type": "string", "enum": ["a", "b"]}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/A"}, "plain": plain},
+        "$defs": {"A": {"type": "object", "properties": {"x": plain}}},
+    }
+    out = inline_refs(schema)
+    assert out is not schema and out["properties"] is not schema["properties"]
+    assert out["properties"]["plain"] is plain
+    assert out["properties"]["a"]["properties"] is schema["$defs"]["A"]["properties"]
+    assert "$defs" not in out and "$defs" in schema
+
+
+def test_the_root_is_copied_only_where_it_changes() -> None:
+    schema = SCHEMAS["root_union"]
+    out = object_root(schema)
+    assert out is not schema
+    assert out["properties"]["id"] is schema["anyOf"][0]["properties"]["id"]
+
+
+def test_a_schema_of_other_mapping_types_comes_out_as_plain_dicts() -> None:
+    inner = MappingProxyType({"type": "string"})
+    schema = MappingProxyType({"type": "object", "properties": MappingProxyType({"a": inner})})
+    for fix in (inline_refs, merge_all_of, prepare):
+        out: dict[str, Any] = fix(schema)
+        classes = (out.__class__, out["properties"].__class__, out["properties"]["a"].__class__)
+        assert classes == (dict, dict, dict), fix.__name__
+        assert json.loads(json.dumps(out)) == {"type": "object", "properties": {"a": {"type": "string"}}}
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))

@@ -87,7 +87,9 @@ class Converter(ABC):
     ``tools(catalog)`` keeps its answer per catalog version: asking again for the same
     catalog (and the same extra tools) returns the very same list, at the cost of a dict
     look-up, and a new version re-converts only the tools whose name, description or schema
-    object changed. Treat the lists as read-only, and the options as fixed once made.
+    object changed. Treat the lists as read-only, and the options as fixed once made: the
+    definitions share schema objects with the specs (a schema that needs no fix-up is sent as
+    it is, see ``mcpdeck.providers._schema``), so changing one would change the catalog too.
     """
 
     provider: ClassVar[str]

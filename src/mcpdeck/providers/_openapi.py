@@ -18,6 +18,10 @@ the description:
 - empty ``properties`` maps are left out, ``required`` only names existing properties, a
   ``pattern`` that RE2 cannot run is dropped (and described);
 - a tool with no parameters gets no ``parameters`` at all.
+
+Input schemas are read-only (see ``_schema``): the conversion builds a new tree, working on
+its own copy of a node only where the node needs rewriting (``allOf``, ``anyOf``, ``const``
+...); the result may share ``enum`` lists with the input.
 """
 
 from __future__ import annotations
@@ -49,6 +53,17 @@ _NOTED = {
     "exclusiveMaximum": "less than {}",
     "multipleOf": "a multiple of {}",
 }
+_DICT: type[JsonSchema] = dict
+_LIST: type[list[Any]] = list
+_KEPT_KEYS = {kind: frozenset(keys) for kind, keys in _KEPT.items()}
+_NOTE_KEYS = frozenset({*_NOTED, "uniqueItems"})
+_DETAILS = _NOTE_KEYS.union(
+    *_KEPT.values(), ("format", "enum", "pattern", "items", "properties", "additionalProperties")
+)
+"""Keywords that add to a node's conversion beyond its ``type`` and description."""
+_NORMALISED = frozenset({"allOf", "nullable", "oneOf", "anyOf", "const", "enum"})
+"""Keywords ``_normalise`` rewrites (a node with none of them and one known ``type`` needs no rewriting)."""
+_ENUM = frozenset({"enum"})
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\\[1-9]|\(\?>|[*+?}]\+")
 """Lookaround, back-references, atomic groups and possessive quantifiers (RE2 has none)."""
 
@@ -124,10 +139,37 @@ def _scalars() -> list[JsonSchema]:
     return [{"type": "STRING"}, {"type": "NUMBER"}, {"type": "BOOLEAN"}, {"type": "OBJECT"}]
 
 
+def _string_enum(node: JsonSchema) -> bool:
+    """Whether ``enum`` is the only keyword ``_normalise`` would look at, and a list of strings (kept as it is)."""
+    if not _ENUM.issuperset(_NORMALISED.intersection(node)):
+        return False
+    enum = node["enum"]
+    return type(enum) is _LIST and bool(enum) and all(isinstance(v, str) for v in enum)
+
+
 def to_openapi(schema: Any) -> JsonSchema:
-    """One JSON Schema node (references already inlined) in Gemini's OpenAPI subset."""
-    node, types, nullable = _normalise(dict(as_schema(schema) or {}))
-    out: JsonSchema = {}
+    """One JSON Schema node (references already inlined) in Gemini's OpenAPI subset.
+
+    The result is a new tree; it may share ``enum`` lists with ``schema`` (read-only).
+    """
+    node: JsonSchema
+    kind = schema.get("type") if type(schema) is _DICT else None
+    if (
+        type(kind) is str
+        and kind in TYPES
+        and (_NORMALISED.isdisjoint(schema) or (kind == "string" and _string_enum(schema)))
+    ):
+        # One known type and nothing to normalise: the node is read as it is (never changed below).
+        if kind != "array" and _DETAILS.isdisjoint(schema):  # a type and a description at most
+            out: JsonSchema = {"type": kind.upper()}
+            description = schema.get("description") or schema.get("title")
+            if isinstance(description, str) and description:
+                out["description"] = description
+            return out
+        node, types, nullable = schema, [kind], False
+    else:
+        node, types, nullable = _normalise(dict(as_schema(schema) or {}))
+    out = {}
     if len(types) > 1:
         out["anyOf"] = [to_openapi({**node, "type": kind, "description": None}) for kind in types]
     elif types:
@@ -143,12 +185,17 @@ def to_openapi(schema: Any) -> JsonSchema:
     if isinstance(description, str) and description:
         out["description"] = description
     notes: list[str] = []
-    for key, template in _NOTED.items():
-        value = node.get(key)
-        if value is not None and not isinstance(value, Mapping) and (not isinstance(value, bool) or key == "default"):
-            notes.append(template.format(short_json(value)))
-    if node.get("uniqueItems") is True:
-        notes.append("items must be unique")
+    if not _NOTE_KEYS.isdisjoint(node):
+        for key, template in _NOTED.items():
+            value = node.get(key)
+            if (
+                value is not None
+                and not isinstance(value, Mapping)
+                and (not isinstance(value, bool) or key == "default")
+            ):
+                notes.append(template.format(short_json(value)))
+        if node.get("uniqueItems") is True:
+            notes.append("items must be unique")
     kind = types[0] if len(types) == 1 else None
     if kind is not None:
         _typed(node, kind, out, notes)
@@ -158,7 +205,12 @@ def to_openapi(schema: Any) -> JsonSchema:
 
 
 def _typed(node: JsonSchema, kind: str, out: JsonSchema, notes: list[str]) -> None:
-    out.update({key: node[key] for key in _KEPT.get(kind, ()) if isinstance(node.get(key), int | float)})
+    kept = _KEPT_KEYS.get(kind)
+    if kept is not None and not kept.isdisjoint(node):
+        for key in _KEPT[kind]:
+            value = node.get(key)
+            if isinstance(value, (int, float)):
+                out[key] = value
     fmt = node.get("format")
     if isinstance(fmt, str):
         if fmt in FORMATS.get(kind, ()):

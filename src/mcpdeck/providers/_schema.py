@@ -1,7 +1,6 @@
 """JSON Schema fix-ups that providers need, as pure functions.
 
-Each function returns a new schema and never changes its input. They work on any JSON
-Schema (draft 4 to 2020-12) a server may send:
+They work on any JSON Schema (draft 4 to 2020-12) a server may send:
 
 - ``inline_refs``: resolves local ``$ref`` pointers (``#/$defs/x``, ``#/definitions/x``, any
   ``#/...``) in place; a recursive reference is kept as a ``$ref`` into a fresh ``$defs``, or
@@ -11,14 +10,19 @@ Schema (draft 4 to 2020-12) a server may send:
   (``type: object``, ``properties``), no top-level ``anyOf``/``oneOf``/``allOf``, no ``$schema``.
 
 OpenAI strict mode lives in ``_strict``, Gemini's OpenAPI subset in ``_openapi``.
+
+Schemas are read-only: no function changes its input, and results share objects with it (no
+deep copies), so never change a schema, input or result, in place. One needing no fix-up is
+returned as it is (a quick scan decides); ``inline_refs`` copies only the way to what changed,
+``object_root`` the top. So tool definitions may hold the catalog's own schema objects.
 """
 
 from __future__ import annotations
 
-import copy
 import json
+import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, cast
 from urllib.parse import unquote
 
@@ -41,19 +45,8 @@ __all__ = [
 JsonSchema = dict[str, Any]
 
 SINGLE = frozenset(
-    {
-        "items",
-        "additionalItems",
-        "additionalProperties",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
+    {"items", "additionalItems", "additionalProperties", "contains", "not", "if", "then", "else", "propertyNames"}
+    | {"unevaluatedItems", "unevaluatedProperties"}
 )
 """Keywords whose value is one subschema."""
 LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
@@ -61,11 +54,20 @@ LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 """Keywords whose value maps names to subschemas."""
 DEFS = ("$defs", "definitions")
+SUBSCHEMA_KEYS = SINGLE | LISTS | MAPS  # every keyword that holds subschemas
+_REF_KEYS = frozenset({"$ref", *DEFS})
+_ALL_OF = frozenset({"allOf"})
+_CONTAINERS = LISTS | MAPS
+_WATCHED: dict[frozenset[str], frozenset[str]] = {}
+_ROOT_DROPPED = ("$schema", "$id", "$comment")
+_ROOT_CHANGED = frozenset({*_ROOT_DROPPED, "allOf", "anyOf", "oneOf"})
+_DICT: type[JsonSchema] = dict  # ``type(x) is _DICT``: faster than isinstance with an ABC, and narrowed
+_LIST: type[list[Any]] = list
 
 
 def as_schema(value: object) -> JsonSchema | None:
     """``value`` as a schema object, or None when it is not a JSON object."""
-    return cast(JsonSchema, value) if isinstance(value, Mapping) else None
+    return cast(JsonSchema, value) if type(value) is _DICT or isinstance(value, Mapping) else None
 
 
 def schema_list(value: object) -> list[JsonSchema]:
@@ -82,28 +84,65 @@ def string_list(value: object) -> list[str]:
     return [item for item in cast(list[Any], value) if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def map_subschemas(node: Mapping[str, Any], fn: Callable[[Any], Any], *, skip: tuple[str, ...] = ()) -> JsonSchema:
-    """A copy of ``node`` with ``fn`` applied to each direct subschema; other values are deep-copied."""
+def map_subschemas(
+    node: Mapping[str, Any], fn: Callable[[Any], Any], *, skip: Collection[str] = (), cow: bool = False
+) -> JsonSchema:
+    """A new dict like ``node`` with ``fn`` applied to each direct subschema (``cow``: or ``node`` if all stay)."""
+    if not skip and not cow and SUBSCHEMA_KEYS.isdisjoint(node):
+        return dict(node)
     out: JsonSchema = {}
+    changed = type(node) is not _DICT
     for key, value in node.items():
         if key in skip:
-            continue
-        if key in LISTS and isinstance(value, list):
-            out[key] = [fn(item) for item in cast(list[Any], value)]
-        elif key in SINGLE and isinstance(value, Mapping | bool):
+            changed = True
+        elif key in LISTS and isinstance(value, list):
+            old = cast(list[Any], value)
+            out[key] = new = [fn(item) for item in old]
+            changed = changed or (cow and (type(old) is not _LIST or any(map(operator.is_not, new, old))))
+        elif key in SINGLE and isinstance(value, (Mapping, bool)):
             out[key] = fn(value)
+            changed = changed or out[key] is not value
         elif key in MAPS and isinstance(value, Mapping):
-            out[key] = {name: fn(sub) for name, sub in cast(Mapping[str, Any], value).items()}
+            subs = cast(Mapping[str, Any], value)
+            out[key] = mapped = {name: fn(sub) for name, sub in subs.items()}
+            changed = changed or (cow and (type(subs) is not _DICT or any(mapped[n] is not s for n, s in subs.items())))
         else:
-            out[key] = copy.deepcopy(value)
-    return out
+            out[key] = value
+    return out if changed or not cow else cast(JsonSchema, node)
+
+
+def needs_change(node: Mapping[str, Any], keys: frozenset[str]) -> bool:
+    """Whether a fix-up acting on ``keys`` would change ``node`` (or turn a non-dict schema object into a dict)."""
+    watched = _WATCHED.get(keys) or _WATCHED.setdefault(keys, keys | SUBSCHEMA_KEYS)
+    stack: list[Any] = [node]
+    while stack:
+        schema = stack.pop()
+        if type(schema) is not _DICT or not keys.isdisjoint(schema):
+            return True
+        for key in SUBSCHEMA_KEYS.intersection(schema):
+            value = schema[key]
+            if type(value) is _DICT:
+                subs = value.values() if key in MAPS else (value,) if key in SINGLE else ()
+            elif type(value) is _LIST:
+                subs = value if key in LISTS else ()
+            elif value is True or value is False or not isinstance(value, (Mapping, list)):
+                continue
+            else:
+                return True
+            for sub in subs:
+                if type(sub) is _DICT:
+                    if not watched.isdisjoint(sub):  # one with nothing to look at is not pushed
+                        stack.append(sub)
+                elif isinstance(sub, Mapping):
+                    return True
+    return False
 
 
 def transform(schema: Any, fn: Callable[[JsonSchema], Any]) -> Any:
-    """Rebuild ``schema`` bottom-up: ``fn`` gets each schema object (a fresh copy, children done)."""
-    if isinstance(schema, Mapping):
+    """Rebuild ``schema`` bottom-up: ``fn`` gets each schema object (a new dict, children done; other values shared)."""
+    if type(schema) is _DICT or isinstance(schema, Mapping):
         return fn(map_subschemas(cast(Mapping[str, Any], schema), lambda sub: transform(sub, fn)))
-    return copy.deepcopy(schema)
+    return schema
 
 
 def add_note(node: JsonSchema, note: str) -> None:
@@ -145,8 +184,11 @@ def inline_refs(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonS
             recursion ends one level down.
 
     Returns:
-        A new schema without references, except the recursive ones when ``keep_cycles``.
+        The schema without references (``schema`` itself if it has none), except the recursive
+        ones when ``keep_cycles``.
     """
+    if not needs_change(schema, _REF_KEYS):
+        return cast(JsonSchema, schema)
     kept: JsonSchema = {}
     names: dict[str, str] = {}
 
@@ -160,9 +202,9 @@ def inline_refs(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonS
 
     def expand(node: Any, stack: tuple[str, ...]) -> Any:
         if not isinstance(node, Mapping):
-            return copy.deepcopy(node)
+            return node
         node = cast(Mapping[str, Any], node)
-        out = map_subschemas(node, lambda sub: expand(sub, stack), skip=(*DEFS, "$ref"))
+        out = map_subschemas(node, lambda sub: expand(sub, stack), skip=_REF_KEYS, cow=True)
         ref = node.get("$ref")
         if not isinstance(ref, str):
             return out
@@ -190,6 +232,7 @@ def inline_refs(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonS
 
     result = expand(schema, ())
     if kept:
+        result = {**result}
         result["$defs"] = kept
     return result
 
@@ -206,6 +249,7 @@ def _merge_into(merged: JsonSchema, part: Mapping[str, Any], *, override: bool) 
 
 
 def merge_node(node: JsonSchema) -> JsonSchema:
+    """``node`` with its ``allOf`` folded in. Pops ``allOf``: pass a dict of your own, never a shared one."""
     parts = node.pop("allOf", None)
     if not isinstance(parts, list):
         return node
@@ -219,6 +263,8 @@ def merge_node(node: JsonSchema) -> JsonSchema:
 
 def merge_all_of(schema: Mapping[str, Any]) -> JsonSchema:
     """Fold every ``allOf`` into its schema: properties and ``required`` united, the first of other keywords kept."""
+    if not needs_change(schema, _ALL_OF):
+        return cast(JsonSchema, schema)
     return cast(JsonSchema, transform(schema, merge_node))
 
 
@@ -228,9 +274,13 @@ def object_root(schema: Mapping[str, Any]) -> JsonSchema:
     ``type`` becomes ``object`` and ``properties`` is always there. A top-level ``allOf`` is
     merged; a top-level ``anyOf``/``oneOf`` (one of several argument shapes) becomes one
     object with every branch's properties, requiring only what all branches require.
-    ``$schema``, ``$id`` and ``$comment`` are dropped.
+    ``$schema``, ``$id`` and ``$comment`` are dropped. A root that is already so is returned as it is.
     """
-    root = merge_node(map_subschemas(schema, copy.deepcopy, skip=("$schema", "$id", "$comment")))
+    if type(schema) is _DICT and schema.get("type") == "object" and type(schema.get("properties")) is _DICT:
+        kinds = {schema[key].__class__ for key in _CONTAINERS.intersection(schema)}
+        if _ROOT_CHANGED.isdisjoint(schema) and kinds <= {_DICT, _LIST}:
+            return schema  # already an object root
+    root = merge_node(map_subschemas(schema, lambda sub: sub, skip=_ROOT_DROPPED))  # the top level copied
     for key in ("anyOf", "oneOf"):
         branches = schema_list(root.pop(key, None))
         if not branches:
@@ -261,5 +311,8 @@ def prepare(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonSchem
 
 def short_json(value: Any, limit: int = 80) -> str:
     """``value`` as compact JSON, cut to ``limit`` characters (for notes in descriptions)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    if value is None or value is True or value is False or type(value) is int:  # json.dumps without an encoder
+        text = "null" if value is None else "true" if value is True else "false" if value is False else repr(value)
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -8,6 +8,9 @@ strict mode rejects but that only narrow a value (``default``, ``minLength``, an
 changing its meaning (a free-form object, ``patternProperties``, a value of any type, an
 array without ``items``, ``not``, ``if``/``then``) is not made strict at all:
 ``make_strict`` returns None and the tool is sent non-strict.
+
+Schemas are read-only (see ``_schema``): the strict form is built from new dicts, one per
+schema object, and shares the other values (``enum`` lists, defaults ...) with its input.
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ from mcpdeck.providers._schema import (
     JsonSchema,
     add_note,
     as_schema,
+    map_subschemas,
     merge_node,
     pointer,
     prepare,
     schema_list,
     short_json,
     string_list,
-    transform,
 )
 
 __all__ = ["make_strict", "strict_schema", "strip_nulls"]
@@ -70,6 +73,13 @@ _DROPPED = (
 )
 
 
+_DICT: type[JsonSchema] = dict
+_UNSUPPORTED_KEYS = frozenset(_UNSUPPORTED)
+_NOTED_KEYS = frozenset(_NOTED)
+_DROPPED_KEYS = frozenset(_DROPPED)
+_SPECIAL = _UNSUPPORTED_KEYS | _NOTED_KEYS | _DROPPED_KEYS | {"oneOf", "allOf"}
+
+
 class NotStrict(Exception):
     """The schema has something strict mode cannot express."""
 
@@ -104,19 +114,26 @@ def _types(node: JsonSchema) -> list[str]:
 
 
 def _strict_node(node: JsonSchema) -> JsonSchema:
-    for key in _UNSUPPORTED:
-        if key in node:
-            raise NotStrict(key)
-    if isinstance(node.get("oneOf"), list):
-        node["anyOf"] = [*node.get("anyOf", []), *node.pop("oneOf")]
-    node = merge_node(node)
-    for key, template in _NOTED.items():
-        if key in node:
-            value = node.pop(key)
-            if value is not None:
-                add_note(node, template.format(short_json(value)))
-    for key in _DROPPED:
-        node.pop(key, None)
+    # ``node`` is a new dict (children done), so it is changed in place. One set intersection
+    # finds the keywords that need work; most nodes have none of them.
+    special = _SPECIAL.intersection(node)
+    if special:
+        if not _UNSUPPORTED_KEYS.isdisjoint(special):
+            raise NotStrict(next(key for key in _UNSUPPORTED if key in node))
+        if "oneOf" in special and isinstance(node["oneOf"], list):
+            node["anyOf"] = [*node.get("anyOf", []), *node.pop("oneOf")]
+        if "allOf" in special:
+            node = merge_node(node)
+            special = _SPECIAL.intersection(node)
+        if not _NOTED_KEYS.isdisjoint(special):
+            for key, template in _NOTED.items():
+                if key in node:
+                    value = node.pop(key)
+                    if value is not None:
+                        add_note(node, template.format(short_json(value)))
+        if not _DROPPED_KEYS.isdisjoint(special):
+            for key in _DROPPED:
+                node.pop(key, None)
     fmt = node.get("format")
     if fmt is not None and fmt not in FORMATS:
         node.pop("format")
@@ -165,9 +182,16 @@ def make_strict(prepared: Mapping[str, Any]) -> JsonSchema | None:
     if not root.get("properties") and "additionalProperties" not in root:
         root["additionalProperties"] = False
     try:
-        return cast(JsonSchema, transform(root, _strict_node))
+        return cast(JsonSchema, _strict_tree(root))
     except NotStrict:
         return None
+
+
+def _strict_tree(schema: Any) -> Any:
+    """``transform(schema, _strict_node)``, without the closure per level."""
+    if type(schema) is _DICT or isinstance(schema, Mapping):
+        return _strict_node(map_subschemas(cast(Mapping[str, Any], schema), _strict_tree))
+    return schema
 
 
 def strict_schema(schema: Mapping[str, Any]) -> JsonSchema | None:
