@@ -23,6 +23,14 @@ also runs each layer with N calls in flight. Wall times on a busy machine are no
 CPU columns (``time.process_time``) are steadier. ``--profile FILE`` writes a cProfile
 (CPU time) of ``Host.call_tool`` calls.
 
+``--instructions`` counts instead of timing, which other load on the machine cannot move:
+each layer runs in a process of its own under ``valgrind --tool=cachegrind`` (needs
+valgrind; with ``--calls 500``, about a minute per layer over stdio), twice, with ``--calls``
+calls more the second time, and the difference of the two totals of client instructions,
+divided by ``--calls``, is the layer's cost per call (the server is another process, not counted). Instructions are
+not microseconds (a syscall counts as one, an instruction that misses the cache as one),
+but a layer that adds 30k instructions to a call adds work, whatever the machine is doing.
+
 This reads mcpdeck's private attributes (``Host._connections``, ``ServerConnection._client``)
 to reach the inner layers: a diagnostic, not an API user; it says so if they moved.
 """
@@ -33,6 +41,9 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,6 +69,15 @@ __all__ = ["main"]
 
 Call = Callable[[], Awaitable[object]]
 ARGS = {"text": "hello"}
+LAYERS: tuple[str, ...] = (
+    "sdk ClientSession (own connection)",
+    "sdk mcp.Client (own connection)",
+    "mcpdeck transport + ClientSession",
+    "+ mcp.Client",
+    "+ progress callback",
+    "+ ServerConnection.call_tool",
+    "+ Host.call_tool",
+)
 
 
 @asynccontextmanager
@@ -120,44 +140,53 @@ def _cpu_pieces(host: Host, connection: ServerConnection, raw: types.CallToolRes
     ]
 
 
+async def _layers(
+    stack: AsyncExitStack, transport: str
+) -> tuple[Host, ServerConnection, Client, list[tuple[str, Call]]]:
+    """Connect everything the layers need: the host, its connection, its client, and the layers."""
+    if transport == "http":
+        url = await stack.enter_async_context(_http_server())
+        config: dict[str, Any] = {"type": "http", "url": url}
+        sdk_transport = streamable_http_client(url)
+        sdk_target: str | StdioServerParameters = url
+    else:
+        params = StdioServerParameters(command=sys.executable, args=["-S", str(LINE_SERVER)])
+        config = {"command": params.command, "args": params.args}
+        sdk_transport = stdio_client(params)
+        sdk_target = params
+    host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
+    try:
+        connection: ServerConnection = host._connections["s"]  # pyright: ignore[reportPrivateUsage]
+        client = connection._client  # pyright: ignore[reportPrivateUsage]
+    except (AttributeError, KeyError) as error:
+        sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
+    assert client is not None
+    read, write = await stack.enter_async_context(sdk_transport)
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    await session.list_tools()
+    sdk_client = await stack.enter_async_context(Client(sdk_target))
+    await sdk_client.list_tools()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    calls: list[Call] = [  # one per name in LAYERS
+        lambda: session.call_tool("echo", ARGS),
+        lambda: sdk_client.call_tool("echo", ARGS),
+        lambda: client.session.call_tool("echo", ARGS),
+        lambda: client.call_tool("echo", ARGS),
+        lambda: client.call_tool("echo", ARGS, progress_callback=on_progress),
+        lambda: connection.call_tool("echo", dict(ARGS)),
+        lambda: host.call_tool("mcp__s__echo", ARGS),
+    ]
+    layers: list[tuple[str, Call]] = list(zip(LAYERS, calls, strict=True))
+    return host, connection, client, layers
+
+
 async def run(transport: str, calls: int, rounds: int, inflight: int, profile: str | None) -> None:
     async with AsyncExitStack() as stack:
-        if transport == "http":
-            url = await stack.enter_async_context(_http_server())
-            config: dict[str, Any] = {"type": "http", "url": url}
-            sdk_transport = streamable_http_client(url)
-            sdk_target: str | StdioServerParameters = url
-        else:
-            params = StdioServerParameters(command=sys.executable, args=["-S", str(LINE_SERVER)])
-            config = {"command": params.command, "args": params.args}
-            sdk_transport = stdio_client(params)
-            sdk_target = params
-        host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
-        try:
-            connection: ServerConnection = host._connections["s"]  # pyright: ignore[reportPrivateUsage]
-            client = connection._client  # pyright: ignore[reportPrivateUsage]
-        except (AttributeError, KeyError) as error:
-            sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
-        assert client is not None
-        read, write = await stack.enter_async_context(sdk_transport)
-        session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
-        await session.list_tools()
-        sdk_client = await stack.enter_async_context(Client(sdk_target))
-        await sdk_client.list_tools()
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            return None
-
-        layers: list[tuple[str, Call]] = [
-            ("sdk ClientSession (own connection)", lambda: session.call_tool("echo", ARGS)),
-            ("sdk mcp.Client (own connection)", lambda: sdk_client.call_tool("echo", ARGS)),
-            ("mcpdeck transport + ClientSession", lambda: client.session.call_tool("echo", ARGS)),
-            ("+ mcp.Client", lambda: client.call_tool("echo", ARGS)),
-            ("+ progress callback", lambda: client.call_tool("echo", ARGS, progress_callback=on_progress)),
-            ("+ ServerConnection.call_tool", lambda: connection.call_tool("echo", dict(ARGS))),
-            ("+ Host.call_tool", lambda: host.call_tool("mcp__s__echo", ARGS)),
-        ]
+        host, connection, client, layers = await _layers(stack, transport)
         modes = [1, inflight] if inflight > 1 else [1]
         for mode in modes:
             walls: dict[str, list[float]] = {name: [] for name, _ in layers}
@@ -194,6 +223,58 @@ async def run(transport: str, calls: int, rounds: int, inflight: int, profile: s
             await asyncio.sleep(0)
 
 
+_WARM_CALLS = 50
+
+
+async def _run_one(transport: str, layer: int, calls: int) -> None:
+    """The child of ``--instructions``: connect, warm up, then ``calls`` calls through one layer, and nothing else."""
+    async with AsyncExitStack() as stack:
+        _, _, _, layers = await _layers(stack, transport)
+        call = layers[layer][1]
+        for _ in range(_WARM_CALLS + calls):
+            await call()
+
+
+def _instructions_of(valgrind: str, transport: str, layer: int, calls: int) -> int:
+    command = [
+        valgrind,
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        "-m",
+        "bench.layers",
+        "--transport",
+        transport,
+        "--_one-layer",
+        str(layer),
+        "--calls",
+        str(calls),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dicts and sets in both runs
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        sys.exit(f"bench.layers: the run under valgrind failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def instructions(transport: str, calls: int) -> None:
+    """Client instructions per call of each layer: two runs per layer, ``calls`` calls apart."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        sys.exit("bench.layers: --instructions needs valgrind on PATH")
+    print(f"{transport}, sequential: client instructions per call ({calls} calls apart, under valgrind)")
+    print(f"{'layer':42} {'instr/call':>12} {'Δ':>10}")
+    previous: float | None = None
+    for layer, name in enumerate(LAYERS):
+        base = _instructions_of(valgrind, transport, layer, 0)
+        per_call = (_instructions_of(valgrind, transport, layer, calls) - base) / calls
+        delta = "" if previous is None or name.startswith("sdk") else f"{per_call - previous:+10,.0f}"
+        print(f"{name:42} {per_call:12,.0f} {delta:>10}", flush=True)
+        previous = per_call
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.layers", description="Where mcpdeck's per-call time goes.")
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
@@ -201,8 +282,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--inflight", type=int, default=32, help="also measure with this many calls in flight")
     parser.add_argument("--profile", help="write a cProfile of Host.call_tool calls to this file")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count client instructions per call under valgrind instead of timing (load-independent; slow)",
+    )
+    parser.add_argument("--_one-layer", type=int, dest="one_layer", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    asyncio.run(run(args.transport, args.calls, args.rounds, args.inflight, args.profile))
+    if args.one_layer is not None:
+        asyncio.run(_run_one(args.transport, args.one_layer, args.calls))
+    elif args.instructions:
+        instructions(args.transport, args.calls)
+    else:
+        asyncio.run(run(args.transport, args.calls, args.rounds, args.inflight, args.profile))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,10 @@ ListKind = Literal["tools", "resources", "prompts"]
 _MAX_PAGES = 1000
 
 
+def _ignore(_: str) -> None:
+    pass
+
+
 async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], attribute: str, server: str) -> list[Any]:
     items: list[Any] = []
     cursor: str | None = None
@@ -119,6 +123,15 @@ class ServerLists:
             return
         setattr(self, kind, items)
         self._on_change(kind)
+
+    def detach(self) -> None:
+        """Report nothing more (the connection's supervisor has ended).
+
+        The callbacks lead back to the host; dropping them leaves the host and everything
+        it holds (catalog, tools) to be freed when it is let go, not at the next cyclic GC.
+        """
+        self._on_change = _ignore
+        self._on_resource_updated = _ignore
 
     def clear(self) -> None:
         """Forget every list (the server is gone for good)."""

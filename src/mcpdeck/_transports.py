@@ -2,7 +2,8 @@
 
 The SDK tells a pending request that the connection closed, but nothing tells an idle
 host. ``watched`` wraps a transport's read side and sets an event when it ends, so the
-supervisor learns at once that a child process exited or an HTTP stream dropped.
+supervisor learns at once that an HTTP stream dropped. (mcpdeck's own stdio transport,
+``_stdio``, reports the end of its read side itself, with no wrapper.)
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _Item = SessionMessage | Exception
 class _WatchedReadStream:
     """A read stream that reports its end (EOF or close) and transport errors."""
 
+    __slots__ = ("_ended", "_inner", "_on_error")
+
     def __init__(self, inner: ReadStream[_Item], ended: anyio.Event, on_error: Callable[[Exception], None]):
         self._inner = inner
         self._ended = ended
@@ -51,10 +54,18 @@ class _WatchedReadStream:
         return self
 
     async def __anext__(self) -> _Item:
+        # `receive` inlined: this runs for every message, and one coroutine less is measurable.
         try:
-            return await self.receive()
+            item = await self._inner.receive()
         except anyio.EndOfStream:
+            self._ended.set()
             raise StopAsyncIteration from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended.set()
+            raise
+        if isinstance(item, Exception):
+            self._on_error(item)
+        return item
 
     async def __aenter__(self) -> Self:
         return self

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
 
 import mcp_types as types
 from jsonschema import SchemaError
@@ -107,6 +107,10 @@ def _with_suffix(base: str, server: str, tool: str) -> str:
     return f"{base[: MAX_TOOL_NAME - 7]}_{_suffix(server, tool)}"
 
 
+_FastCheck = Callable[[Mapping[str, Any]], bool]
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True, eq=False)
 class CatalogTool:
     """One tool in the catalog: its public name, where it lives, and everything the server said of it."""
@@ -114,10 +118,11 @@ class CatalogTool:
     name: str
     server: str
     tool: types.Tool
-    _validator: list[Validator | None] = field(default_factory=list[Validator | None], repr=False)
-    _fast: list[Callable[[Mapping[str, Any]], bool] | None] = field(
-        default_factory=list[Callable[[Mapping[str, Any]], bool] | None], repr=False
-    )
+    # Made at the first validation and kept on the instance (with ``object.__setattr__``: the
+    # dataclass is frozen). Class-level defaults, not fields: a 1000-tool catalog then holds
+    # no per-tool cache objects until a tool is called (fewer objects for the GC, less memory).
+    _fast: ClassVar[_FastCheck | None] = _UNSET
+    _validator: ClassVar[Validator | None] = _UNSET
 
     @property
     def original_name(self) -> str:
@@ -165,19 +170,21 @@ class CatalogTool:
         to the compiled ``jsonschema`` validator, which is kept. A schema the validator
         cannot read is the server's problem; then nothing is checked here.
         """
-        if not self._fast:
-            self._fast.append(_simple_check(self.input_schema))
-        fast = self._fast[0]
+        fast = self._fast
+        if fast is _UNSET:
+            fast = _simple_check(self.input_schema)
+            object.__setattr__(self, "_fast", fast)
         if fast is not None and fast(arguments):
             return []
-        if not self._validator:
+        validator = self._validator
+        if validator is _UNSET:
             try:
                 cls = validator_for(self.input_schema)
                 cls.check_schema(self.input_schema)
-                self._validator.append(cls(self.input_schema))
+                validator = cls(self.input_schema)
             except SchemaError:
-                self._validator.append(None)
-        validator = self._validator[0]
+                validator = None
+            object.__setattr__(self, "_validator", validator)
         if validator is None:
             return []
         problems: list[str] = []

@@ -79,6 +79,7 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 """``(progress, total, message)``, awaited for each progress notification of a call."""
 
 _CLIENT_INFO = types.Implementation(name="mcpdeck", version=__version__)
+_CONFIG_TYPES = (StdioServerConfig, RemoteServerConfig)
 
 
 def _session_expired(error: MCPError, last_http_status: int | None) -> bool:
@@ -119,6 +120,8 @@ def describe_error(error: BaseException) -> str:
 
 class _ProgressRelay:
     """Restarts a call's timeout on each progress notification, then passes it on."""
+
+    __slots__ = ("_limit", "_progress", "_scope")
 
     def __init__(self, scope: anyio.CancelScope, limit: float, progress: ProgressCallback | None):
         self._scope = scope
@@ -256,12 +259,13 @@ class ServerConnection:
 
     def _allows_tool(self, tool: str) -> bool:
         config = self._config
-        return not isinstance(config, StdioServerConfig | RemoteServerConfig) or config.allows_tool(tool)
+        return not isinstance(config, _CONFIG_TYPES) or config.allows_tool(tool)
 
     @property
     def request_timeout(self) -> float:
         """The per-request timeout from the config (default 60 s)."""
-        return self._config.request_timeout if isinstance(self._config, StdioServerConfig | RemoteServerConfig) else 60
+        config = self._config
+        return config.request_timeout if isinstance(config, _CONFIG_TYPES) else 60
 
     def status(self) -> ServerStatus:
         """A snapshot of this server."""
@@ -360,6 +364,7 @@ class ServerConnection:
             self._client = None
             self._set_state(ServerState.STOPPED)
             self._settled.set()
+            self._lists.detach()  # its callbacks refer to the host, which may now be let go
 
     async def _back_off(self, attempt: int, error: str, *, wait: bool = True) -> None:
         """Wait before reconnect ``attempt`` (a command cuts the wait short)."""
@@ -499,7 +504,7 @@ class ServerConnection:
         with self._log.stderr(self.name, self._config.target) as errlog:
             self._phase = "initializing"
             self._process = StdioProcess()
-            transport = watched(stdio_transport(params, errlog, self._process), ended, self._on_error)
+            transport = stdio_transport(params, errlog, self._process, ended=ended, on_error=self._on_error)
             async with self._client_for(transport) as client:
                 yield client
 
@@ -590,10 +595,14 @@ class ServerConnection:
             ServerError: The server answered with a protocol error, or an invalid result.
         """
         limit = timeout if timeout is not None else self.request_timeout
+        # One scope is the whole timeout: the wait for a reconnect, both attempts, and the
+        # restarts on progress (the SDK's own read timeout cannot be restarted).
         with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
             relay = _ProgressRelay(scope, limit, progress)
             for attempt in (1, 2):
-                client = await self._ready_client()
+                client = self._client
+                if client is None or self._state is not ServerState.CONNECTED or self._ended.is_set():
+                    client = await self._ready_client()  # not connected now: wait for a reconnect, or fail
                 try:
                     return await send(client, relay)
                 except MCPError as error:
@@ -641,8 +650,8 @@ class ServerConnection:
         """
         what = f"the call to {tool!r}"
 
-        async def send(client: Client, relay: ProgressFnT) -> types.CallToolResult:
-            return await client.call_tool(tool, arguments, progress_callback=relay)
+        def send(client: Client, relay: ProgressFnT) -> Awaitable[types.CallToolResult]:
+            return client.call_tool(tool, arguments, progress_callback=relay)  # awaited by `request`: no frame here
 
         try:
             return await self.request(what, send, timeout=timeout, progress=progress)

@@ -93,7 +93,11 @@ class ToolResult:
         approved_by: str | None = None,
     ) -> ToolResult:
         """Wrap an SDK ``CallToolResult``."""
-        return cls(
+        # What the dataclass's ``__init__`` does, in one step: a frozen dataclass sets each
+        # field through ``object.__setattr__``, which made wrapping cost more than the rest of
+        # the host's work on a call. Every field is set here.
+        wrapped = object.__new__(cls)
+        wrapped.__dict__.update(
             name=name,
             server=server,
             tool=tool,
@@ -103,6 +107,7 @@ class ToolResult:
             duration=duration,
             approved_by=approved_by,
         )
+        return wrapped
 
     @property
     def size(self) -> int:
