@@ -15,6 +15,7 @@ server delays nothing but itself. Leaving it stops them all; no child process ou
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import time
 import uuid
@@ -117,6 +118,13 @@ def _roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root]:
     return result
 
 
+def _auto_approve(connections: Mapping[str, ServerConnection], server: str) -> list[str]:
+    """The ``autoApprove`` patterns of the config a server runs with now."""
+    connection = connections.get(server)
+    config = connection.config if connection is not None else None
+    return list(config.auto_approve) if isinstance(config, StdioServerConfig | RemoteServerConfig) else []
+
+
 def _to_config(name: str, spec: ServerSpec) -> ServerConfig | InProcessServer:
     if isinstance(spec, StdioServerConfig | RemoteServerConfig):
         return spec
@@ -198,7 +206,11 @@ class Host:
         self._held: set[tuple[str, ListKind]] | None = None  # list changes held back while servers start
         self._stack: AsyncExitStack | None = None
         self._rules = permissions
-        self.permissions = PermissionGate(approver=approve, yes_to_all=yes, auto_approve=self._auto_approve)
+        # The gate looks up autoApprove in the connections dict, not through the host: a gate
+        # that held the host would make a cycle only the cyclic GC frees (with the catalog).
+        self.permissions = PermissionGate(
+            approver=approve, yes_to_all=yes, auto_approve=functools.partial(_auto_approve, self._connections)
+        )
         """The permission gate model-made calls pass (rules loaded when the host is entered)."""
 
     @classmethod
@@ -275,11 +287,6 @@ class Host:
                 gate.rules = parse_permissions(self._store.read_raw(), path=str(self._store.path))
         except ConfigError as error:  # a broken rule file closes the gate; the servers still start
             gate.problem = str(error)
-
-    def _auto_approve(self, server: str) -> list[str]:
-        connection = self._connections.get(server)
-        config = connection.config if connection is not None else None
-        return list(config.auto_approve) if isinstance(config, StdioServerConfig | RemoteServerConfig) else []
 
     def _start(self, name: str, config: ServerConfig | InProcessServer) -> ServerConnection:
         assert self._tg is not None, "the host is not open"
