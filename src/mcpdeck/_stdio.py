@@ -76,14 +76,38 @@ def _ignore(error: Exception) -> None:
     pass
 
 
-class _LineReader:
+class _StreamEnd:
+    """What both ends share: closing (or leaving ``async with``) only marks the end closed."""
+
+    __slots__ = ("_closed",)
+
+    def __init__(self) -> None:
+        self._closed = False
+
+    def close(self) -> None:
+        self._closed = True
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        self._closed = True
+        return None
+
+
+class _LineReader(_StreamEnd):
     """The read side: the server's stdout, one JSON-RPC message per line, read by the consumer's task.
 
     ``ended`` is set when the consumer meets the end (the pipe closed, or this stream was
     closed); ``on_error`` hears of every line that is not a message (the item is an exception).
     """
 
-    __slots__ = ("_buffer", "_closed", "_done", "_ended", "_on_error", "_scanned", "_start", "_stdout")
+    __slots__ = ("_buffer", "_done", "_ended", "_on_error", "_scanned", "_start", "_stdout")
 
     def __init__(self, stdout: ByteReceiveStream, ended: anyio.Event | None, on_error: Callable[[Exception], None]):
         self._stdout = stdout
@@ -92,7 +116,7 @@ class _LineReader:
         self._buffer = bytearray()
         self._start = 0  # where the next line starts in `_buffer`
         self._scanned = 0  # bytes of `_buffer` known to hold no newline
-        self._closed = False
+        super().__init__()
         self._done = False  # the pipe ended
 
     def _end(self, error: type[Exception]) -> Exception:
@@ -147,35 +171,20 @@ class _LineReader:
                 return item
             buffer += chunk
 
-    def close(self) -> None:
-        self._closed = True
 
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        self._closed = True
-        return None
-
-
-class _LineWriter:
+class _LineWriter(_StreamEnd):
     """The write side: each message is serialised and written to the server's stdin by its sender.
 
     A write the pipe refuses (the server stopped reading) ends the read side as well, so the
     session ends instead of waiting for answers that cannot come.
     """
 
-    __slots__ = ("_closed", "_stdin", "_stdout")
+    __slots__ = ("_stdin", "_stdout")
 
     def __init__(self, stdin: ByteSendStream, stdout: ByteReceiveStream):
         self._stdin = stdin
         self._stdout = stdout
-        self._closed = False
+        super().__init__()
 
     async def send(self, item: SessionMessage, /) -> None:
         if self._closed:
@@ -187,21 +196,6 @@ class _LineWriter:
             with anyio.CancelScope(shield=True), contextlib.suppress(*_PIPE_ENDED):
                 await self._stdout.aclose()  # wakes the read side, which then ends the session
             raise anyio.BrokenResourceError from error
-
-    def close(self) -> None:
-        self._closed = True
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        self._closed = True
-        return None
 
 
 async def _wait_exit(process: Process, timeout: float) -> bool:
