@@ -172,6 +172,7 @@ class History:
         self.path = Path(path) if path is not None else default_history_path()
         self._redact = redactor or Redactor()
         self._lock = threading.Lock()
+        self._keys: dict[str, int] = {}  # conversation key -> id, so recording a call reads nothing
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -247,9 +248,15 @@ class History:
 
     def conversation_id(self, key: str) -> int | None:
         """The id of the conversation started with ``key``, if there is one."""
+        known = self._keys.get(key)
+        if known is not None:
+            return known
         with self._lock:
             row = self._db.execute("SELECT id FROM conversations WHERE key = ?", (key,)).fetchone()
-        return int(row[0]) if row else None
+        if row is None:
+            return None
+        self._keys[key] = int(row[0])
+        return self._keys[key]
 
     def call_finished(self, event: ToolCallFinished, *, result_size: int | None = None) -> None:
         """Record how a call ended: ``ok``, ``tool-error``, ``error`` or ``denied``."""
@@ -306,10 +313,13 @@ class History:
             key: The key its tool-call events carry (``ToolCallStarted.conversation``), so
                 ``record`` files those calls under it.
         """
-        return self._write(
+        conversation = self._write(
             "INSERT INTO conversations (started_at, model, title, key) VALUES (?, ?, ?, ?)",
             (_now(), model, self._redact(title) if title else None, key),
         )
+        if key is not None:
+            self._keys[key] = conversation
+        return conversation
 
     def add_message(self, conversation_id: int, role: str, content: Any) -> None:
         """Append a message (any JSON-able content) to a conversation."""

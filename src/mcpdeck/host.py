@@ -451,18 +451,7 @@ class Host:
             approved_by = decision.approved_by
             if not decision.allowed:
                 if events.active:  # on the record: who refused what
-                    call_id = uuid.uuid4().hex
-                    events.publish(
-                        ToolCallStarted(
-                            call_id=call_id,
-                            name=name,
-                            server=server,
-                            tool=tool,
-                            arguments=args,
-                            approved_by=approved_by,
-                            conversation=current_conversation.get(),
-                        )
-                    )
+                    call_id = self._started(entry, args, approved_by)
                     self._finished(
                         call_id,
                         entry,
@@ -479,18 +468,7 @@ class Host:
             return ToolResult.from_mcp(
                 raw, name=name, server=server, tool=tool, duration=duration, approved_by=approved_by
             )
-        call_id = uuid.uuid4().hex
-        events.publish(
-            ToolCallStarted(
-                call_id=call_id,
-                name=name,
-                server=server,
-                tool=tool,
-                arguments=args,
-                approved_by=approved_by,
-                conversation=current_conversation.get(),
-            )
-        )
+        call_id = self._started(entry, args, approved_by)
         started = time.perf_counter()
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -523,6 +501,22 @@ class Host:
             approved_by=approved_by,
         )
         return result
+
+    def _started(self, entry: CatalogTool, args: dict[str, Any], approved_by: str | None) -> str:
+        """Publish ``ToolCallStarted`` for a call of ``entry``; returns the call's new id."""
+        call_id = uuid.uuid4().hex
+        self.events.publish(
+            ToolCallStarted(
+                call_id=call_id,
+                name=entry.name,
+                server=entry.server,
+                tool=entry.original_name,
+                arguments=args,
+                approved_by=approved_by,
+                conversation=current_conversation.get(),
+            )
+        )
+        return call_id
 
     def _finished(
         self,

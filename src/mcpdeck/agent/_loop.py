@@ -116,10 +116,7 @@ class Agent:
         self.host = host
         self._owns_model = not isinstance(model, ChatModel)
         self.model = model if isinstance(model, ChatModel) else chat_model(model, **model_options)
-        if max_result_tokens is not None:
-            self.model.converter.max_chars = max_result_tokens * _CHARS_PER_TOKEN
-        else:
-            self.model.converter.max_chars = None
+        self.model.converter.max_chars = max_result_tokens * _CHARS_PER_TOKEN if max_result_tokens is not None else None
         self.system = system
         self.max_steps = max_steps
         self.history = history
