@@ -196,3 +196,10 @@ def test_without_a_model_or_a_key_the_error_says_what_to_do(tmp_path: Path) -> N
     unknown = chat(config, "-m", "nope:x", "hi")
     assert unknown.returncode == 1
     assert "unknown provider 'nope'" in unknown.stderr
+
+
+def test_an_unknown_conversation_is_a_clear_error(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    done = mcpdeck(config, "history", "--conversation", "99")
+    assert done.returncode == 2
+    assert "no conversation 99 in" in done.stderr and "mcpdeck history --conversations" in done.stderr
