@@ -413,7 +413,9 @@ class ServerConnection:
                 reason = f"{self._http_error} ({reason})"
             return connected, reason + self._log.hint()
         if scope.cancelled_caught and not connected:
-            return connected, f"did not finish {self._phase} within {timeout:g} s{self._log.hint()}"
+            hint = '(its "startupTimeout"; raise it if it needs longer)'
+            limit = f"did not finish {self._phase} within {timeout:g} s {hint}"
+            return connected, limit + self._log.hint()
         if self._gone_reason is not None:
             return connected, self._gone_reason
         return connected, "the connection was lost (the server exited or closed it)" + self._log.hint()
@@ -433,7 +435,10 @@ class ServerConnection:
     def _client_for(self, server: Any) -> Client:
         requests = self._requests
         config = self._config
-        offers_roots = not (isinstance(config, StdioServerConfig | RemoteServerConfig) and config.roots is False)
+        own = config.roots if isinstance(config, StdioServerConfig | RemoteServerConfig) else None
+        # Roots only where someone asked: the server's own list, or the host's (Host(roots=...));
+        # never by default, since a server may trade its command line's folders for them.
+        offers_roots = own is not False and requests.offers_roots
         return Client(
             server,
             client_info=_CLIENT_INFO,

@@ -23,8 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-import platformdirs
-
+from mcpdeck._paths import data_dir, history_path
 from mcpdeck.config import McpConfig, StdioServerConfig
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
@@ -78,8 +77,8 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 def default_history_path() -> Path:
-    """``<user data dir>/mcpdeck/history.sqlite3``."""
-    return platformdirs.user_data_path("mcpdeck", appauthor=False) / "history.sqlite3"
+    """``$MCPDECK_HISTORY``, else ``<data dir>/history.sqlite3`` (see ``mcpdeck._paths``)."""
+    return history_path() or data_dir() / "history.sqlite3"
 
 
 def _oauth_secrets(oauth: object) -> list[str]:

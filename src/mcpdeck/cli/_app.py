@@ -1,11 +1,17 @@
-"""The ``mcpdeck`` command line.
+"""The ``mcpdeck`` command line: the group, its global options, and what every command shares.
 
 Every command reads the config file (``--config``, else ``$MCPDECK_CONFIG``, else the user
 config dir). Commands that need live servers open a ``Host`` for just the servers they
 need and close it before they return. Human output is tables; ``--json`` output is
-stable. Errors go to stderr: exit 2 for a config or usage problem, 1 when the thing asked
-for failed (a call, a test, a save that did not connect). ``list``, ``get`` and ``tools``
-report failed servers in their output and exit 0.
+stable. Errors go to stderr as ``Error: ...`` (as Click writes its own): exit 2 for a
+config or usage problem, 1 when the thing asked for failed (a call, a test, an add whose
+server did not connect). ``list``, ``get`` and ``tools`` report failed servers in their
+output and exit 0.
+
+Only ``click`` and mcpdeck's own light modules are imported here and at the top of every
+command module: ``mcpdeck --help``, ``--version`` and the commands that only read or write
+the config never import the MCP SDK (``tests/cli/test_startup.py`` checks it). Whatever a
+command needs beyond that it imports when it runs.
 """
 
 from __future__ import annotations
@@ -16,50 +22,85 @@ import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-import anyio
 import click
 
-from mcpdeck.cli._terminal import terminal_approval, terminal_elicitation
-from mcpdeck.config import (
-    ConfigStore,
-    ServerConfig,
-    resolve_config_path,
-)
+from mcpdeck import _paths
+from mcpdeck._version import __version__
 from mcpdeck.errors import ConfigError, MCPDeckError
-from mcpdeck.history import History, Redactor, default_history_path, secrets_of
-from mcpdeck.host import Host, default_log_dir
+
+if TYPE_CHECKING:
+    from mcpdeck.config import ConfigStore, McpConfig, ServerConfig
+    from mcpdeck.history import History
+    from mcpdeck.host import Host
 
 __all__ = ["cli"]
 
-HISTORY_ENV = "MCPDECK_HISTORY"
+HISTORY_ENV = _paths.HISTORY_ENV
 P = ParamSpec("P")
 R = TypeVar("R")
 
+SECONDS = click.FloatRange(min=0, min_open=True)
+"""A positive number of seconds (a zero or negative timeout is a usage error)."""
+
 
 class _Context:
-    def __init__(self, config: str | None, log_dir: str | None, startup_timeout: float | None):
-        self.path = resolve_config_path(config)
-        self.store = ConfigStore(self.path)
-        self.log_dir = Path(log_dir) if log_dir else default_log_dir()
+    def __init__(
+        self, config: str | None, log_dir: str | None, startup_timeout: float | None, roots: tuple[str, ...] = ()
+    ):
+        self.named = bool(config) or bool(os.environ.get(_paths.CONFIG_ENV))
+        """Whether the user named the file (``--config`` or ``$MCPDECK_CONFIG``): then it must exist to be read."""
+        self.path = Path(config).expanduser() if config else _paths.config_path()
+        self.log_dir = Path(log_dir).expanduser() if log_dir else _paths.log_dir()
         self.startup_timeout = startup_timeout
+        self.roots = roots
+        self._store: ConfigStore | None = None
+
+    @property
+    def store(self) -> ConfigStore:
+        """The config file store (made when first needed)."""
+        if self._store is None:
+            from mcpdeck.config import ConfigStore
+
+            self._store = ConfigStore(self.path)
+        return self._store
+
+    def read(self) -> McpConfig:
+        """The config, for a command that uses servers: a named file that is missing, or one in
+        another host's shape, is an error that says so instead of "no servers"."""
+        if self.named and not self.path.exists():
+            raise ConfigError(
+                f"the config file {self.path} does not exist; check the path, or create it with "
+                f"`mcpdeck --config {self.path} add NAME -- COMMAND [ARGS...]`"
+            )
+        config = self.store.read()
+        if not config.servers and not config.problems:
+            raw = self.store.read_raw()
+            if "mcpServers" not in raw and isinstance(raw.get("servers"), dict):
+                raise ConfigError(
+                    f'{self.path} has "servers" but no "mcpServers": it looks like a VS Code config; '
+                    f"bring its servers in with `mcpdeck import vscode {self.path}`"
+                )
+        return config
 
     def server(self, name: str) -> ServerConfig:
         """A configured server's config, or the error that says why there is none."""
-        config = self.store.read()
+        config = self.read()
         if name in config.problems:
             raise config.problems[name]
         if name not in config.servers:
-            raise ConfigError(f"no server named {name!r} in {self.path}", server=name)
+            known = ", ".join(config.servers) or "none"
+            raise ConfigError(f"no server named {name!r} in {self.path} (servers: {known})", server=name)
         return config.servers[name]
 
     def history(self) -> History | None:
         """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets redacted."""
-        value = os.environ.get(HISTORY_ENV, "")
-        if value.lower() in ("off", "0", "false", "no"):
+        path = _paths.history_path()
+        if path is None:
             return None
-        path = Path(value).expanduser() if value else default_history_path()
+        from mcpdeck.history import History, Redactor, secrets_of
+
         return History(path, redactor=Redactor(secrets_of(self.store.read())))
 
     def host(
@@ -68,12 +109,25 @@ class _Context:
         """A host for the config file.
 
         Args:
-            only: Connect only these servers.
+            only: Connect only these servers (the others are not started at all).
             interactive: Let servers ask the user at the terminal (elicitation).
             approve: Ask the user at the terminal about tool calls the rules leave to ``ask``.
             yes: Approve every such call without asking (``--yes``).
         """
-        config = self.store.read()
+        from mcpdeck.cli._terminal import terminal_approval, terminal_elicitation
+        from mcpdeck.config import McpConfig
+        from mcpdeck.host import Host
+
+        config = self.read()
+        if only is not None:  # servers nobody asked for are not even loaded: no task, no child, no wait
+            wanted = set(only)
+            config = McpConfig(
+                servers={n: s for n, s in config.servers.items() if n in wanted},
+                problems={n: p for n, p in config.problems.items() if n in wanted},
+                npm_registry=config.npm_registry,
+                enabled=config.enabled,
+                path=config.path,
+            )
         if self.startup_timeout is not None:
             for name, server in list(config.servers.items()):
                 config.servers[name] = server.model_copy(update={"startup_timeout": self.startup_timeout})
@@ -82,15 +136,15 @@ class _Context:
             config,
             store=self.store,
             log_dir=self.log_dir,
-            only=only,
             elicitation=elicitation,
             approve=terminal_approval if approve else None,
             yes=yes,
+            roots=list(self.roots) or None,
         )
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
+    click.echo(click.style("Error: ", fg="red", bold=True) + message, err=True)
     sys.exit(code)
 
 
@@ -118,6 +172,8 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
     @errors_to_exit
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        import anyio
+
         async def call() -> R:
             return await fn(*args, **kwargs)
 
@@ -132,8 +188,21 @@ _sync = errors_to_exit
 
 pass_ctx = click.make_pass_decorator(_Context)
 
+_EPILOG = """\b
+Examples:
+  mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  mcpdeck tools --server fs
+  mcpdeck call mcp__fs__list_directory --args '{"path": "~/notes"}'
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+Files: $MCPDECK_HOME puts the config, logs and history in one folder.
+"""
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    invoke_without_command=True,
+    epilog=_EPILOG,
+)
 @click.option("--config", "config", metavar="PATH", help="Config file (default: $MCPDECK_CONFIG, else user config).")
 @click.option(
     "--log-dir",
@@ -141,12 +210,26 @@ pass_ctx = click.make_pass_decorator(_Context)
     envvar="MCPDECK_LOG_DIR",
     help="Where server logs go (default: $MCPDECK_LOG_DIR, else the user log dir).",
 )
-@click.option("--startup-timeout", type=float, metavar="SECONDS", help="Override every server's startup timeout.")
-@click.version_option(package_name="mcpdeck")
+@click.option(
+    "--startup-timeout", type=SECONDS, metavar="SECONDS", help="Override every server's startupTimeout (seconds)."
+)
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    metavar="DIR",
+    help="Offer DIR to servers as an MCP root (repeatable; default: none).",
+)
+@click.version_option(__version__, prog_name="mcpdeck")
 @click.pass_context
-def cli(ctx: click.Context, config: str | None, log_dir: str | None, startup_timeout: float | None) -> None:
+def cli(
+    ctx: click.Context, config: str | None, log_dir: str | None, startup_timeout: float | None, roots: tuple[str, ...]
+) -> None:
     """mcpdeck: connect MCP servers, list their tools, call them."""
-    ctx.obj = _Context(config, log_dir, startup_timeout)
+    ctx.obj = _Context(config, log_dir, startup_timeout, roots)
+    if ctx.invoked_subcommand is None:  # bare `mcpdeck`: the help, and success
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def json_object_option(text: str, option: str, example: str) -> dict[str, Any]:
@@ -154,7 +237,9 @@ def json_object_option(text: str, option: str, example: str) -> dict[str, Any]:
     try:
         value: object = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ConfigError(f"{option} is not valid JSON: {error.msg} (column {error.colno})") from None
+        raise ConfigError(
+            f"{option} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from None
     if not isinstance(value, dict):
         raise ConfigError(f"{option} must be a JSON object, like {example}")
     return {str(key): item for key, item in cast(dict[object, Any], value).items()}

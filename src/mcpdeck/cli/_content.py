@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import mcp_types as types
 
 from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, table
-from mcpdeck.status import ServerState
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = ["register_content_commands"]
 
 
 def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
+    from mcpdeck.status import ServerState
+
     for status in ctx_host_servers.values():
         if status.state is ServerState.FAILED:
             click.echo(click.style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
@@ -29,6 +31,8 @@ def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
 @_run
 async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
     """List the resources and resource templates of every connected server."""
+    from mcpdeck.cli._render import echo_json, table
+
     for name in servers:
         ctx.server(name)  # an unknown name is an error, not an empty list
     async with ctx.host(only=list(servers) or None) as host:
@@ -47,6 +51,8 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
 
 
 def _print_contents(result: types.ReadResourceResult, output: str | None) -> None:
+    import mcp_types as types
+
     for item in result.contents:
         if isinstance(item, types.TextResourceContents):
             if output:
@@ -74,6 +80,8 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
 @_run
 async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
     """Read a resource by URI."""
+    from mcpdeck.cli._render import echo_json
+
     if server is not None:
         ctx.server(server)
     async with ctx.host(only=[server] if server else None, interactive=True) as host:
@@ -91,6 +99,8 @@ async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, outpu
 @_run
 async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
     """List the prompts of every connected server, under their namespaced names."""
+    from mcpdeck.cli._render import echo_json, table
+
     for name in servers:
         ctx.server(name)
     async with ctx.host(only=list(servers) or None) as host:
@@ -112,6 +122,8 @@ async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> Non
 
 
 def _render_message(message: types.PromptMessage) -> str:
+    import mcp_types as types
+
     content = message.content
     if isinstance(content, types.TextContent):
         body = content.text
@@ -130,6 +142,8 @@ def _render_message(message: types.PromptMessage) -> str:
 @_run
 async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
     """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args."""
+    from mcpdeck.cli._render import echo_json
+
     arguments = json_object_option(args_json, "--args", '{"topic": "rain"}')
     known = list(ctx.store.read().servers)
     only = [s for s in known if name.startswith(f"mcp__{s}__")] or None

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from mcpdeck.cli._app import HISTORY_ENV, _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, table
 from mcpdeck.errors import ConfigError
-from mcpdeck.history import History
+
+if TYPE_CHECKING:
+    from mcpdeck.history import History
 
 __all__ = ["register_history_command"]
 
@@ -29,7 +31,16 @@ def history(
     """Show the tool calls made through mcpdeck (time, tool, status, who approved, duration, size).
 
     With --conversations, the chat conversations; with --conversation ID, one conversation.
+
+    \b
+    Examples:
+      mcpdeck history -n 10 --server fs
+      mcpdeck history --conversations
     """
+    from mcpdeck.cli._render import echo_json, table
+
+    if conversations and conversation is not None:
+        raise click.UsageError("give --conversations (the list) or --conversation ID (one), not both")
     db = ctx.history()
     if db is None:
         click.echo(f"History is off (${HISTORY_ENV}=off).")
@@ -62,6 +73,8 @@ def history(
 
 
 def _conversations(db: History, limit: int, conversation: int | None, as_json: bool) -> None:
+    from mcpdeck.cli._render import echo_json, table
+
     if conversation is None:
         found = db.conversations(limit=limit)
         if as_json:

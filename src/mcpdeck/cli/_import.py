@@ -3,32 +3,43 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpdeck.cli._app import _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import table
-from mcpdeck.config import (
-    RemoteServerConfig,
-    StdioServerConfig,
-    validate_server_name,
-)
-from mcpdeck.config._importers import IMPORT_SOURCES, ImportSource, default_import_path, import_servers
 from mcpdeck.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcpdeck.config._importers import ImportSource
 
 __all__ = ["register_file_commands"]
 
+SOURCES = ("claude-desktop", "claude-code", "cursor", "vscode", "goose")
+"""The hosts ``import`` reads (``config._importers.IMPORT_SOURCES``; spelled out so ``--help`` imports nothing)."""
+
 
 @click.command("import")
-@click.argument("source", type=click.Choice(IMPORT_SOURCES))
+@click.argument("source", type=click.Choice(SOURCES), metavar="SOURCE")
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Replace servers of the same name.")
 @click.option("--dry-run", is_flag=True, help="Show what would be imported; change nothing.")
 @pass_ctx
 @_sync
 def import_(ctx: _Context, source: ImportSource, path: Path | None, force: bool, dry_run: bool) -> None:
-    """Import servers from another host's config (default path if PATH is left out)."""
+    """Import servers from another host's config file.
+
+    SOURCE is one of claude-desktop, claude-code, cursor, vscode, goose. Without PATH the
+    host's usual file is read.
+
+    \b
+    Examples:
+      mcpdeck import claude-desktop --dry-run
+      mcpdeck import vscode .vscode/mcp.json
+    """
+    from mcpdeck.cli._render import table
+    from mcpdeck.config._importers import default_import_path, import_servers
+
     result = import_servers(source, path or default_import_path(source))
     existing = ctx.store.read()
     taken = set(existing.servers) | set(existing.problems)
@@ -65,7 +76,14 @@ def import_(ctx: _Context, source: ImportSource, path: Path | None, force: bool,
 @pass_ctx
 @_sync
 def logs(ctx: _Context, name: str, lines: int) -> None:
-    """Show the end of a server's log (its stderr, with a line per start)."""
+    """Show the end of a server's log (its stderr, with a line per start).
+
+    \b
+    Example:
+      mcpdeck logs fs -n 20
+    """
+    from mcpdeck.config import RemoteServerConfig, StdioServerConfig, validate_server_name
+
     validate_server_name(name)
     path = ctx.log_dir / f"{name}.log"
     config = ctx.store.read()

@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import _Context, _fail, _run, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, mask_secrets, state_label, status_row, table
-from mcpdeck.config import (
-    ServerConfig,
-    parse_server_config,
-    validate_server_name,
-)
+from mcpdeck.cli._app import SECONDS, _Context, _fail, _run, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.errors import ConfigError
-from mcpdeck.host import Host
-from mcpdeck.status import ServerState, ServerStatus
+
+if TYPE_CHECKING:
+    from mcpdeck.config import ServerConfig
+    from mcpdeck.host import ServerTest
+    from mcpdeck.status import ServerStatus
 
 __all__ = ["register_server_commands"]
+
+
+def startup_hint(error: str | None) -> str:
+    """A server's error as the CLI shows it: a startup timeout also names ``--startup-timeout``."""
+    text = error or ""
+    marker = '(its "startupTimeout"; raise it if it needs longer)'
+    if marker in text:
+        text = text.replace(marker, '(raise "startupTimeout" in its config, or pass --startup-timeout SECONDS)')
+    return text
 
 
 @click.command("list")
@@ -27,7 +34,16 @@ __all__ = ["register_server_commands"]
 @pass_ctx
 @_run
 async def list_servers(ctx: _Context, as_json: bool) -> None:
-    """Connect every server and show its status and tool count."""
+    """Connect every server and show its status and tool count.
+
+    \b
+    Examples:
+      mcpdeck list
+      mcpdeck --startup-timeout 60 list --json
+    """
+    from mcpdeck.cli._render import echo_json, status_row, table
+    from mcpdeck.status import ServerState
+
     async with ctx.host() as host:
         statuses = list(host.servers.values())
     if as_json:
@@ -39,7 +55,7 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
     click.echo(table(["name", "status", "tools", "transport", "command / url"], [status_row(s) for s in statuses]))
     for status in statuses:
         if status.state is ServerState.FAILED:
-            click.echo(click.style(f"\n{status.name}: {status.error}", fg="red"))
+            click.echo(click.style(f"\n{status.name}: {startup_hint(status.error)}", fg="red"))
     connected = sum(s.state is ServerState.CONNECTED for s in statuses)
     tools = sum(s.tool_count for s in statuses)
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
@@ -48,11 +64,26 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
 @click.command()
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--no-connect", is_flag=True, help="Only show the config; don't start the server.")
 @pass_ctx
 @_run
-async def get(ctx: _Context, name: str, as_json: bool) -> None:
-    """Show one server: its config (secrets masked) and live status."""
+async def get(ctx: _Context, name: str, as_json: bool, no_connect: bool) -> None:
+    """Show one server: its config (secrets masked) and live status.
+
+    \b
+    Examples:
+      mcpdeck get fs
+      mcpdeck get fs --no-connect --json
+    """
+    from mcpdeck.cli._render import echo_json, mask_secrets
+
     server = ctx.server(name)
+    if no_connect:
+        if as_json:
+            echo_json({"config": mask_secrets(server)})
+        else:
+            _print_config(name, server)
+        return
     async with ctx.host(only=[name]) as host:
         status = host.servers[name]
         tools = [tool.original_name for tool in host.catalog.for_server(name)]
@@ -64,16 +95,31 @@ async def get(ctx: _Context, name: str, as_json: bool) -> None:
         click.echo(f"{'tools':>12}: " + ", ".join(tools))
 
 
+def _config_rows(server: ServerConfig) -> list[tuple[str, str]]:
+    from mcpdeck.cli._render import mask_secrets
+
+    return [
+        (key, json.dumps(value, ensure_ascii=False)) for key, value in mask_secrets(server).items() if key != "type"
+    ]
+
+
+def _print_config(name: str, server: ServerConfig) -> None:
+    rows = [("name", name), ("transport", server.transport), *_config_rows(server)]
+    for key, value in rows:
+        click.echo(f"{key:>12}: {value}")
+
+
 def _print_status(status: ServerStatus, server: ServerConfig | None = None) -> None:
+    from mcpdeck.cli._render import state_label
+    from mcpdeck.status import ServerState
+
     info = status.server_info
     rows: list[tuple[str, str]] = [("name", status.name), ("status", state_label(status.state))]
     if status.error:
-        rows.append(("error", click.style(status.error, fg="red")))
+        rows.append(("error", click.style(startup_hint(status.error), fg="red")))
     rows.append(("transport", status.transport))
     if server is not None:
-        rows.extend(
-            (key, json.dumps(value, ensure_ascii=False)) for key, value in mask_secrets(server).items() if key != "type"
-        )
+        rows.extend(_config_rows(server))
     if info:
         rows.append(("server", f"{info.name} {info.version}".strip()))
     if status.protocol_version:
@@ -96,50 +142,23 @@ def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]
     return pairs
 
 
-async def _save_and_connect(ctx: _Context, name: str, server: ServerConfig, force: bool, connect: bool) -> None:
-    existing = ctx.store.read()
-    if (name in existing.servers or name in existing.problems) and not force:
-        raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
-    ctx.store.put_server(name, server)
-    click.echo(f"Saved {name!r} to {ctx.path}.")
-    if not connect or server.disabled:
-        return
-    async with ctx.host(only=[name]) as host:
-        status = host.servers[name]
-    if status.state is ServerState.CONNECTED:
-        click.echo(f"{state_label(status.state)}: {status.tool_count} tools.")
-    else:
-        _fail(f"saved, but it did not connect: {status.error}", 1)
-
-
-@click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("name")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.option("--url", help="A remote server's URL.")
-@click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both).")
-@click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server.")
-@click.option("--env", "envs", multiple=True, metavar="K=V", help="Environment variable for a stdio server.")
-@click.option("--cwd", help="Working directory for a stdio server.")
-@click.option("--timeout", type=float, help="Request timeout in seconds.")
-@click.option("--force", is_flag=True, help="Replace a server of the same name.")
-@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
-@pass_ctx
-@_run
-async def add(
-    ctx: _Context,
+def _server_from_options(
     name: str,
     command: tuple[str, ...],
-    url: str | None,
-    kind: str | None,
-    headers: tuple[str, ...],
-    envs: tuple[str, ...],
-    cwd: str | None,
-    timeout: float | None,
-    force: bool,
-    no_connect: bool,
-) -> None:
-    """Add a server: `add NAME -- COMMAND [ARGS...]` or `add NAME --url URL`."""
-    validate_server_name(name)
+    *,
+    url: str | None = None,
+    kind: str | None = None,
+    headers: tuple[str, ...] = (),
+    envs: tuple[str, ...] = (),
+    cwd: str | None = None,
+    timeout: float | None = None,
+    roots: tuple[str, ...] = (),
+) -> ServerConfig:
+    """The config ``add`` and ``test`` build from a command line or ``--url`` and their options."""
+    from pathlib import Path
+
+    from mcpdeck.config import parse_server_config
+
     if bool(command) == bool(url):
         raise ConfigError("give either a command after `--` (stdio) or --url (remote), not both or neither")
     raw: dict[str, Any]
@@ -157,7 +176,109 @@ async def add(
             raw["cwd"] = cwd
     if timeout is not None:
         raw["timeout"] = timeout
-    await _save_and_connect(ctx, name, parse_server_config(name, raw), force, not no_connect)
+    if roots:
+        raw["roots"] = [str(Path(root).expanduser().resolve()) for root in roots]
+    return parse_server_config(name, raw)
+
+
+async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
+    """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
+    from mcpdeck.host import Host
+
+    if ctx.startup_timeout is not None:
+        server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
+    async with Host({}, log_dir=ctx.log_dir, roots=list(ctx.roots) or None) as host:
+        return await host.test_server(server, name=name)
+
+
+async def _check_and_save(
+    ctx: _Context, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
+) -> None:
+    """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
+    from mcpdeck.cli._render import state_label
+    from mcpdeck.config import validate_server_name
+
+    validate_server_name(name)
+    existing = ctx.store.read()
+    if (name in existing.servers or name in existing.problems) and not force:
+        raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
+    if not connect or server.disabled:
+        ctx.store.put_server(name, server)
+        click.echo(f"Saved {name!r} to {ctx.path} (not connected).")
+        return
+    report = await _try(ctx, name, server)
+    status = report.status
+    if report.ok:
+        ctx.store.put_server(name, server)
+        click.echo(f"{state_label(status.state)}: {len(report.tools)} tools. Saved {name!r} to {ctx.path}.")
+    elif save_anyway:
+        ctx.store.put_server(name, server)
+        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(status.error)}", 1)
+    else:
+        _fail(
+            f"{name!r} did not connect, so it was not saved: {startup_hint(status.error)}\n"
+            "Fix the command and try again, or keep it as it is with --save-anyway.",
+            1,
+        )
+
+
+_REMOTE_OPTIONS = [
+    click.option("--url", help="A remote server's URL (instead of a command)."),
+    click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both)."),
+    click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server."),
+    click.option("--env", "envs", multiple=True, metavar="K=V", help="Environment variable for a stdio server."),
+    click.option("--cwd", metavar="DIR", help="Working directory for a stdio server."),
+    click.option(
+        "--root", "roots", multiple=True, metavar="DIR", help="Offer DIR to the server as an MCP root (repeatable)."
+    ),
+]
+
+
+def _server_options(fn: Any) -> Any:
+    for option in reversed(_REMOTE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@_server_options
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help='Request timeout, saved as "timeout".')
+@click.option("--force", is_flag=True, help="Replace a server of the same name.")
+@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
+@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@pass_ctx
+@_run
+async def add(
+    ctx: _Context,
+    name: str,
+    command: tuple[str, ...],
+    url: str | None,
+    kind: str | None,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    cwd: str | None,
+    roots: tuple[str, ...],
+    timeout: float | None,
+    force: bool,
+    no_connect: bool,
+    save_anyway: bool,
+) -> None:
+    """Add a server: NAME -- COMMAND [ARGS...], or NAME --url URL.
+
+    The server is connected first and saved only if it works (--save-anyway saves it
+    regardless, --no-connect without trying). Options go before `--`.
+
+    \b
+    Examples:
+      mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+      mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
+    """
+    server = _server_from_options(
+        name, command, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, timeout=timeout, roots=roots
+    )
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
 
 
 @click.command("add-json")
@@ -165,15 +286,27 @@ async def add(
 @click.argument("config_json", metavar="JSON")
 @click.option("--force", is_flag=True, help="Replace a server of the same name.")
 @click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
+@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
 @pass_ctx
 @_run
-async def add_json(ctx: _Context, name: str, config_json: str, force: bool, no_connect: bool) -> None:
-    """Add a server from its JSON config, as other hosts write it."""
+async def add_json(
+    ctx: _Context, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
+) -> None:
+    """Add a server from its JSON config, as other hosts write it.
+
+    \b
+    Examples:
+      mcpdeck add-json time '{"command": "uvx", "args": ["mcp-server-time"]}'
+      mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
+    """
+    from mcpdeck.config import parse_server_config
+
     try:
         raw = json.loads(config_json)
     except json.JSONDecodeError as error:
-        raise ConfigError(f"the JSON is not valid: {error.msg} (column {error.colno})") from None
-    await _save_and_connect(ctx, name, parse_server_config(name, raw), force, not no_connect)
+        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    server = parse_server_config(name, raw)
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
 
 
 @click.command()
@@ -181,7 +314,12 @@ async def add_json(ctx: _Context, name: str, config_json: str, force: bool, no_c
 @pass_ctx
 @_sync
 def remove(ctx: _Context, name: str) -> None:
-    """Delete a server's config."""
+    """Delete a server's config.
+
+    \b
+    Example:
+      mcpdeck remove fs
+    """
     ctx.store.remove_server(name)
     click.echo(f"Removed {name!r} from {ctx.path}.")
 
@@ -191,7 +329,12 @@ def remove(ctx: _Context, name: str) -> None:
 @pass_ctx
 @_sync
 def enable(ctx: _Context, name: str) -> None:
-    """Enable a server (clear "disabled")."""
+    """Enable a server (clear "disabled").
+
+    \b
+    Example:
+      mcpdeck enable fs
+    """
     ctx.store.set_server_disabled(name, False)
     click.echo(f"Enabled {name!r}.")
 
@@ -201,23 +344,59 @@ def enable(ctx: _Context, name: str) -> None:
 @pass_ctx
 @_sync
 def disable(ctx: _Context, name: str) -> None:
-    """Disable a server: keep its config, don't connect it."""
+    """Disable a server: keep its config, don't connect it.
+
+    \b
+    Example:
+      mcpdeck disable fs
+    """
     ctx.store.set_server_disabled(name, True)
     click.echo(f"Disabled {name!r}.")
 
 
-@click.command()
-@click.argument("name")
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[NAME | -- COMMAND [ARGS...]]")
+@_server_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @_run
-async def test(ctx: _Context, name: str, as_json: bool) -> None:
-    """Connect one server, list its tools, disconnect. Saves nothing."""
-    server = ctx.server(name)
-    async with Host({}, log_dir=ctx.log_dir) as host:
-        if ctx.startup_timeout is not None:
-            server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
-        report = await host.test_server(server, name=name)
+async def test(
+    ctx: _Context,
+    target: tuple[str, ...],
+    url: str | None,
+    kind: str | None,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    cwd: str | None,
+    roots: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Connect one server, list its tools, disconnect. Saves nothing.
+
+    NAME is a server of the config; a command after `--`, or --url, tests a server that
+    is not in it.
+
+    \b
+    Examples:
+      mcpdeck test fs
+      mcpdeck test -- npx -y @modelcontextprotocol/server-everything
+      mcpdeck test --url http://127.0.0.1:8000/mcp
+    """
+    from mcpdeck.cli._render import echo_json, state_label
+
+    if len(target) == 1 and not url and (target[0] in ctx.store.read().servers or not shutil.which(target[0])):
+        name = target[0]
+        server = ctx.server(name)
+        if roots and not server.roots:
+            server = server.model_copy(update={"roots": [str(r) for r in roots]})
+    else:
+        if not target and not url:
+            raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
+        name = "test"
+        server = _server_from_options(
+            name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots
+        )
+    report = await _try(ctx, name, server)
     status = report.status
     if as_json:
         data = status.to_json() | {"name": name, "ok": report.ok, "duration": round(report.duration, 3)}
@@ -229,7 +408,7 @@ async def test(ctx: _Context, name: str, as_json: bool) -> None:
             click.echo(f"  server: {info.name} {info.version}" if info else "  server: (anonymous)")
             click.echo(f"  {len(report.tools)} tools: " + ", ".join(tool.name for tool in report.tools))
         else:
-            click.echo(click.style(f"  {status.error}", fg="red"))
+            click.echo(click.style(f"  {startup_hint(status.error)}", fg="red"))
     if not report.ok:
         sys.exit(1)
 

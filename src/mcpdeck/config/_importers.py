@@ -208,7 +208,9 @@ def _load_json(text: str, path: Path) -> dict[str, Any]:
     try:
         data: Any = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
-        raise ConfigError(f"not valid JSON: {error.msg}", path=str(path), line=error.lineno) from None
+        raise ConfigError(
+            f"not valid JSON: {error.msg} (column {error.colno})", path=str(path), line=error.lineno
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError("expected a JSON object at the top of the file", path=str(path), line=1)
     return _as_dict(data)
