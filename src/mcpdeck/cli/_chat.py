@@ -18,13 +18,13 @@ __all__ = ["register_chat_command"]
 def register_chat_command(cli: click.Group) -> None:
     """Add ``chat`` to the CLI."""
 
-    @cli.command()
+    @cli.command(short_help="Talk to a model that can use the servers' tools.")
     @click.argument("prompt", required=False)
     @click.option(
         "-m", "--model", metavar="PROVIDER:MODEL", help="e.g. openai:gpt-4.1 (default: $MCPDECK_MODEL or config)."
     )
     @click.option("-s", "--server", "servers", multiple=True, metavar="NAME", help="Only these servers (repeatable).")
-    @click.option("--system", metavar="TEXT", help="The system prompt.")
+    @click.option("--system", metavar="INSTRUCTIONS", help="The system prompt.")
     @click.option("-y", "--yes", is_flag=True, help="Approve every tool call the rules leave to ask (deny still wins).")
     @click.option("--max-steps", type=click.IntRange(min=1), default=25, show_default=True, help="Model turns per run.")
     @click.option(

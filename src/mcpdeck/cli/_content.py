@@ -24,13 +24,18 @@ def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
             click.echo(click.style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
 
 
-@click.command()
+@click.command(short_help="List every server's resources and resource templates.")
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @_run
 async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
-    """List the resources and resource templates of every connected server."""
+    """List the resources and resource templates of every connected server.
+
+    \b
+    Example:
+      mcpdeck resources --server everything
+    """
     from mcpdeck.cli._render import echo_json, table
 
     for name in servers:
@@ -71,7 +76,7 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
                 click.echo(f"[binary {item.mime_type or 'data'}, {len(data)} bytes: use --output FILE or a pipe]")
 
 
-@click.command()
+@click.command(short_help="Read a resource by URI.")
 @click.argument("uri")
 @click.option("--server", metavar="NAME", help="The server to read from (needed when several offer the URI).")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
@@ -79,7 +84,13 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
 @pass_ctx
 @_run
 async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
-    """Read a resource by URI."""
+    """Read a resource by URI.
+
+    \b
+    Examples:
+      mcpdeck read demo://resource/static/document/architecture.md
+      mcpdeck read file:///tmp/report.pdf --server fs -o report.pdf
+    """
     from mcpdeck.cli._render import echo_json
 
     if server is not None:
@@ -92,13 +103,18 @@ async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, outpu
         _print_contents(result, output)
 
 
-@click.command()
+@click.command(short_help="List every server's prompts under their namespaced names.")
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @_run
 async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
-    """List the prompts of every connected server, under their namespaced names."""
+    """List the prompts of every connected server, under their namespaced names.
+
+    \b
+    Example:
+      mcpdeck prompts --server everything
+    """
     from mcpdeck.cli._render import echo_json, table
 
     for name in servers:
@@ -134,14 +150,19 @@ def _render_message(message: types.PromptMessage) -> str:
     return f"{click.style(message.role, bold=True)}: {body}"
 
 
-@click.command()
+@click.command(short_help="Get a prompt by its namespaced name, with --args JSON.")
 @click.argument("name")
 @click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object of strings.")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
 @pass_ctx
 @_run
 async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
-    """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args."""
+    """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args.
+
+    \b
+    Example:
+      mcpdeck prompt mcp__everything__args-prompt --args '{"city": "Oslo"}'
+    """
     from mcpdeck.cli._render import echo_json
 
     arguments = json_object_option(args_json, "--args", '{"topic": "rain"}')

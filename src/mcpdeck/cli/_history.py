@@ -17,8 +17,16 @@ if TYPE_CHECKING:
 __all__ = ["register_history_command"]
 
 
-@click.command("history")
-@click.option("-n", "--limit", type=int, default=30, show_default=True, help="How many calls, newest first.")
+@click.command("history", short_help="Show the tool calls and chats made through mcpdeck.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=30,
+    show_default=True,
+    help="How many calls, newest first.",
+)
 @click.option("--server", metavar="NAME", help="Only this server's calls.")
 @click.option("--conversations", is_flag=True, help="List the chat conversations instead.")
 @click.option("--conversation", "conversation", type=int, metavar="ID", help="Show one conversation's messages.")

@@ -70,9 +70,11 @@ def import_(ctx: _Context, source: ImportSource, path: Path | None, force: bool,
     click.echo(f"\nImported {count} from {result.path} into {ctx.path}.")
 
 
-@click.command()
+@click.command(short_help="Show the end of a server's log.")
 @click.argument("name")
-@click.option("-n", "--lines", type=int, default=50, show_default=True, help="How many lines from the end.")
+@click.option(
+    "-n", "--lines", type=int, metavar="N", default=50, show_default=True, help="How many lines from the end."
+)
 @pass_ctx
 @_sync
 def logs(ctx: _Context, name: str, lines: int) -> None:

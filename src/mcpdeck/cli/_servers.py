@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from typing import TYPE_CHECKING, Any
@@ -217,13 +218,13 @@ async def _check_and_save(
     else:
         _fail(
             f"{name!r} did not connect, so it was not saved: {startup_hint(status.error)}\n"
-            "Fix the command and try again, or keep it as it is with --save-anyway.",
+            "Fix it and run the command again, or save it as it is with --save-anyway.",
             1,
         )
 
 
 _REMOTE_OPTIONS = [
-    click.option("--url", help="A remote server's URL (instead of a command)."),
+    click.option("--url", metavar="URL", help="A remote server's URL (instead of a command)."),
     click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both)."),
     click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server."),
     click.option("--env", "envs", multiple=True, metavar="K=V", help="Environment variable for a stdio server."),
@@ -384,8 +385,9 @@ async def test(
     """
     from mcpdeck.cli._render import echo_json, state_label
 
-    if len(target) == 1 and not url and (target[0] in ctx.store.read().servers or not shutil.which(target[0])):
-        name = target[0]
+    word = target[0] if len(target) == 1 and not url else None
+    if word is not None and os.sep not in word and (word in ctx.store.read().servers or not shutil.which(word)):
+        name = word
         server = ctx.server(name)
         if roots and not server.roots:
             server = server.model_copy(update={"roots": [str(r) for r in roots]})

@@ -33,7 +33,7 @@ def _warn_failed(statuses: list[ServerStatus]) -> None:
             click.echo(click.style(message, fg="yellow"), err=True)
 
 
-@click.command()
+@click.command(short_help="List every server's tools under their namespaced names.")
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's tools (repeatable).")
 @click.option("-v", "--verbose", is_flag=True, help="Each tool's arguments and whole description.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with schemas).")
@@ -150,7 +150,7 @@ async def tool(ctx: _Context, name: str, as_json: bool) -> None:
         _describe(entry)
 
 
-@click.command()
+@click.command(short_help="Call a tool by its namespaced name, with --args JSON.")
 @click.argument("tool")
 @click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object.")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
