@@ -21,8 +21,10 @@ from tests.helpers import NODE_BIN, ROOT, cli_environment, stdio_server
 BASIC = stdio_server("basic")
 HANG = stdio_server("hang")
 FILESYSTEM = str(NODE_BIN / "mcp-server-filesystem")
-COMMANDS = ["list", "get", "add", "add-json", "remove", "enable", "disable", "test", "tools", "tool", "call"]
-COMMANDS += ["resources", "read", "prompts", "prompt", "history", "logs", "import", "chat"]
+COMMANDS = (
+    *("list", "get", "add", "add-json", "remove", "enable", "disable", "test", "tools", "tool", "call"),
+    *("resources", "read", "prompts", "prompt", "history", "logs", "import", "chat"),
+)
 HEAVY = ("mcp", "mcp_types", "openai", "anthropic", "google.genai", "httpx2", "jsonschema")
 
 
