@@ -15,7 +15,11 @@ It speaks ``initialize`` → ``notifications/initialized``, ``ping``, ``tools/li
 With ``--broken-lists`` it also claims resources and prompts, and answers
 ``resources/list``, ``resources/templates/list`` and ``prompts/list`` with an error (as
 the official sqlite, kubernetes and postgres servers do for some of them); its tools work.
-Every request it answers is counted on stderr as ``handled <method>``.
+The tool ``fix_lists`` mends them (one resource, one prompt) and sends both change notices.
+
+``echo`` with the text ``protocol-error`` answers -32602 the way the TypeScript SDK words
+it (``MCP error -32602: ...``). Every request it answers is noted on stderr as
+``handled <method>``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ ECHO_TOOL = {
     "description": "Return the text unchanged.",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
 }
+FIX_TOOL = {"name": "fix_lists", "description": "Mend the broken lists.", "inputSchema": {"type": "object"}}
 LIST_METHODS = ("resources/list", "resources/templates/list", "prompts/list")
+RESOURCE = {"uri": "note://one", "name": "one", "mimeType": "text/plain"}
+PROMPT = {"name": "greet", "description": "Say hello."}
 
 
 def _say(line: str) -> None:
@@ -54,16 +61,20 @@ def _answer(request_id: Any, method: str, params: dict[str, Any], broken_lists: 
     if method == "ping":
         return {}
     if method == "tools/list":
-        return {"tools": [ECHO_TOOL]}
+        return {"tools": [ECHO_TOOL, FIX_TOOL] if broken_lists else [ECHO_TOOL]}
     if method == "tools/call":
         text = str(params.get("arguments", {}).get("text", ""))
-        return {"content": [{"type": "text", "text": text}], "isError": False}
+        return {"content": [{"type": "text", "text": text or "fixed"}], "isError": False}
+    if method in LIST_METHODS and broken_lists:  # (mended)
+        return {"resources/list": {"resources": [RESOURCE]}, "prompts/list": {"prompts": [PROMPT]}}.get(
+            method, {"resourceTemplates": []}
+        )
     return None
 
 
 def main(argv: list[str]) -> None:
     unknown = "ignore"
-    broken_lists = "--broken-lists" in argv
+    broken_lists = lists_broken = "--broken-lists" in argv
     for arg in argv:
         if arg.startswith("--unknown="):
             unknown = arg.split("=", 1)[1]
@@ -77,7 +88,14 @@ def main(argv: list[str]) -> None:
             continue  # a notification (initialized, cancelled) or a response: nothing to say
         request_id = message["id"]
         params: dict[str, Any] = message.get("params") or {}
-        if broken_lists and method in LIST_METHODS:
+        if method == "tools/call" and params.get("name") == "fix_lists":
+            lists_broken = False
+            _send({"method": "notifications/resources/list_changed"})
+            _send({"method": "notifications/prompts/list_changed"})
+        if method == "tools/call" and params.get("arguments", {}).get("text") == "protocol-error":
+            _send({"id": request_id, "error": {"code": -32602, "message": "MCP error -32602: text may not say that"}})
+            continue
+        if lists_broken and method in LIST_METHODS:
             _say(f"handled {method}")
             _send({"id": request_id, "error": {"code": -32603, "message": f"{method} is broken on this server"}})
             continue
