@@ -727,6 +727,10 @@ class Host:
         """Disable (keep the config, don't connect) or enable a server."""
         return await self.update_server(name, {"disabled": disabled}, save=save)
 
+    async def wait_settled(self, name: str) -> ServerStatus:
+        """Wait until the server has connected, failed, or is disabled or stopped (with ``Host(wait=False)``)."""
+        return await self._connection(name).wait_settled()
+
     async def reconnect(self, name: str) -> ServerStatus:
         """Close the server's session and connect again."""
         return await self._connection(name).reconnect()

@@ -327,3 +327,31 @@ def test_call_no_validate_lets_the_server_judge(tmp_path: Path) -> None:
     unchecked = run(config, "call", "mcp__s__shot", "--args", '{"name": 5}', "--no-validate")
     assert unchecked.returncode == 0, unchecked.stderr
     assert unchecked.stdout.strip() == 'shot got {"name": 5}'
+
+
+def test_list_prints_what_is_ready_while_a_slow_server_is_still_starting(tmp_path: Path) -> None:
+    config = write(tmp_path / "mcp.json", {"slow": {**HANG, "startupTimeout": 12}, "basic": BASIC})
+    with subprocess.Popen(
+        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_environment(tmp_path),
+        cwd=ROOT,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            lines: list[str] = []
+            for line in process.stdout:  # bounded: the slow server fails after 12 s, then the command ends
+                lines.append(line)
+                if line.startswith("basic "):
+                    break
+            assert process.poll() is None  # basic's row arrived while slow was still starting
+            rest, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert lines[0].startswith("NAME") and "connected" in lines[-1]
+    slow = [line for line in rest.splitlines() if line.startswith("slow ")]
+    assert len(slow) == 1 and "failed" in slow[0]
+    assert "still starting: " in err and "slow" in err.split("still starting: ")[1]
+    assert "1/2 connected" in rest

@@ -104,7 +104,13 @@ class _Context:
         return History(path, redactor=Redactor(secrets_of(self.store.read())))
 
     def host(
-        self, only: list[str] | None = None, *, interactive: bool = False, approve: bool = False, yes: bool = False
+        self,
+        only: list[str] | None = None,
+        *,
+        interactive: bool = False,
+        approve: bool = False,
+        yes: bool = False,
+        wait: bool = True,
     ) -> Host:
         """A host for the config file.
 
@@ -113,6 +119,7 @@ class _Context:
             interactive: Let servers ask the user at the terminal (elicitation).
             approve: Ask the user at the terminal about tool calls the rules leave to ``ask``.
             yes: Approve every such call without asking (``--yes``).
+            wait: Whether entering the host waits until every server has settled.
         """
         from mcpdeck.cli._terminal import terminal_approval, terminal_elicitation
         from mcpdeck.config import McpConfig
@@ -140,6 +147,7 @@ class _Context:
             approve=terminal_approval if approve else None,
             yes=yes,
             roots=list(self.roots) or None,
+            wait=wait,
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -42,18 +43,18 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
       mcpdeck list
       mcpdeck --startup-timeout 60 list --json
     """
-    from mcpdeck.cli._render import echo_json, status_row, table
+    from mcpdeck.cli._render import echo_json
     from mcpdeck.status import ServerState
 
-    async with ctx.host() as host:
-        statuses = list(host.servers.values())
     if as_json:
+        async with ctx.host() as host:
+            statuses = list(host.servers.values())
         echo_json({"config": str(ctx.path), "servers": [s.to_json() for s in statuses]})
         return
+    statuses = await _list_as_they_settle(ctx)
     if not statuses:
         click.echo(f"No servers in {ctx.path}. Add one with `mcpdeck add NAME -- COMMAND [ARGS...]`.")
         return
-    click.echo(table(["name", "status", "tools", "transport", "command / url"], [status_row(s) for s in statuses]))
     for status in statuses:
         if status.state is ServerState.FAILED:
             click.echo(click.style(f"\n{status.name}: {startup_hint(status.error)}", fg="red"))
@@ -62,6 +63,54 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
     connected = sum(s.state is ServerState.CONNECTED for s in statuses)
     tools = sum(s.tool_count for s in statuses)
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
+
+
+READY_WAIT = 2.0
+"""Seconds ``list`` waits for every server before it prints what is ready; the rest follow as they settle."""
+
+
+async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
+    """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
+
+    A slow or hanging server delays only its own row (at most its startup timeout).
+    """
+    import anyio
+
+    from mcpdeck.cli._render import status_row, table
+
+    headers = ["name", "status", "tools", "transport", "command / url"]
+    send, receive = anyio.create_memory_object_stream[str](1000)
+    with send, receive:
+        async with ctx.host(wait=False) as host, anyio.create_task_group() as tg:
+            names = list(host.servers)
+
+            async def settle(name: str) -> None:
+                with contextlib.suppress(ConfigError):  # an unusable entry: failed from the start
+                    await host.wait_settled(name)
+                await send.send(name)
+
+            waiting = set(names)
+            for name in names:
+                tg.start_soon(settle, name)
+            with anyio.move_on_after(READY_WAIT):
+                while waiting:
+                    waiting.discard(await receive.receive())
+            if not names:
+                return []
+            # Widths come from every row as it is now (the waiting ones say "connecting"), so the
+            # rows printed later line up with the first ones.
+            now = [status_row(status) for status in host.servers.values()]
+            lines = table(headers, now).splitlines()
+            click.echo(
+                "\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n not in waiting)])
+            )
+            if waiting:
+                click.echo(f"(still starting: {', '.join(sorted(waiting))}; each is shown when it settles)", err=True)
+            while waiting:
+                name = await receive.receive()
+                waiting.discard(name)
+                click.echo(table(headers, [*now, status_row(host.servers[name])]).splitlines()[-1])
+            return list(host.servers.values())
 
 
 @click.command()
