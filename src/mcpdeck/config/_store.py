@@ -1,8 +1,9 @@
 """The config file: where it is, how it is read, how it is changed without losing anything.
 
 Rules:
-- A file that is not valid JSON (or has a server defined twice) is refused with the line
-  and the reason, and is never written over.
+- A file that is not valid JSON, gives a key twice in one object (a second ``"permissions"``
+  would silently replace the first), or nests deeper than ``MAX_DEPTH`` is refused with the
+  line and the reason, and is never written over.
 - Every change re-reads the file, changes only what it must (other servers and keys this
   module does not know are left as they were) and replaces the file atomically: a temp
   file in the same folder, flushed and fsynced, then renamed over the old one.
@@ -23,6 +24,7 @@ from typing import Any, cast
 import platformdirs
 
 from mcpdeck._files import atomic_write
+from mcpdeck.config._json import load_json
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.errors import ConfigError
 
@@ -67,43 +69,14 @@ class McpConfig:
     path: Path | None = None
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
 def _load_json(text: str, path: str) -> dict[str, Any]:
-    duplicates: list[tuple[int, str]] = []  # (id of the object, key): only mcpServers' own keys matter
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in items:
-            if key in seen:
-                duplicates.append((id(seen), key))
-            seen[key] = value
-        return seen
-
-    try:
-        data: object = json.loads(text, object_pairs_hook=pairs) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
+    data: object = load_json(text, path) if text.strip() else {}
     if not isinstance(data, dict):
         raise ConfigError('the file must hold a JSON object like {"mcpServers": {...}}', path=path, line=1)
     document = cast(dict[str, Any], data)
     servers: object = document.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError('"mcpServers" must be an object mapping server names to configs', path=path)
-    servers_id = id(cast(object, servers))
-    for owner, name in duplicates:
-        if owner == servers_id:
-            # Point at the second definition: the one JSON would silently keep.
-            needle = json.dumps(name)
-            first = text.find(needle)
-            second = text.find(needle, first + 1)
-            raise ConfigError(
-                f"server {name!r} is defined twice; remove or rename one of them",
-                path=path,
-                line=_line_of(text, second) if second >= 0 else None,
-            )
     return document
 
 
