@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 import platformdirs
 from anyio.abc import TaskGroup
@@ -702,7 +703,8 @@ class Host:
         resolved = _to_config(name, config)
         existed = name in self._connections
         if save and self._store is not None and isinstance(resolved, StdioServerConfig | RemoteServerConfig):
-            self._store.put_server(name, resolved)
+            # The store waits for the file's lock and fsyncs: not on the event loop.
+            await anyio.to_thread.run_sync(self._store.put_server, name, resolved)
         self._problems.pop(name, None)
         if existed:
             status = await self._connections[name].reconnect(resolved)
@@ -732,7 +734,7 @@ class Host:
             del self._connections[name]
             self._apply_changes({(name, "tools"), (name, "resources"), (name, "prompts")})
         if save and self._store is not None:
-            self._store.remove_server(name)
+            await anyio.to_thread.run_sync(self._store.remove_server, name)
         self.events.publish(ConfigChanged(server=name, change="removed"))
 
     async def set_server_disabled(self, name: str, disabled: bool, *, save: bool = True) -> ServerStatus:
@@ -751,7 +753,7 @@ class Host:
         """The global switch: off stops every server, on connects every enabled one."""
         self._enabled = enabled
         if save and self._store is not None:
-            self._store.set_enabled(enabled)
+            await anyio.to_thread.run_sync(self._store.set_enabled, enabled)
         async with anyio.create_task_group() as tg:
             for connection in self._connections.values():
                 tg.start_soon(connection.reconnect if enabled else connection.disconnect)
