@@ -256,16 +256,16 @@ async def _check_and_save(
     if (name in existing.servers or name in existing.problems) and not force:
         raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
     if not connect or server.disabled:
-        ctx.store.put_server(name, server)
+        ctx.store.put_server(name, server, replace=force)  # checked again under the lock: another add may race
         click.echo(f"Saved {name!r} to {ctx.path} (not connected).")
         return
     report = await _try(ctx, name, server)
     status = report.status
     if report.ok:
-        ctx.store.put_server(name, server)
+        ctx.store.put_server(name, server, replace=force)
         click.echo(f"{state_label(status.state)}: {len(report.tools)} tools. Saved {name!r} to {ctx.path}.")
     elif save_anyway:
-        ctx.store.put_server(name, server)
+        ctx.store.put_server(name, server, replace=force)
         _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(status.error)}", 1)
     else:
         _fail(
