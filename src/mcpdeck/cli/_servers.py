@@ -79,6 +79,7 @@ async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
     from mcpdeck.cli._render import status_row, table
 
     headers = ["name", "status", "tools", "transport", "command / url"]
+    statuses: list[ServerStatus] = []
     send, receive = anyio.create_memory_object_stream[str](1000)
     with send, receive:
         async with ctx.host(wait=False) as host, anyio.create_task_group() as tg:
@@ -110,7 +111,8 @@ async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
                 name = await receive.receive()
                 waiting.discard(name)
                 click.echo(table(headers, [*now, status_row(host.servers[name])]).splitlines()[-1])
-            return list(host.servers.values())
+            statuses = list(host.servers.values())
+    return statuses
 
 
 @click.command()
