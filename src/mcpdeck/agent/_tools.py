@@ -16,10 +16,10 @@
 
 The input schema comes from the type hints (through pydantic) and the parameter
 descriptions from the docstring (Google ``Args:``, reST ``:param x:`` or numpy, read by
-``docstring-parser``); the description is the docstring's text before its first section. A call validates the arguments first:
-arguments that do not fit, and exceptions the function raises, come back as results with
-``is_error=True`` that say what was wrong, for the model to fix. Sync functions run in a
-worker thread unless made with ``thread=False``.
+``docstring-parser``); the description is the docstring's text before its first section.
+A call validates the arguments first: arguments that do not fit, and exceptions the
+function raises, come back as results with ``is_error=True`` that say what was wrong, for
+the model to fix. Sync functions run in a worker thread unless made with ``thread=False``.
 """
 
 from __future__ import annotations
