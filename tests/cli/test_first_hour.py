@@ -297,13 +297,26 @@ def test_a_root_asked_for_replaces_the_servers_own_folders(tmp_path: Path) -> No
     added = run(config, "add", "fs", "--root", str(shared), "--", FILESYSTEM, str(notes))
     assert added.returncode == 0, added.stderr
     assert saved(config)["fs"]["roots"] == [str(shared)]
-    listed = run(config, "call", "mcp__fs__list_directory", "--args", json.dumps({"path": str(shared)}))
-    assert "[FILE] plan.md" in listed.stdout, listed.stdout + listed.stderr
+    listing = json.dumps({"path": str(shared)})
+    assert "[FILE] plan.md" in _first_listing(config, listing)
     write(config, {"fs": {"command": FILESYSTEM, "args": [str(notes)]}})
-    by_option = run(
-        config, "--root", str(shared), "call", "mcp__fs__list_directory", "--args", json.dumps({"path": str(shared)})
-    )
-    assert "[FILE] plan.md" in by_option.stdout, by_option.stdout + by_option.stderr
+    assert "[FILE] plan.md" in _first_listing(config, listing, "--root", str(shared))
+
+
+def _first_listing(config: Path, listing: str, *options: str) -> str:
+    """The listing of a folder the server may see once it has read the roots.
+
+    server-filesystem asks for the roots after the handshake and applies them when the answer
+    arrives, so a call sent at once can still meet the folders of its command line: a few
+    fresh runs (each bounded) are allowed for that race of the server's own.
+    """
+    output = ""
+    for _ in range(3):
+        done = run(config, *options, "call", "mcp__fs__list_directory", "--args", listing)
+        output = done.stdout + done.stderr
+        if done.returncode == 0:
+            break
+    return output
 
 
 # ----- tools with their arguments ---------------------------------------------------------------
