@@ -44,7 +44,7 @@ from mcpdeck._environment import child_environment, find_command
 from mcpdeck._lists import ListKind, ServerLists
 from mcpdeck._server_log import ServerLog
 from mcpdeck._stdio import StdioProcess, stdio_transport
-from mcpdeck._transports import http_transport, sse_transport, watched
+from mcpdeck._transports import MessageTooLargeError, NotAMessageError, http_transport, sse_transport, watched
 from mcpdeck._version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig, expand_server_config
@@ -189,6 +189,9 @@ class ServerConnection:
         self._last_http_status: int | None = None
         self._gone_reason: str | None = None  # why a request found the session gone, if it knows better
         self._reconnect_at_once = False
+        self._give_up = False  # the session ended in a way a reconnect would only repeat
+        self._strays: list[str] = []  # this session's lines on stdout that are not messages: the first, and a count
+        self._stray_count = 0
 
     # ----- what callers read -------------------------------------------------------
 
@@ -351,7 +354,7 @@ class ServerConnection:
                     attempt = 0
                 # A session that was up and then lost is retried; one that never came up is not
                 # (a missing command or a bad URL does not fix itself), unless it is a retry.
-                if (was_connected or attempt > 0) and attempt < self._retry.attempts:
+                if (was_connected or attempt > 0) and attempt < self._retry.attempts and not self._give_up:
                     attempt += 1
                     at_once, self._reconnect_at_once = self._reconnect_at_once, False
                     await self._back_off(attempt, error, wait=not at_once)
@@ -388,6 +391,8 @@ class ServerConnection:
         self._http_error = None
         self._last_http_status = None
         self._gone_reason = None
+        self._give_up = False
+        self._strays, self._stray_count = [], 0
         self._process = None
         ended = self._ended = anyio.Event()
         connected = False
@@ -411,12 +416,21 @@ class ServerConnection:
             reason = describe_error(failure)
             if self._http_error and self._http_error not in reason:
                 reason = f"{self._http_error} ({reason})"
-            return connected, reason + self._log.hint()
-        if scope.cancelled_caught and not connected:
-            return connected, f"did not finish {self._phase} within {timeout:g} s{self._log.hint()}"
-        if self._gone_reason is not None:
+        elif self._closing or self._commanded:
+            return connected, "stopped by the host"  # (not a failure: the caller goes on with the command)
+        elif scope.cancelled_caught and not connected:
+            reason = f"did not finish {self._phase} within {timeout:g} s"
+        elif self._gone_reason is not None:
+            self._write_log(f"[mcpdeck] session ended: {self._gone_reason}")
             return connected, self._gone_reason
-        return connected, "the connection was lost (the server exited or closed it)" + self._log.hint()
+        else:
+            reason = "the connection was lost (the server exited or closed it)"
+        if self._stray_count and not connected:
+            count = self._stray_count
+            lines = "a line that is not an MCP message" if count == 1 else f"{count} lines that are not MCP messages"
+            reason += f"; it printed {lines} on stdout; first: {self._strays[0]!r}"
+        self._write_log(f"[mcpdeck] {'session ended' if connected else 'failed'}: {reason}")
+        return connected, reason + self._log.hint()
 
     def _connect_timeout(self) -> float:
         config = self._config
@@ -468,7 +482,9 @@ class ServerConnection:
         errors: list[str] = []
         for kind in kinds:
             transport = (
-                http_transport(resolved.url, resolved.headers, self._note_http_error, auth=auth)
+                http_transport(
+                    resolved.url, resolved.headers, self._note_http_error, auth=auth, max_message=resolved.message_limit
+                )
                 if kind == "http"
                 else sse_transport(resolved.url, resolved.headers, auth=auth)
             )
@@ -503,10 +519,22 @@ class ServerConnection:
         assert isinstance(self._config, StdioServerConfig)
         with self._log.stderr(self.name, self._config.target) as errlog:
             self._phase = "initializing"
-            self._process = StdioProcess()
-            transport = stdio_transport(params, errlog, self._process, ended=ended, on_error=self._on_error)
-            async with self._client_for(transport) as client:
-                yield client
+            process = self._process = StdioProcess()
+            transport = stdio_transport(
+                params,
+                errlog,
+                process,
+                ended=ended,
+                on_error=self._on_error,
+                max_message=config.message_limit,
+                on_stderr=self._log.write_stderr,
+            )
+            try:
+                async with self._client_for(transport) as client:
+                    yield client
+            finally:
+                if process.returncode is not None:
+                    self._log.write(f"[mcpdeck] process {process.pid} {process.exit_text()}")
 
     def _cwd(self, cwd: str | None) -> Path | None:
         if cwd is None:
@@ -568,7 +596,22 @@ class ServerConnection:
         self._last_http_status = status
 
     def _on_error(self, error: Exception) -> None:
-        logger.warning("server %r: transport error: %s", self.name, describe_error(error))
+        if isinstance(error, NotAMessageError):
+            # Servers that print banners or debug output on stdout: one line for the user per
+            # session, every line in the server's log.
+            self._stray_count += 1
+            if not self._strays:
+                self._strays.append(error.text)
+                logger.warning(
+                    "server %r printed a line on stdout that is not an MCP message (ignored; see %s)",
+                    self.name,
+                    self.log_path or "its log",
+                )
+            self._write_log(f"[mcpdeck] not an MCP message on stdout ({error.reason}): {error.text!r}")
+        elif isinstance(error, MessageTooLargeError):
+            self._gone_reason, self._give_up = str(error), True
+        else:
+            logger.warning("server %r: transport error: %s", self.name, describe_error(error))
 
     # ----- calls ---------------------------------------------------------------------
 
@@ -610,6 +653,8 @@ class ServerConnection:
                         if client is self._client:
                             self._session_gone()
                         message = f"the connection was lost during {what}{self._log.hint()}"
+                        if self._gone_reason is not None:
+                            message = f"{what} failed: {self._gone_reason}"
                         raise ServerCrashedError(self.name, message) from error
                     if _session_expired(error, self._last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)
