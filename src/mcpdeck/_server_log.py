@@ -138,7 +138,12 @@ class ServerLog:
                 text = log.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
-        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        # The host's own notes ("<time> [mcpdeck] ...") say nothing the error does not.
+        lines = [
+            line.rstrip()
+            for line in text.splitlines()
+            if line.strip() and not line.partition(" ")[2].startswith("[mcpdeck] ")
+        ]
         if not lines:
             return f" (log: {self.path})"
         return f"; stderr: {' | '.join(lines[-3:])[-500:]} (log: {self.path})"

@@ -429,8 +429,9 @@ class ServerConnection:
             count = self._stray_count
             lines = "a line that is not an MCP message" if count == 1 else f"{count} lines that are not MCP messages"
             reason += f"; it printed {lines} on stdout; first: {self._strays[0]!r}"
+        hint = self._log.hint()  # (before the note below, which it would quote)
         self._write_log(f"[mcpdeck] {'session ended' if connected else 'failed'}: {reason}")
-        return connected, reason + self._log.hint()
+        return connected, reason + hint
 
     def _connect_timeout(self) -> float:
         config = self._config
