@@ -48,7 +48,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import DEFAULT_MAX_MESSAGE, MessageTooLargeError, NotAMessageError, unreadable_reason, watched
+from mcpdeck._transports import MessageTooLargeError, NotAMessageError, unreadable_reason, watched
 
 __all__ = ["StdioProcess", "stdio_transport"]
 
@@ -187,7 +187,7 @@ class _LineReader(_StreamEnd):
         stdout: ByteReceiveStream,
         ended: anyio.Event | None,
         on_error: Callable[[Exception], None],
-        limit: int = DEFAULT_MAX_MESSAGE,
+        limit: int,
     ):
         self._stdout = stdout
         self._ended = ended
@@ -350,7 +350,7 @@ async def stdio_transport(
     *,
     ended: anyio.Event | None = None,
     on_error: Callable[[Exception], None] | None = None,
-    max_message: int = DEFAULT_MAX_MESSAGE,
+    max_message: int,
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> AsyncGenerator[TransportStreams]:
     """Start the server and exchange newline-delimited JSON-RPC messages over its stdio.

@@ -34,10 +34,7 @@ from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR, ErrorData,
 from mcp_types import jsonrpc_message_adapter as _message_adapter
 from pydantic import ValidationError
 
-from mcpdeck.config._models import DEFAULT_MAX_MESSAGE_SIZE
-
 __all__ = [
-    "DEFAULT_MAX_MESSAGE",
     "END_SESSION_TIMEOUT",
     "MessageTooLargeError",
     "NotAMessageError",
@@ -52,8 +49,6 @@ logger = logging.getLogger(__name__)
 
 _Item = SessionMessage | Exception
 
-DEFAULT_MAX_MESSAGE = DEFAULT_MAX_MESSAGE_SIZE
-"""The largest message read from a server (bytes), unless its config says otherwise."""
 END_SESSION_TIMEOUT = 2.0
 """Seconds the HTTP DELETE that ends a streamable HTTP session may take."""
 
@@ -242,7 +237,7 @@ async def http_transport(
     on_error_status: Callable[[int, str], None] | None = None,
     *,
     auth: httpx2.Auth | None = None,
-    max_message: int = DEFAULT_MAX_MESSAGE,
+    max_message: int,
 ) -> AsyncGenerator[TransportStreams]:
     """Streamable HTTP with the given headers on every request.
 
