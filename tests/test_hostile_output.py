@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -79,7 +80,7 @@ async def test_a_line_that_is_not_json_is_one_friendly_warning_and_its_text_goes
         assert (await host.call_tool("mcp__h__stray", {"text": '{"jsonrpc": "2.0", "x": 1}'})).text() == "ok"
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1, warnings
-    assert "printed a line on stdout that is not an MCP message" in warnings[0]
+    assert "sent a line on stdout that is not an MCP message" in warnings[0]
     assert str(log_dir / "h.log") in warnings[0]
     assert not any("ValidationError" in w or "validation error" in w for w in warnings)
     log = (log_dir / "h.log").read_text()
@@ -117,13 +118,15 @@ async def test_a_server_that_only_prints_stray_lines_says_so_when_it_times_out(l
 class RawAnswers:
     """An ASGI wrapper that answers some tool calls itself, with raw bytes, streamed without a length.
 
-    ``answers`` maps a tool name to a function of the request id giving the body; the
-    content type is ``application/json``.
+    ``answers`` maps a tool name to a function of the request id giving the JSON-RPC answer,
+    sent as an ``application/json`` body, or with ``sse`` as one event of a
+    ``text/event-stream``.
     """
 
-    def __init__(self, app: ASGIApp, answers: dict[str, Callable[[object], bytes]]):
+    def __init__(self, app: ASGIApp, answers: dict[str, Callable[[object], bytes]], *, sse: bool = False):
         self._app = app
         self._answers = answers
+        self._sse = sse
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -135,13 +138,16 @@ class RawAnswers:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        request = json.loads(body)
-        answer = self._answers.get(request.get("params", {}).get("name", "")) if isinstance(request, dict) else None
-        if answer is not None and request.get("method") == "tools/call":
-            await send(
-                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
-            )
+        request: dict[str, Any] = json.loads(body)
+        answer = None
+        if request.get("method") == "tools/call":
+            answer = self._answers.get(str(request.get("params", {}).get("name", "")))
+        if answer is not None:
+            kind = b"text/event-stream" if self._sse else b"application/json"
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
             data = answer(request["id"])
+            if self._sse:
+                data = b"event: message\ndata: " + data + b"\n\n"
             for start in range(0, len(data), 64 * 1024):
                 await send({"type": "http.response.body", "body": data[start : start + 64 * 1024], "more_body": True})
             await send({"type": "http.response.body", "body": b""})
@@ -184,12 +190,19 @@ async def test_an_http_answer_past_the_limit_fails_its_call_and_the_session_live
             assert len(result.text()) == MIB // 4
 
 
-async def test_an_http_answer_nested_too_deeply_fails_only_its_call(log_dir: Path) -> None:
+@pytest.mark.parametrize("sse", [False, True], ids=["json-answer", "sse-answer"])
+async def test_an_http_answer_nested_too_deeply_fails_only_its_call(
+    log_dir: Path, sse: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     app = RawAnswers(
-        hostile.build_server().streamable_http_app(), {"deep": lambda request_id: hostile.deep_answer(request_id, 5000)}
+        hostile.build_server().streamable_http_app(),
+        {"deep": lambda request_id: hostile.deep_answer(request_id, 5000)},
+        sse=sse,
     )
     async with serve_asgi(app) as base, Host({"h": {"type": "http", "url": f"{base}/mcp"}}, log_dir=log_dir) as host:
-        with pytest.raises(ServerError, match="nested too deeply to read"):
+        with pytest.raises(ServerError, match="nested too deeply to read") as caught:
             await host.call_tool("mcp__h__deep", {"depth": 5000}, timeout=WAIT)
+        assert "validation error" not in str(caught.value)
         assert host.servers["h"].state is ServerState.CONNECTED
         assert (await host.call_tool("mcp__h__stray", {"text": ""})).text() == "ok"
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"

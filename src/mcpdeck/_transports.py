@@ -16,13 +16,14 @@ session is ended with an HTTP DELETE also when the connection is closed by cance
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Self
 
 import anyio
 import httpx2
+from httpx2 import ServerSentEvent
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import StreamableHTTPTransport, StreamWriter
@@ -30,7 +31,15 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
-from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR, ErrorData, JSONRPCError, RequestId
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCResponse,
+    RequestId,
+)
 from mcp_types import jsonrpc_message_adapter as _message_adapter
 from pydantic import ValidationError
 
@@ -73,12 +82,14 @@ class MessageTooLargeError(Exception):
 
 
 class NotAMessageError(ValueError):
-    """A server wrote a line that is not a JSON-RPC message; ``text`` is (the start of) the line."""
+    """A server sent something that is not a JSON-RPC message: ``text`` is (the start of) it,
+    ``where`` what it came in ("a line on stdout", "an SSE event")."""
 
-    def __init__(self, text: str, reason: str):
+    def __init__(self, text: str, reason: str, where: str = "a line on stdout"):
         self.text = text
         self.reason = reason
-        super().__init__(f"not an MCP message ({reason}): {text}")
+        self.where = where
+        super().__init__(f"{where} that is not an MCP message ({reason}): {text}")
 
 
 def unreadable_reason(error: ValueError) -> str:
@@ -183,11 +194,37 @@ class _BoundedStreamableHTTP(StreamableHTTPTransport):
             message = _message_adapter.validate_json(body, by_name=False)
         except (httpx2.StreamError, ValueError) as error:
             reason = unreadable_reason(error) if isinstance(error, ValueError) else str(error)
-            await self._fail(
-                read_stream_writer, request_id, f"the server's answer cannot be read: {reason}", PARSE_ERROR
-            )
+            await self._fail(read_stream_writer, request_id, f"the server's answer cannot be read: {reason}")
             return
         await read_stream_writer.send(SessionMessage(message))
+
+    async def _handle_sse_event(
+        self,
+        sse: ServerSentEvent,
+        read_stream_writer: StreamWriter,
+        original_request_id: RequestId | None = None,
+        resumption_callback: Callable[[str], Awaitable[None]] | None = None,
+    ) -> bool:
+        if sse.event != "message" or not sse.data:  # priming events and the unknown: as the SDK does
+            return await super()._handle_sse_event(sse, read_stream_writer, original_request_id, resumption_callback)
+        # As the SDK does, except that an event that cannot be read is one clear sentence (and no
+        # traceback in the log): it fails the request it answers, or is reported if it answers none.
+        try:
+            message = _message_adapter.validate_json(sse.data, by_name=False)
+        except ValueError as error:
+            reason = unreadable_reason(error)
+            if original_request_id is None:
+                await read_stream_writer.send(NotAMessageError(sse.data[:300], reason, "an SSE event"))
+                return False
+            await self._fail(read_stream_writer, original_request_id, f"the server's answer cannot be read: {reason}")
+            return True
+        done = isinstance(message, JSONRPCResponse | JSONRPCError)
+        if done and original_request_id is not None:
+            message.id = original_request_id
+        await read_stream_writer.send(SessionMessage(message))
+        if sse.id and resumption_callback is not None:
+            await resumption_callback(sse.id)
+        return done
 
     async def _resolve_abandoned_request(
         self, read_stream_writer: StreamWriter, request_id: RequestId, message: str, *, code: int = CONNECTION_CLOSED
@@ -198,7 +235,7 @@ class _BoundedStreamableHTTP(StreamableHTTPTransport):
         await super()._resolve_abandoned_request(read_stream_writer, request_id, message, code=code)
 
     @staticmethod
-    async def _fail(writer: StreamWriter, request_id: RequestId, message: str, code: int) -> None:
+    async def _fail(writer: StreamWriter, request_id: RequestId, message: str, code: int = PARSE_ERROR) -> None:
         error = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
         await writer.send(SessionMessage(error))
 

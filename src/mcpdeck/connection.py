@@ -599,16 +599,18 @@ class ServerConnection:
     def _on_error(self, error: Exception) -> None:
         if isinstance(error, NotAMessageError):
             # Servers that print banners or debug output on stdout: one line for the user per
-            # session, every line in the server's log.
+            # session, every line in the server's log (also what an SSE event brings that is
+            # not a message).
             self._stray_count += 1
             if not self._strays:
                 self._strays.append(error.text)
                 logger.warning(
-                    "server %r printed a line on stdout that is not an MCP message (ignored; see %s)",
+                    "server %r sent %s that is not an MCP message (ignored; see %s)",
                     self.name,
+                    error.where,
                     self.log_path or "its log",
                 )
-            self._write_log(f"[mcpdeck] not an MCP message on stdout ({error.reason}): {error.text!r}")
+            self._write_log(f"[mcpdeck] {error.where} that is not an MCP message ({error.reason}): {error.text!r}")
         elif isinstance(error, MessageTooLargeError):
             self._gone_reason, self._give_up = str(error), True
         else:
