@@ -48,7 +48,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import MessageTooLargeError, NotAMessageError, unreadable_reason, watched
+from mcpdeck._transports import TOO_DEEP, MessageTooLargeError, NotAMessageError, unreadable_reason, watched
 
 __all__ = ["StdioProcess", "stdio_transport"]
 
@@ -103,11 +103,9 @@ def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
             types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(line), by_name=False)
         )
     except (ValueError, RecursionError) as error:
-        reason = unreadable_reason(error) if isinstance(error, ValueError) else "it is nested too deeply to read"
-        if reason == "it is nested too deeply to read":
-            answer = _unreadable_answer(line)
-            if answer is not None:
-                return answer
+        reason = unreadable_reason(error)
+        if reason is TOO_DEEP and (answer := _unreadable_answer(line)) is not None:
+            return answer
         return NotAMessageError(bytes(line[:_QUOTE]).decode("utf-8", "replace"), reason)
 
 

@@ -45,6 +45,7 @@ from pydantic import ValidationError
 
 __all__ = [
     "END_SESSION_TIMEOUT",
+    "TOO_DEEP",
     "MessageTooLargeError",
     "NotAMessageError",
     "http_transport",
@@ -92,11 +93,13 @@ class NotAMessageError(ValueError):
         super().__init__(f"{where} that is not an MCP message ({reason}): {text}")
 
 
-def unreadable_reason(error: ValueError) -> str:
-    """Why a message could not be read, in one short phrase (no validation dump)."""
-    text = str(error)
-    if "recursion limit" in text or isinstance(error, RecursionError):
-        return "it is nested too deeply to read"
+TOO_DEEP = "it is nested too deeply to read"
+
+
+def unreadable_reason(error: ValueError | RecursionError) -> str:
+    """Why a message could not be read, in one short phrase (no validation dump); ``TOO_DEEP`` for nesting."""
+    if isinstance(error, RecursionError) or "recursion limit" in str(error):
+        return TOO_DEEP
     if isinstance(error, ValidationError):
         kinds = {e["type"] for e in error.errors()}
         return "it is not valid JSON" if "json_invalid" in kinds else "it is JSON but not a JSON-RPC message"

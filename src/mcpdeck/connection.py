@@ -190,8 +190,8 @@ class ServerConnection:
         self._gone_reason: str | None = None  # why a request found the session gone, if it knows better
         self._reconnect_at_once = False
         self._give_up = False  # the session ended in a way a reconnect would only repeat
-        self._strays: list[str] = []  # this session's lines on stdout that are not messages: the first, and a count
-        self._stray_count = 0
+        self._first_stray: str | None = None  # this session's lines on stdout that are not messages: the first,
+        self._stray_count = 0  # and how many
 
     # ----- what callers read -------------------------------------------------------
 
@@ -392,7 +392,7 @@ class ServerConnection:
         self._last_http_status = None
         self._gone_reason = None
         self._give_up = False
-        self._strays, self._stray_count = [], 0
+        self._first_stray, self._stray_count = None, 0
         self._process = None
         ended = self._ended = anyio.Event()
         connected = False
@@ -428,7 +428,7 @@ class ServerConnection:
         if self._stray_count and not connected:
             count = self._stray_count
             lines = "a line that is not an MCP message" if count == 1 else f"{count} lines that are not MCP messages"
-            reason += f"; it printed {lines} on stdout; first: {self._strays[0]!r}"
+            reason += f"; it printed {lines} on stdout; first: {self._first_stray!r}"
         hint = self._log.hint()  # (before the note below, which it would quote)
         self._write_log(f"[mcpdeck] {'session ended' if connected else 'failed'}: {reason}")
         return connected, reason + hint
@@ -602,8 +602,8 @@ class ServerConnection:
             # session, every line in the server's log (also what an SSE event brings that is
             # not a message).
             self._stray_count += 1
-            if not self._strays:
-                self._strays.append(error.text)
+            if self._first_stray is None:
+                self._first_stray = error.text
                 logger.warning(
                     "server %r sent %s that is not an MCP message (ignored; see %s)",
                     self.name,
