@@ -204,6 +204,7 @@ class ServerConnection:
         self._knows_probe = False  # learnt: it answered the probe once (a closed pipe then is no verdict on it)
         self._probe_log_at: int | None = None  # where the log stood when the probe went out
         self._probe_noise = 0  # lines the server wrote about the probe, left out of its log
+        self._probe_refusal = False  # the server answered the probe with an error
 
     # ----- what callers read -------------------------------------------------------
 
@@ -530,7 +531,7 @@ class ServerConnection:
             on_sent=self._probe_sent,
             on_refused=self._probe_refused,
         )
-        self._probe_log_at, self._probe_noise = None, 0
+        self._probe_log_at, self._probe_noise, self._probe_refusal = None, 0, False
         entered = False
         try:
             async with self._client_for(probe.wrap(transport)) as client:
@@ -560,9 +561,10 @@ class ServerConnection:
             )
         if probe.understood is not False:
             return  # it knows the probe and chose the handshake (or an in-process server): nothing learnt
-        # Its stderr reaches the log through a pipe mcpdeck reads: what it wrote about the probe
-        # may have landed after the answer. A round trip later it has; cut again.
-        self._probe_refused()
+        if self._probe_refusal:
+            # Its stderr reaches the log through a pipe mcpdeck reads: what it wrote about the
+            # probe may have landed after the answer. A round trip later it has; cut again.
+            self._probe_refused()
         self._handshake_only = True
         left_out = f"; {self._probe_noise} lines it wrote about it are left out" if self._probe_noise else ""
         note = (
@@ -578,6 +580,7 @@ class ServerConnection:
     def _probe_refused(self) -> None:
         """The server answered the probe with an error: what it wrote meanwhile about it is noise (SDK 1.x
         servers write a long validation report); it goes, and one line says what happened."""
+        self._probe_refusal = True
         if self._probe_log_at is not None:
             self._probe_noise += self._log.cut_since(self._probe_log_at, markers=(DISCOVER, "validat"))
 
