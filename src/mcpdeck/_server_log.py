@@ -2,7 +2,8 @@
 
 Each stdio session starts with a header line and is remembered by where it starts, so an
 error message can quote what the server said in *this* session and never an old one.
-The file is rotated to ``NAME.log.1`` when it passes 2 MB at a session start.
+The file is rotated to ``NAME.log.1`` when it passes 2 MB at a session start. Logs hold
+what servers print, which can be user data: the folder is ``0700``, the files ``0600``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Generator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
+
+from mcpdeck._files import ensure_private_dir, ensure_private_file, private_opener
 
 __all__ = ["ServerLog"]
 
@@ -33,12 +36,16 @@ class ServerLog:
     def __init__(self, path: Path):
         self.path = path
         self._session_start: int | None = None  # offset of this session's stderr; None: no stderr yet
+        self._made_private = False  # folder 0700 and file 0600 checked once; a new file is created 0600
 
     def write(self, line: str) -> None:
         """Append a timestamped line (never raises: a log that cannot be written is reported, not fatal)."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as log:
+            if not self._made_private:
+                ensure_private_dir(self.path.parent)
+                ensure_private_file(self.path)  # also tightens a log an older mcpdeck left readable
+                self._made_private = True
+            with open(self.path, "a", encoding="utf-8", opener=private_opener) as log:
                 log.write(f"{_stamp()} {line}\n")
         except OSError as error:
             logger.warning("cannot write the server log %s: %s", self.path, error)
@@ -54,11 +61,13 @@ class ServerLog:
         Unbuffered: the child writes to the file descriptor itself and mcpdeck only writes
         the header, so a buffer would only cost memory (8 KB per server).
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.path.parent)
         with contextlib.suppress(FileNotFoundError):
             if self.path.stat().st_size > ROTATE_BYTES:
                 os.replace(self.path, self.path.with_suffix(".log.1"))
-        with open(self.path, "ab", buffering=0) as log:
+        ensure_private_file(self.path)  # also tightens a log an older mcpdeck left readable
+        self._made_private = True
+        with open(self.path, "ab", buffering=0, opener=private_opener) as log:
             log.write(f"--- {_stamp()} mcpdeck starting {name}: {target}\n".encode())
             self._session_start = log.tell()
             yield log

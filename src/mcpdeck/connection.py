@@ -42,12 +42,14 @@ from pydantic import ValidationError
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
 from mcpdeck._lists import ListKind, ServerLists
+from mcpdeck._masking import Redactor, mask_urls
 from mcpdeck._server_log import ServerLog
 from mcpdeck._stdio import StdioProcess, stdio_transport
 from mcpdeck._transports import http_transport, sse_transport, watched
 from mcpdeck._version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig, expand_server_config
+from mcpdeck.config._expand import referenced_values
 from mcpdeck.errors import (
     ConfigError,
     ServerCrashedError,
@@ -344,6 +346,7 @@ class ServerConnection:
                     await self._wake.wait()
                     continue
                 was_connected, error = await self._session(reconnecting=attempt > 0)
+                error = self._hide(error)
                 if self._closing or self._commanded:
                     attempt = 0
                     continue
@@ -568,7 +571,13 @@ class ServerConnection:
         self._last_http_status = status
 
     def _on_error(self, error: Exception) -> None:
-        logger.warning("server %r: transport error: %s", self.name, describe_error(error))
+        logger.warning("server %r: transport error: %s", self.name, self._hide(describe_error(error)))
+
+    def _hide(self, text: str) -> str:
+        """``text`` (an error) with URL query strings and passwords, and the values the config's ``${VAR}``
+        references bring in, masked: what is built from the expanded config must not show them."""
+        environ = os.environ if self._environ is None else self._environ
+        return Redactor(referenced_values({self.name: self._config}, environ))(mask_urls(text))
 
     # ----- calls ---------------------------------------------------------------------
 
@@ -610,15 +619,17 @@ class ServerConnection:
                         if client is self._client:
                             self._session_gone()
                         message = f"the connection was lost during {what}{self._log.hint()}"
-                        raise ServerCrashedError(self.name, message) from error
+                        raise ServerCrashedError(self.name, self._hide(message)) from error
                     if _session_expired(error, self._last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)
                         if client is self._client:
                             self._session_gone("its HTTP session expired", at_once=True)
                         continue
-                    raise ServerError(self.name, f"{what} failed: {error.message} (MCP error {error.code})") from error
+                    message = f"{what} failed: {error.message} (MCP error {error.code})"
+                    raise ServerError(self.name, self._hide(message)) from error
                 except (ValidationError, RuntimeError) as error:
-                    raise ServerError(self.name, f"{what}: the server sent an invalid result: {error}") from error
+                    message = f"{what}: the server sent an invalid result: {error}"
+                    raise ServerError(self.name, self._hide(message)) from error
         raise ServerTimeoutError(
             self.name, f'did not answer {what} within {limit:g} s; if it needs longer, raise "timeout" in its config'
         )
