@@ -32,8 +32,14 @@ _MULTILINE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 _ONE_LINE = re.compile(f"[\t\n{UNSAFE_CHARACTERS}]")
 
 
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

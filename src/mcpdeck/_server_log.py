@@ -62,11 +62,11 @@ class ServerLog:
         the header, so a buffer would only cost memory (8 KB per server).
         """
         ensure_private_dir(self.path.parent)
+        ensure_private_file(self.path)  # also tightens a log an older mcpdeck left readable, before it rotates
+        self._made_private = True
         with contextlib.suppress(FileNotFoundError):
             if self.path.stat().st_size > ROTATE_BYTES:
                 os.replace(self.path, self.path.with_suffix(".log.1"))
-        ensure_private_file(self.path)  # also tightens a log an older mcpdeck left readable
-        self._made_private = True
         with open(self.path, "ab", buffering=0, opener=private_opener) as log:
             log.write(f"--- {_stamp()} mcpdeck starting {name}: {target}\n".encode())
             self._session_start = log.tell()
