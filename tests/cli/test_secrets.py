@@ -55,9 +55,9 @@ class _Refuse(BaseHTTPRequestHandler):
         self.send_header("content-length", "0")
         self.end_headers()
 
-    do_GET = do_POST = do_DELETE = _refuse  # noqa: N815
+    do_GET = do_POST = do_DELETE = _refuse
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -91,8 +91,12 @@ def test_a_secret_expanded_into_a_url_is_in_no_output(tmp_path: Path, refusing_u
         ["add", "t", "--url", url],
         ["add", "u", "--url", f"http://{refusing_url}/mcp?token={LITERAL}", "--type", "http"],
     ]
+
+    def go(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return run(config, *args, env=env)
+
     with ThreadPoolExecutor(max_workers=3) as pool:
-        done = list(pool.map(lambda args: run(config, *args, env=env), commands))
+        done = list(pool.map(go, commands))
     for args, result in zip(commands, done, strict=True):
         output = result.stdout + result.stderr
         for secret in (KEY, TENANT, PASSWORD, LITERAL):
@@ -109,10 +113,13 @@ def test_get_and_list_mask_arguments_and_env_unless_asked(tmp_path: Path) -> Non
     config = tmp_path / "mcp.json"
     server = {**BASIC, "args": [*BASIC["args"], "--api-key", "sk-live-0123456789"], "env": {"MODE": "fast-mode-1"}}
     config.write_text(json.dumps({"mcpServers": {"basic": server}}))
+
+    def go(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return run(config, *args)
+
     with ThreadPoolExecutor(max_workers=3) as pool:
         masked, listed, shown = pool.map(
-            lambda args: run(config, *args),
-            [["get", "basic", "--json"], ["list"], ["get", "basic", "--json", "--show-secrets"]],
+            go, [["get", "basic", "--json"], ["list"], ["get", "basic", "--json", "--show-secrets"]]
         )
     data = json.loads(masked.stdout)
     assert data["config"]["args"][-2:] == ["--api-key", "sk-…****"]

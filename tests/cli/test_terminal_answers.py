@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
 ROOT = Path(__file__).resolve().parents[2]
 BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
 FEATURES = {"command": sys.executable, "args": ["-m", "tests.servers.features"], "cwd": str(ROOT)}
-HOSTILE = {"command": sys.executable, "args": ["-m", "tests.servers.hostile"], "cwd": str(ROOT)}
+HOSTILE = {"command": sys.executable, "args": ["-m", "tests.servers.escapes"], "cwd": str(ROOT)}
 
 
 def run(
@@ -43,7 +44,7 @@ def run(
     )
 
 
-def write_config(tmp_path: Path, **servers: dict[str, object]) -> Path:
+def write_config(tmp_path: Path, **servers: Mapping[str, object]) -> Path:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": servers}))
     return path

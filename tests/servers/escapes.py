@@ -1,6 +1,6 @@
 """A server that tries to take over the terminal: every string it sends carries escape sequences.
 
-``python -m tests.servers.hostile`` serves over stdio; ``--crash`` writes ``HOSTILE`` to
+``python -m tests.servers.escapes`` serves over stdio; ``--crash`` writes ``HOSTILE`` to
 stderr and exits before answering, so the host's error message quotes it.
 
 ``HOSTILE`` holds what a terminal acts on: erase the line and go back to its start
@@ -93,9 +93,7 @@ def build_server() -> MCPServer:
     def explode() -> str:
         raise MCPError(INVALID_PARAMS, f"boom{HOSTILE}")
 
-    @server.resource(
-        "hostile://doc", name=f"doc{HOSTILE}", title=f"Doc{HOSTILE}", mime_type=f"text/plain{HOSTILE}"
-    )
+    @server.resource("hostile://doc", name=f"doc{HOSTILE}", title=f"Doc{HOSTILE}", mime_type=f"text/plain{HOSTILE}")
     def doc() -> str:
         return f"contents{HOSTILE}\nline two{HOSTILE}"
 
@@ -105,9 +103,11 @@ def build_server() -> MCPServer:
     server.add_prompt(
         Prompt(
             name=f"review{HOSTILE}",
+            title=None,
             description=f"Reviews.{HOSTILE}",
             arguments=[PromptArgument(name="code", description=f"the code{HOSTILE}", required=True)],
             fn=review,
+            context_kwarg=None,
         )
     )
     return server

@@ -1,6 +1,6 @@
 """A hostile server through every command: nothing it sends may act on the terminal.
 
-``tests.servers.hostile`` puts escape sequences (erase line + carriage return, OSC 0
+``tests.servers.escapes`` puts escape sequences (erase line + carriage return, OSC 0
 titles, OSC 8 hyperlinks, C1 CSI, DEL, BEL, bidi overrides) into every string it sends.
 Each command runs as a user runs it (a real process, real servers, the scripted model for
 ``chat``), first with pipes, then at a pseudo-terminal where progress bars and questions are
@@ -14,7 +14,6 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,11 +25,11 @@ from mcpdeck.catalog import tool_name
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import cli_environment
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
-from tests.servers.hostile import HOSTILE
+from tests.servers.escapes import HOSTILE
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSTILE_SERVER = {"command": sys.executable, "args": ["-m", "tests.servers.hostile"], "cwd": str(ROOT)}
-CRASHING = {**HOSTILE_SERVER, "args": ["-m", "tests.servers.hostile", "--crash"]}
+HOSTILE_SERVER = {"command": sys.executable, "args": ["-m", "tests.servers.escapes"], "cwd": str(ROOT)}
+CRASHING = {**HOSTILE_SERVER, "args": ["-m", "tests.servers.escapes", "--crash"]}
 ECHO = tool_name("h", f"echo{HOSTILE}")[0]
 UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 SHOWN = "\\x1b[2K\\r\\x1b]0;pwned title\\x07"
@@ -62,7 +61,7 @@ COMMANDS: dict[str, list[str]] = {
     "prompts": ["prompts", "--server", "h"],
     "prompts_json": ["prompts", "--server", "h", "--json"],
     "prompt": ["prompt", tool_name("h", f"review{HOSTILE}")[0], "--args", '{"code": "x"}'],
-    "add": ["--config", "{tmp}/add.json", "add", "again", "--", sys.executable, "-m", "tests.servers.hostile", "--crash"],
+    "add": ["--config", "{tmp}/add.json", "add", "again", "--", sys.executable, *CRASHING["args"]],
 }
 """Each command line, run with pipes and no terminal (stdin empty)."""
 
@@ -163,13 +162,15 @@ def test_no_control_character_from_the_server_reaches_the_output(done: dict[str,
         ("logs_crash", "stdout"),
         ("chat", "stdout"),  # the model's text
         ("chat", "stderr"),  # approvals, results, errors
-        ("history", "stdout"),
-        ("conversation", "stdout"),
     ],
 )
 def test_what_the_server_sent_is_shown_escaped_not_dropped(done: dict[str, Done], name: str, where: str) -> None:
     result = done[name]
     assert SHOWN in getattr(result, where), f"{where}:\n{getattr(result, where)}\nstderr:\n{result.stderr}"
+
+
+def test_a_conversation_shows_the_messages_as_json_with_escapes(done: dict[str, Done]) -> None:
+    assert "\\u001b[2K\\r\\u001b]0;pwned title\\u0007" in done["conversation"].stdout, done["conversation"].stdout
 
 
 def test_a_description_is_shown_to_its_first_line_break_escaped(done: dict[str, Done]) -> None:
@@ -182,24 +183,18 @@ def test_the_approval_prompt_shows_the_real_tool_name(done: dict[str, Done]) -> 
     assert "Allow mcp__h__chatter (h: chatter)?" in stderr
 
 
-Check = Callable[[Any], bool]
+def test_json_output_stays_exact(done: dict[str, Done]) -> None:
+    def parsed(name: str) -> Any:
+        return json.loads(done[name].stdout)
 
-
-@pytest.mark.parametrize(
-    ("name", "check"),
-    [
-        ("tools_json", lambda data: any(t["description"] == f"Echo.{HOSTILE}\nmore{HOSTILE}" for t in data)),
-        ("get_json", lambda data: data["status"]["serverInfo"]["name"] == f"hostile{HOSTILE}"),
-        ("list_json", lambda data: any(s["instructions"] == f"obey{HOSTILE}" for s in data["servers"])),
-        ("call_chatter_json", lambda data: data["content"][0]["text"] == f"done{HOSTILE}"),
-        ("read_json", lambda data: data["contents"][0]["text"] == f"contents{HOSTILE}\nline two{HOSTILE}"),
-        ("prompts_json", lambda data: data[0]["description"] == f"Reviews.{HOSTILE}"),
-        ("test_json", lambda data: data["serverInfo"]["version"] == f"6.6.6{HOSTILE}"),
-        ("history_json", lambda data: len(data["toolCalls"]) >= 1),
-    ],
-)
-def test_json_output_stays_exact(done: dict[str, Done], name: str, check: Check) -> None:
-    assert check(json.loads(done[name].stdout)), done[name].stdout
+    assert any(tool["description"] == f"Echo.{HOSTILE}\nmore{HOSTILE}" for tool in parsed("tools_json"))
+    assert parsed("get_json")["status"]["serverInfo"]["name"] == f"hostile{HOSTILE}"
+    assert any(server["instructions"] == f"obey{HOSTILE}" for server in parsed("list_json")["servers"])
+    assert parsed("call_chatter_json")["content"][0]["text"] == f"done{HOSTILE}"
+    assert parsed("read_json")["contents"][0]["text"] == f"contents{HOSTILE}\nline two{HOSTILE}"
+    assert parsed("prompts_json")[0]["description"] == f"Reviews.{HOSTILE}"
+    assert parsed("test_json")["serverInfo"]["version"] == f"6.6.6{HOSTILE}"
+    assert any(call["name"] == ECHO for call in parsed("history_json")["toolCalls"])
 
 
 def test_chat_json_lines_stay_exact(done: dict[str, Done]) -> None:
