@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from mcpdeck._safe_text import UNSAFE_CHARACTERS
-from mcpdeck.catalog import tool_name
+from mcpdeck.catalog import assign_names
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import cli_environment
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
@@ -30,10 +30,12 @@ from tests.servers.escapes import HOSTILE
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_SERVER = {"command": sys.executable, "args": ["-m", "tests.servers.escapes"], "cwd": str(ROOT)}
 CRASHING = {**HOSTILE_SERVER, "args": ["-m", "tests.servers.escapes", "--crash"]}
-ECHO = tool_name("h", f"echo{HOSTILE}")[0]
+ECHO = assign_names([("h", f"echo{HOSTILE}")])[0]
 UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 SHOWN = "\\x1b[2K\\r\\x1b]0;pwned title\\x07"
 """How the start of ``HOSTILE`` reads once made safe."""
+TITLE = "\\x1b]0;pwned title\\x07"
+"""Its window title part, which survives where a ``\\r`` (a line break) splits the text, as in stderr and logs."""
 
 Done = subprocess.CompletedProcess[str]
 
@@ -60,7 +62,7 @@ COMMANDS: dict[str, list[str]] = {
     "read_json": ["read", "hostile://doc", "--server", "h", "--json"],
     "prompts": ["prompts", "--server", "h"],
     "prompts_json": ["prompts", "--server", "h", "--json"],
-    "prompt": ["prompt", tool_name("h", f"review{HOSTILE}")[0], "--args", '{"code": "x"}'],
+    "prompt": ["prompt", assign_names([("h", f"review{HOSTILE}")])[0], "--args", '{"code": "x"}'],
     "add": ["--config", "{tmp}/add.json", "add", "again", "--", sys.executable, *CRASHING["args"]],
 }
 """Each command line, run with pipes and no terminal (stdin empty)."""
@@ -166,7 +168,7 @@ def test_no_control_character_from_the_server_reaches_the_output(done: dict[str,
 )
 def test_what_the_server_sent_is_shown_escaped_not_dropped(done: dict[str, Done], name: str, where: str) -> None:
     result = done[name]
-    assert SHOWN in getattr(result, where), f"{where}:\n{getattr(result, where)}\nstderr:\n{result.stderr}"
+    assert TITLE in getattr(result, where), f"{where}:\n{getattr(result, where)}\nstderr:\n{result.stderr}"
 
 
 def test_a_conversation_shows_the_messages_as_json_with_escapes(done: dict[str, Done]) -> None:

@@ -45,8 +45,13 @@ class Styled(str):
 
 
 def style(text: str, *, multiline: bool = False, **styles: Any) -> Styled:
-    """``click.style`` of ``text`` made safe first: the only escape sequences are the colors asked for."""
-    return Styled(click.style(safe_text(text, multiline=multiline), **styles))
+    """``click.style`` of ``text`` made safe first: the only escape sequences are the colors asked for.
+
+    Line breaks that start ``text`` (the CLI's own spacing) are kept as they are.
+    """
+    body = text.lstrip("\n")
+    spacing = text[: len(text) - len(body)]
+    return Styled(spacing + click.style(safe_text(body, multiline=multiline), **styles))
 
 
 _STATE_STYLE: dict[str, tuple[str, str]] = {

@@ -169,15 +169,13 @@ def openable_url(url: str) -> tuple[str, str | None]:
     except UnicodeError:
         shown = host
     scheme = parts.scheme.lower()
+    if scheme not in ("https", "http"):
+        return shown, f"its scheme is {scheme or 'missing'}: (only https: is opened, or http: on this computer)"
     if not host:
         return shown, "it names no host"
-    if scheme == "https":
-        return shown, None
-    if scheme == "http":
-        if host == "localhost" or _loopback(host):
-            return shown, None
+    if scheme == "http" and not (host == "localhost" or _loopback(host)):
         return shown, "it is plain http: to another computer (only https: is opened, or http: on this computer)"
-    return shown, f"its scheme is {scheme or 'missing'}: (only https: is opened, or http: on this computer)"
+    return shown, None
 
 
 def _loopback(host: str) -> bool:
