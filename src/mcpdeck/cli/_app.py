@@ -195,6 +195,8 @@ async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None
     for status in statuses:
         if status.state is ServerState.FAILED:
             click.echo(style(f"\n{status.name}: {status.error}", fg="red"))
+        for warning in status.warnings:
+            click.echo(style(f"\n{status.name}: warning: {warning}", fg="yellow"))
     connected = sum(s.state is ServerState.CONNECTED for s in statuses)
     tools = sum(s.tool_count for s in statuses)
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
@@ -226,6 +228,7 @@ def _print_status(status: ServerStatus, server: ServerConfig | None = None, *, s
     rows: list[tuple[str, str]] = [("name", status.name), ("status", state_label(status.state))]
     if status.error:
         rows.append(("error", style(status.error, fg="red")))
+    rows.extend(("warning", style(warning, fg="yellow")) for warning in status.warnings)
     rows.append(("transport", status.transport))
     if server is not None:
         shown = mask_secrets(server, show=show_secrets)
