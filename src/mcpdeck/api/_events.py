@@ -76,8 +76,8 @@ async def events(ctx: Ctx) -> StreamingResponse:
     their progress, resource updates, server log messages, config changes and reload failures."""
 
     async def stream() -> AsyncIterator[bytes]:
-        yield b": connected\n\n"
         with ctx.feed() as feed:
+            yield b": connected\n\n"  # subscribed: from here on, nothing is missed
             while True:
                 event: Event | None = None
                 with anyio.move_on_after(HEARTBEAT):  # no cancel scope is open across a yield
