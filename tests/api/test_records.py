@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def features(tmp_path: Path):  # noqa: ANN201 - an async generator fixture
+async def features(tmp_path: Path) -> AsyncIterator[Api]:
     async with running_api(tmp_path, {"features": stdio_server("features")}, in_process=False) as api:
         yield api
 
