@@ -25,10 +25,9 @@ _ERRORS = {
     for status, description in {
         400: "The request or a config in it cannot be used.",
         404: "No such server, tool, prompt, resource or call.",
-        409: "Conflicts with what exists or runs.",
+        409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
         422: "The request does not fit its schema.",
         502: "The server failed the request.",
-        503: "The server is not connected.",
         504: "The server did not answer in time.",
     }.items()
 }
@@ -48,6 +47,7 @@ def create_api(context: ApiContext) -> Redacting:
         openapi_url="/openapi.json",
         docs_url="/docs",
         redoc_url=None,
+        generate_unique_id_function=lambda route: route.name,  # operation ids: the endpoint's name
     )
     app.state.ctx = context
     install_error_handlers(app)
