@@ -32,8 +32,7 @@ code{font-size:90%}</style></head>
 <body><h1>mcpdeck</h1>
 <p>This process runs an MCP host. The web console is not built yet; this page is a placeholder.</p>
 <ul>
-<li><a href="/api/docs">API documentation</a>
- (OpenAPI: <a href="/api/openapi.json"><code>/api/openapi.json</code></a>)</li>
+<li>The API's OpenAPI description: <a href="/api/openapi.json"><code>/api/openapi.json</code></a></li>
 <li><a href="/api/servers">Servers</a> and <a href="/api/tools">tools</a> as JSON</li>
 </ul></body></html>
 """
