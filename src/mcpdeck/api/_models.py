@@ -44,7 +44,8 @@ __all__ = [
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    # Keys a shape gains below (a new field of ServerStatus.to_json ...) pass through as they are.
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
 
 
 class ErrorBody(BaseModel):
@@ -81,6 +82,7 @@ class ServerOut(_Out):
     toolCount: int
     logPath: str | None
     pid: int | None
+    warnings: list[str] = Field(default_factory=list[str], description="Optional lists the server failed to give.")
     uptime: float | None = Field(description="Seconds since the current session started (connected only).")
     calls: int = Field(description="Tool calls made through this process since it started.")
     errors: int = Field(description="Of those, the ones that failed or returned an error result.")
