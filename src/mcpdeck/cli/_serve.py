@@ -64,7 +64,7 @@ _port_option = click.option(
 )
 
 
-@click.command()
+@click.command(short_help="Run the servers behind the web console, the API and the gateway.")
 @_host_option
 @_port_option
 @pass_ctx
