@@ -15,6 +15,7 @@ import anyio
 import httpx2
 import pytest
 import uvicorn
+from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host
 from mcpdeck.api import ApiContext
@@ -65,7 +66,7 @@ async def running_api(
     folder: Path,
     servers: dict[str, Any] | None = None,
     *,
-    in_process: bool = True,
+    in_process: bool | MCPServer = True,
     history: bool = True,
     **extra: Any,
 ) -> AsyncGenerator[Api]:
@@ -77,6 +78,7 @@ async def running_api(
     token = "test-token-" + "x" * 32
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as `serve` does (no 40 ms delayed ACKs)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port: int = sock.getsockname()[1]
@@ -84,7 +86,8 @@ async def running_api(
     with sock:
         async with host:
             if in_process:
-                await host.add_server("inproc", build_server("inproc"), save=False)
+                server = build_server("inproc") if in_process is True else in_process
+                await host.add_server("inproc", server, save=False)
             ctx = ApiContext(host=host, store=store, history=db)
             off = ctx.attach()
             if db is not None:
