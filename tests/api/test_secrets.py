@@ -18,7 +18,7 @@ STORED = {
 def test_a_config_goes_out_with_its_secrets_masked() -> None:
     shown = mask_config(parse_server_config("remote", STORED))
     assert shown["url"] == "https://api.example.com/mcp?key=****&team=****"
-    assert shown["headers"] == {"Authorization": "Bea…****", "X-Trace": "on"}
+    assert shown["headers"] == {"Authorization": "Bea…****", "X-Trace": "****"}
     assert shown["oauth"] == {"clientId": "me", "clientSecret": "shh…****"}
     assert mask_url("http://127.0.0.1:9/mcp") == "http://127.0.0.1:9/mcp"
 

@@ -1,9 +1,9 @@
 """Secrets in configs going out (masked) and coming back (a masked value means "keep the stored one").
 
-Out: a config's ``env`` and ``headers`` values under secret-looking keys and its OAuth
-secrets are masked as the CLI masks them (``mask_secrets``), and a URL's query values
-(API keys often ride there) become ``****``. ``${VAR}`` references are shown as they are:
-they are not secrets.
+Out: every ``env`` and ``headers`` value and the OAuth secrets are masked (``****``, or the
+first three characters and ``…****`` for a long value, so the user can tell which is
+which), and a URL's query values (API keys often ride there) become ``****``. ``${VAR}``
+references are shown as they are: they name secrets, they are not secrets.
 
 Back in: a console shows the masked form and sends the whole config back on save. A value
 that still looks masked (``****``, or ``abc…****``) is replaced by the stored value of the
@@ -17,14 +17,32 @@ import re
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from mcpdeck.cli._render import mask_secrets
 from mcpdeck.config import ServerConfig
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 
-__all__ = ["mask_config", "mask_url", "restore_masked"]
+__all__ = ["mask_config", "mask_url", "mask_value", "restore_masked"]
 
 _MASKED = re.compile(r"^(?:\*{4}|.{0,3}…\*{4})$")
+_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$")
+
+
+def mask_value(value: str) -> str:
+    """A secret as shown: a ``${VAR}`` reference as it is, else ``****`` or ``abc…****``."""
+    if _REFERENCE.match(value):
+        return value
+    return "****" if len(value) <= 8 else f"{value[:3]}…****"
+
+
+def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    masked: dict[str, Any] = {}
+    for key, value in data.items():
+        inner = _as_dict(value)
+        if inner is not None:
+            masked[key] = _mask_keys(inner, keys)
+        else:
+            masked[key] = mask_value(value) if key in keys and isinstance(value, str) else value
+    return masked
 
 
 def mask_url(url: str) -> str:
@@ -40,8 +58,15 @@ def mask_url(url: str) -> str:
 
 
 def mask_config(config: ServerConfig) -> dict[str, Any]:
-    """A config's JSON form with its secrets masked (as ``mcpdeck get --json`` shows it)."""
-    data = mask_secrets(config)
+    """A config's JSON form with its secrets masked."""
+    data = config.to_json()
+    for section in ("env", "headers"):
+        values = _as_dict(data.get(section))
+        if values is not None:
+            data[section] = {key: mask_value(str(value)) for key, value in values.items()}
+    oauth = _as_dict(data.get("oauth"))
+    if oauth is not None:
+        data["oauth"] = _mask_keys(oauth, OAUTH_SECRET_KEYS)
     if isinstance(data.get("url"), str):
         data["url"] = mask_url(data["url"])
     return data

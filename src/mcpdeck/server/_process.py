@@ -137,8 +137,9 @@ async def run_serve(
     token = options.token or secrets.token_urlsafe(32)
     history = options.history
     host = Host(store=store, log_dir=options.log_dir, wait=False)
-    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5)
-    context = ApiContext(host=host, store=store, history=history, problems=lambda: follower.problems)
+    context = ApiContext(host=host, store=store, history=history)
+    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
+    context.problems = lambda: follower.problems
     app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port)
     server = _Server(
         uvicorn.Config(
