@@ -8,6 +8,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -218,4 +219,26 @@ def test_resources_and_prompts_with_completions_and_live_updates(
         " 'application/json'}, body: JSON.stringify({arguments: {uri: 'features://info'}})})"
     )
     expect(viewer).to_contain_text("updated at")
+    assert console.errors == []
+
+
+def test_servers_are_imported_from_another_app_after_a_preview(
+    console_for: Callable[[dict[str, Any]], Console], tmp_path: Path
+) -> None:
+    cursor = tmp_path / "cursor-mcp.json"
+    cursor.write_text(json.dumps({"mcpServers": {"from-cursor": stdio_server("basic"), "broken": {"args": []}}}))
+    console = console_for({})
+    page = console.open()
+    page.get_by_role("button", name="Import…").click()
+    dialog = page.get_by_role("dialog", name="Add a server")
+    dialog.get_by_label("From").select_option("cursor")
+    dialog.get_by_label("Config file").fill(str(cursor))
+    dialog.get_by_role("button", name="Preview").click()
+    expect(dialog.get_by_text(f"From {cursor}: 1 server.")).to_be_visible()
+    expect(dialog.get_by_text("Skipped:")).to_be_visible()  # the entry without a command says why
+    assert console.config_file()["mcpServers"] == {}  # a preview changes nothing
+    dialog.get_by_role("button", name="Import selected").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("tr[data-name=from-cursor] .status")).to_have_attribute("data-state", "connected")
+    assert list(console.config_file()["mcpServers"]) == ["from-cursor"]
     assert console.errors == []

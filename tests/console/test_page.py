@@ -4,13 +4,15 @@ themes, and the keyboard (focus styles, dialogs that keep focus and close on Esc
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from playwright.sync_api import BrowserContext, Page, expect
+from pydantic import BaseModel, Field
 
 from mcpdeck import Host
 from tests.console.conftest import InProcess, watch_errors
@@ -36,13 +38,47 @@ def hostile_server() -> MCPServer:
             types.ResourceLink(type="resource_link", uri="https://example.com/report?id=1", name="report"),
         ]
 
-    server.add_tool(trap, name="trap", description=f"Looks harmless. {HOSTILE}", title=HOSTILE)
+    server.add_tool(
+        trap,
+        name="trap",
+        description=f"Looks harmless. {HOSTILE}",
+        title=HOSTILE,
+        annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=True),
+    )
+    return server
+
+
+class Address(BaseModel):
+    street: str
+    city: str = "Oslo"
+
+
+class Order(BaseModel):
+    """A nested input: an object, a list of objects, an enum, defaults."""
+
+    customer: str
+    size: Literal["small", "medium", "large"] = "medium"
+    quantity: int = Field(default=1, ge=1)
+    rush: bool = False
+    ship_to: Address
+    tags: list[str] = Field(default_factory=list[str])
+
+
+def forms_server() -> MCPServer:
+    server = MCPServer("forms", version="1.0")
+
+    def order(order: Order) -> str:
+        """Echo the order it got, as JSON."""
+        return json.dumps(order.model_dump(), sort_keys=True)
+
+    server.add_tool(order, name="order")
     return server
 
 
 async def two_servers(host: Host) -> None:
     await host.add_server("evil", hostile_server(), save=False)
     await host.add_server("basic", build_basic(), save=False)
+    await host.add_server("forms", forms_server(), save=False)
 
 
 def open_console(browser: BrowserContext, served: InProcess, route: str) -> tuple[Page, list[str]]:
@@ -61,6 +97,9 @@ def test_what_a_server_sends_is_shown_as_text_never_run(
     panel = page.locator(".panel")
     expect(panel.get_by_text(f"Looks harmless. {HOSTILE}")).to_be_visible()  # as text
     expect(page.locator(".list-item[data-name=mcp__evil__trap] .desc")).to_have_text(HOSTILE)
+    expect(panel.locator(".badge.read-only")).to_have_text("read-only")
+    expect(panel.locator(".badge.open-world")).to_have_text("open-world")
+    assert panel.locator(".badge.destructive").count() == 0
     panel.get_by_role("button", name="Call").click()
     result = panel.locator(".result")
     expect(result).to_contain_text("<script>window.pwned = 2</script>")
@@ -75,6 +114,47 @@ def test_what_a_server_sends_is_shown_as_text_never_run(
     expect(link).to_have_attribute("rel", "noopener noreferrer")
     expect(link).to_have_attribute("target", "_blank")
     assert page.evaluate("window.pwned") is None
+    assert errors == []
+
+
+def test_a_form_is_built_from_a_nested_schema_and_calls_the_tool(
+    browser: BrowserContext, in_process: Callable[[Callable[[Host], Any]], InProcess]
+) -> None:
+    served = in_process(two_servers)
+    page, errors = open_console(browser, served, "#/tools/mcp__forms__order")
+    panel = page.locator(".panel")
+    order = panel.locator("fieldset[data-arg=order]")
+    expect(order.locator(":scope > legend")).to_contain_text("*")  # required
+    expect(order.get_by_label("size")).to_have_value("1")  # the default, medium (index 1)
+    expect(order.get_by_label("quantity")).to_have_value("1")
+    panel.get_by_role("button", name="Call").click()
+    expect(panel.get_by_role("alert")).to_contain_text("order.customer is required")
+    order.get_by_label("customer").fill("Ada")
+    order.get_by_label("size").select_option(label="large")
+    order.get_by_label("street").fill("Storgata 1")
+    order.get_by_role("button", name="Add an item to tags").click()
+    order.get_by_label("tags item 1").fill("gift")
+
+    # JSON mode shows the same arguments, takes an edit, and the form comes back with it.
+    panel.get_by_role("button", name="JSON").click()
+    arguments = json.loads(panel.get_by_label("Arguments as JSON").input_value())
+    assert arguments == {
+        "order": {
+            "customer": "Ada",
+            "size": "large",
+            "quantity": 1,
+            "rush": False,
+            "ship_to": {"street": "Storgata 1", "city": "Oslo"},
+            "tags": ["gift"],
+        }
+    }
+    arguments["order"]["quantity"] = 3
+    panel.get_by_label("Arguments as JSON").fill(json.dumps(arguments))
+    panel.get_by_role("button", name="JSON").click()
+    expect(order.get_by_label("quantity")).to_have_value("3")
+    panel.get_by_role("button", name="Call").click()
+    expected = {**arguments["order"]}
+    expect(panel.locator(".result")).to_contain_text(json.dumps(expected, sort_keys=True))
     assert errors == []
 
 
