@@ -231,7 +231,7 @@ def test_servers_are_imported_from_another_app_after_a_preview(
     page = console.open()
     page.get_by_role("button", name="Import…").click()
     dialog = page.get_by_role("dialog", name="Add a server")
-    dialog.get_by_label("From").select_option("cursor")
+    dialog.get_by_label("From", exact=True).select_option("cursor")
     dialog.get_by_label("Config file").fill(str(cursor))
     dialog.get_by_role("button", name="Preview").click()
     expect(dialog.get_by_text(f"From {cursor}: 1 server.")).to_be_visible()
