@@ -242,3 +242,44 @@ def test_servers_are_imported_from_another_app_after_a_preview(
     expect(page.locator("tr[data-name=from-cursor] .status")).to_have_attribute("data-state", "connected")
     assert list(console.config_file()["mcpServers"]) == ["from-cursor"]
     assert console.errors == []
+
+
+def test_bulk_actions_grouping_and_the_enable_switch(console_for: Callable[[dict[str, Any]], Console]) -> None:
+    console = console_for(
+        {"one": stdio_server("basic"), "two": stdio_server("basic"), "bad": {"command": "/no/such/x"}}
+    )
+    page = console.open()
+    rows = {name: page.locator(f"tr[data-name={name}]") for name in ("one", "two", "bad")}
+    for name in ("one", "two"):
+        expect(rows[name].locator(".status")).to_have_attribute("data-state", "connected")
+    expect(rows["bad"].locator(".status")).to_have_attribute("data-state", "failed")
+    expect(rows["bad"].locator(".error-text")).to_contain_text("/no/such/x")
+
+    # Group by status: failing servers first.
+    page.get_by_label("Group servers").select_option("state")
+    groups = page.locator("tr.group")
+    expect(groups).to_have_text(["failed (1)", "connected (2)"])
+    page.get_by_label("Group servers").select_option("none")
+    expect(groups).to_have_count(0)
+
+    # Bulk: select two, disable both, enable both.
+    bulk = page.get_by_role("group", name="Selected servers")
+    expect(bulk.get_by_role("button", name="Disable")).to_be_disabled()
+    page.get_by_label("Select one").check()
+    page.get_by_label("Select two").check()
+    bulk.get_by_role("button", name="Disable").click()
+    for name in ("one", "two"):
+        expect(rows[name].locator(".status")).to_have_attribute("data-state", "disabled")
+        expect(page.get_by_role("switch", name=f"Enable {name}")).not_to_be_checked()
+    assert all(console.config_file()["mcpServers"][n].get("disabled") is True for n in ("one", "two"))
+    bulk.get_by_role("button", name="Enable").click()
+    for name in ("one", "two"):
+        expect(rows[name].locator(".status")).to_have_attribute("data-state", "connected")
+
+    # The row's switch, and the filter.
+    page.get_by_role("switch", name="Enable two").uncheck()
+    expect(rows["two"].locator(".status")).to_have_attribute("data-state", "disabled")
+    page.get_by_label("Filter servers").fill("disab")
+    expect(rows["two"]).to_be_visible()
+    expect(rows["one"]).to_be_hidden()
+    assert console.errors == []
