@@ -132,6 +132,19 @@ def test_add_call_edit_reconnect_logs_remove(console_for: Callable[[dict[str, An
     page.get_by_role("dialog", name="Remove basic?").get_by_role("button", name="Remove").click()
     expect(row).to_have_count(0)
     assert "basic" not in console.config_file()["mcpServers"]
+
+    # The call is in the history, filtered by outcome and name.
+    page.get_by_role("link", name="History").click()
+    calls = page.locator("table.history tbody tr")
+    expect(calls.filter(has_text="mcp__basic__slow_progress")).to_have_count(1)
+    expect(calls.filter(has_text="mcp__basic__slow_progress").locator("td").nth(3)).to_have_text("ok")
+    page.get_by_label("Only calls with this outcome").select_option("error")
+    expect(page.get_by_text("No tool calls match.")).to_be_visible()
+    page.get_by_label("Only calls with this outcome").select_option("")
+    page.get_by_label("Tool name contains").fill("slow")
+    expect(calls).to_have_count(1)
+    calls.get_by_role("button", name="mcp__basic__slow_progress").click()
+    expect(page.locator(".tree")).to_contain_text("steps: 4")
     assert console.errors == []
 
 
