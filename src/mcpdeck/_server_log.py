@@ -8,7 +8,8 @@ becomes ``NAME.log.1`` (``.1`` becomes ``.2``, and so on; the oldest beyond ``KE
 dropped) and a new file is started, so one server never takes more than about
 ``ROTATE_BYTES * (KEEP + 1)`` of disk however much it writes. A stdio server's stderr
 reaches the file through mcpdeck (``write_stderr``), which is what lets it rotate while
-the server runs. Files are created 0600 in a 0700 folder: they can hold user data.
+the server runs. Files are created 0600 in a 0700 folder: they can hold user data; an
+older, looser file is tightened to 0600 before it is written or rotated.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from mcpdeck._files import PRIVATE_FILE_MODE, ensure_private_dir, ensure_private_file
+
 __all__ = ["KEEP", "ROTATE_BYTES", "ServerLog"]
 
 logger = logging.getLogger(__name__)
@@ -30,8 +33,6 @@ ROTATE_BYTES = 5 * 1024 * 1024
 KEEP = 3
 """How many rotated files (``NAME.log.1`` ... ``NAME.log.3``) are kept."""
 _HINT_BYTES = 16 * 1024
-_FILE_MODE = 0o600
-_DIR_MODE = 0o700
 
 
 def _stamp() -> str:
@@ -49,6 +50,7 @@ class ServerLog:
         self._size = 0  # of the open file
         self._session_start: int | None = None  # offset of this session's stderr; None: no stderr yet
         self._warned = False
+        self._made_private = False  # folder 0700 and an existing file 0600 checked once
 
     def write(self, line: str) -> None:
         """Append a timestamped line (never raises: a log that cannot be written is reported, not fatal)."""
@@ -77,9 +79,17 @@ class ServerLog:
                 self._warned = True
                 logger.warning("cannot write the server log %s: %s", self.path, error)
 
+    def _ensure_private(self) -> None:
+        """The folder 0700 and the file 0600, checked once (a log an older mcpdeck left readable is
+        tightened before anything is written to it or it is rotated)."""
+        if not self._made_private:
+            ensure_private_dir(self.path.parent)
+            ensure_private_file(self.path)
+            self._made_private = True
+
     def _open(self) -> BinaryIO:
-        self.path.parent.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, _FILE_MODE)
+        self._ensure_private()
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
         return open(fd, "ab", buffering=0)  # unbuffered: each write is a whole chunk or line
 
     def _rotate(self) -> None:
@@ -113,6 +123,7 @@ class ServerLog:
         through ``write_stderr`` (on Windows the yielded file is the child's stderr itself).
         A file past the size limit is rotated first, so a session starts in a fresh file.
         """
+        self._ensure_private()
         with contextlib.suppress(FileNotFoundError):
             if self.path.stat().st_size > self._rotate_bytes:
                 self._rotate()

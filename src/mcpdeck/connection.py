@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
 from mcpdeck._lists import ListKind, ServerLists
+from mcpdeck._masking import Redactor, mask_urls
 from mcpdeck._probe import DISCOVER, PROBE_BOUND, ProbeWatch
 from mcpdeck._server_log import ServerLog
 from mcpdeck._stdio import StdioProcess, stdio_transport
@@ -50,6 +51,7 @@ from mcpdeck._transports import MessageTooLargeError, NotAMessageError, http_tra
 from mcpdeck._version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig, expand_server_config
+from mcpdeck.config._expand import referenced_values
 from mcpdeck.errors import (
     ConfigError,
     ServerCrashedError,
@@ -244,8 +246,9 @@ class ServerConnection:
         return self._log.path if isinstance(self._config, StdioServerConfig | RemoteServerConfig) else None
 
     def _write_log(self, line: str) -> None:
+        """A host's note in the server's log, with what the expanded config brings in masked (see ``_hide``)."""
         if self.log_path is not None:
-            self._log.write(line)
+            self._log.write(self._hide(line))
 
     def _list_warning(self, method: str, text: str | None) -> None:
         """An optional list failed (the server stays connected; the list is asked for again on its change
@@ -316,7 +319,7 @@ class ServerConnection:
             tool_count=len(self._lists.tools),
             log_path=self.log_path,
             pid=self._process.pid if client and self._process else None,
-            warnings=tuple(self._lists.warnings.values()),
+            warnings=tuple(self._hide(text) for text in self._lists.warnings.values()),
         )
 
     # ----- commands (from any task) -------------------------------------------------
@@ -380,6 +383,7 @@ class ServerConnection:
                     await self._wake.wait()
                     continue
                 was_connected, error = await self._session(reconnecting=attempt > 0)
+                error = self._hide(error)
                 if self._closing or self._commanded:
                     attempt = 0
                     continue
@@ -742,7 +746,13 @@ class ServerConnection:
         elif isinstance(error, MessageTooLargeError):
             self._gone_reason, self._give_up = str(error), True
         else:
-            logger.warning("server %r: transport error: %s", self.name, describe_error(error))
+            logger.warning("server %r: transport error: %s", self.name, self._hide(describe_error(error)))
+
+    def _hide(self, text: str) -> str:
+        """``text`` (an error) with URL query strings and passwords, and the values the config's ``${VAR}``
+        references bring in, masked: what is built from the expanded config must not show them."""
+        environ = os.environ if self._environ is None else self._environ
+        return Redactor(referenced_values({self.name: self._config}, environ))(mask_urls(text))
 
     # ----- calls ---------------------------------------------------------------------
 
@@ -789,16 +799,17 @@ class ServerConnection:
                         message = f"the connection was lost during {what}{self._log.hint()}"
                         if self._gone_reason is not None:
                             message = f"{what} failed: {self._gone_reason}"
-                        raise ServerCrashedError(self.name, message) from error
+                        raise ServerCrashedError(self.name, self._hide(message)) from error
                     if _session_expired(error, self._last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)
                         if client is self._client:
                             self._session_gone("its HTTP session expired", at_once=True)
                         continue
                     text = protocol_error_text(error.code, error.message, method)
-                    raise ServerError(self.name, f"{what} failed: {text}") from error
+                    raise ServerError(self.name, self._hide(f"{what} failed: {text}")) from error
                 except (ValidationError, RuntimeError) as error:
-                    raise ServerError(self.name, f"{what}: the server sent an invalid result: {error}") from error
+                    message = f"{what}: the server sent an invalid result: {error}"
+                    raise ServerError(self.name, self._hide(message)) from error
         raise ServerTimeoutError(
             self.name, f'did not answer {what} within {limit:g} s; if it needs longer, raise "timeout" in its config'
         )

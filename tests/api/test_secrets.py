@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpdeck.api._secrets import mask_config, mask_url, restore_masked
+from mcpdeck._masking import mask_url
+from mcpdeck.api._secrets import mask_config, restore_masked
 from mcpdeck.config import parse_server_config
 from mcpdeck.errors import ConfigError
 
@@ -48,3 +49,15 @@ def test_a_new_real_value_replaces_the_stored_one() -> None:
 def test_a_mask_with_nothing_stored_behind_it_is_refused(sent: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         restore_masked(sent, STORED)
+
+
+def test_masked_arguments_come_back_as_the_stored_ones() -> None:
+    stored = {"command": "server", "args": ["--api-key", "sk-live-abcdefghijklmnop", "--port=1", "--token=abcdefghijk"]}
+    shown = mask_config(parse_server_config("s", stored))
+    assert shown["args"][1] != stored["args"][1]
+    assert shown["args"][3].startswith("--token=")
+    assert shown["args"][3] != stored["args"][3]
+    restored = restore_masked(shown, stored)
+    assert restored["args"] == stored["args"]
+    with pytest.raises(ConfigError, match="args holds masked values"):
+        restore_masked({"args": shown["args"][:2]}, stored)

@@ -14,6 +14,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from mcpdeck._masking import mask_command_line, mask_url
 from mcpdeck.errors import ConfigError
 
 __all__ = [
@@ -165,8 +166,8 @@ class StdioServerConfig(_ServerBase):
 
     @property
     def target(self) -> str:
-        """The command line, for display."""
-        return " ".join([self.command, *self.args])
+        """The command line, for display: secret-looking arguments masked (``--api-key ****``)."""
+        return mask_command_line(self.command, self.args)
 
 
 class IdentityProviderConfig(BaseModel):
@@ -285,8 +286,8 @@ class RemoteServerConfig(_ServerBase):
 
     @property
     def target(self) -> str:
-        """The URL, for display."""
-        return self.url
+        """The URL, for display: its query values and password masked."""
+        return mask_url(self.url)
 
 
 ServerConfig = StdioServerConfig | RemoteServerConfig
