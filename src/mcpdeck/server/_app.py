@@ -25,6 +25,7 @@ __all__ = ["build_app", "gateway_app"]
 
 logger = logging.getLogger(__name__)
 
+
 async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
     response = SafeJSONResponse(
         {"error": {"code": "not-found", "message": "the MCP gateway is not part of this mcpdeck yet"}},
