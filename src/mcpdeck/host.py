@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import EllipsisType, TracebackType
 from typing import Any, Self
 
 import anyio
@@ -67,6 +67,7 @@ from mcpdeck.events import (
     ToolCallProgress,
     ToolCallStarted,
     ToolsChanged,
+    current_caller,
     current_conversation,
 )
 from mcpdeck.permissions import ApprovalCallback, PermissionGate, PermissionRules, parse_permissions
@@ -366,6 +367,24 @@ class Host:
         return self._connection(name).config
 
     @property
+    def client_handlers(self) -> ClientHandlers:
+        """How servers' requests to the host (elicitation, sampling, roots) are answered, for every
+        connection. A face that serves other clients (the gateway) may wrap these to forward them."""
+        return self._handlers
+
+    async def set_log_level(self, level: types.LoggingLevel, servers: Iterable[str] | None = None) -> None:
+        """Ask connected servers (all, or ``servers``) to send log messages from ``level`` up.
+
+        Servers that do not offer logging, or refuse, are left as they are (and noted in the log).
+        """
+        names = list(self._connections) if servers is None else list(servers)
+        for name in names:
+            connection = self._connections.get(name)
+            if connection is None or connection.state is not ServerState.CONNECTED:
+                continue
+            await connection.set_log_level(level)
+
+    @property
     def config_path(self) -> Path | None:
         """The config file this host saves to, if any."""
         return self._store.path if self._store else None
@@ -413,6 +432,7 @@ class Host:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         check_permission: bool = False,
+        approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> ToolResult:
         """Call a tool by its catalog name.
 
@@ -423,6 +443,8 @@ class Host:
             progress: Called with each progress notification.
             check_permission: Pass ``permissions`` first, asking the approver when the rules
                 say ``ask``: for calls a model made. A call the user makes directly needs no gate.
+            approver: Who to ask for this call instead of the gate's approver (None: no one, so
+                ``ask`` means denied); for calls made on behalf of someone else (the gateway's clients).
 
         A tool that runs and fails returns a result with ``is_error``; these raise:
 
@@ -447,7 +469,7 @@ class Host:
         approved_by: str | None = None
         events = self.events
         if check_permission:
-            decision = await self.permissions.check(entry, args)
+            decision = await self.permissions.check(entry, args, approver=approver)
             approved_by = decision.approved_by
             if not decision.allowed:
                 if events.active:  # on the record: who refused what
@@ -514,6 +536,7 @@ class Host:
                 arguments=args,
                 approved_by=approved_by,
                 conversation=current_conversation.get(),
+                caller=current_caller.get(),
             )
         )
         return call_id

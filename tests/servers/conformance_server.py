@@ -42,10 +42,19 @@ Ctx = ServerRequestContext[Any]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 """A 1x1 red pixel."""
 AUDIO = base64.b64encode(
-    b"RIFF" + (36 + 2).to_bytes(4, "little") + b"WAVEfmt " + (16).to_bytes(4, "little")
-    + (1).to_bytes(2, "little") + (1).to_bytes(2, "little") + (8000).to_bytes(4, "little")
-    + (16000).to_bytes(4, "little") + (2).to_bytes(2, "little") + (16).to_bytes(2, "little")
-    + b"data" + (2).to_bytes(4, "little") + b"\x00\x00"
+    b"RIFF"
+    + (36 + 2).to_bytes(4, "little")
+    + b"WAVEfmt "
+    + (16).to_bytes(4, "little")
+    + (1).to_bytes(2, "little")
+    + (1).to_bytes(2, "little")
+    + (8000).to_bytes(4, "little")
+    + (16000).to_bytes(4, "little")
+    + (2).to_bytes(2, "little")
+    + (16).to_bytes(2, "little")
+    + b"data"
+    + (2).to_bytes(4, "little")
+    + b"\x00\x00"
 ).decode()
 """One silent 16-bit sample of 8 kHz mono WAV."""
 
@@ -94,7 +103,10 @@ RESOURCES = [
     types.Resource(uri="test://static-text", name="static-text", description="A text resource", mime_type="text/plain"),
     types.Resource(uri="test://static-binary", name="static-binary", description="A PNG", mime_type="image/png"),
     types.Resource(
-        uri="test://watched-resource", name="watched-resource", description="Can be subscribed to", mime_type="text/plain"
+        uri="test://watched-resource",
+        name="watched-resource",
+        description="Can be subscribed to",
+        mime_type="text/plain",
     ),
 ]
 TEMPLATE = types.ResourceTemplate(
@@ -172,6 +184,10 @@ def _text(text: str) -> types.TextContent:
     return types.TextContent(type="text", text=text)
 
 
+def _image() -> types.ImageContent:
+    return types.ImageContent(type="image", data=PNG, mime_type="image/png")
+
+
 def _result(*content: types.ContentBlock, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=list(content), is_error=error)
 
@@ -188,7 +204,9 @@ async def _log(ctx: Ctx, state: _State, text: str) -> None:
     if _LEVELS.index("info") >= _LEVELS.index(state.level):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated as of 2026-07-28; these scenarios are older
-            await ctx.session.send_log_message("info", text, "conformance", related_request_id=ctx.request_id)
+            await ctx.session.send_log_message(  # pyright: ignore[reportDeprecated]
+                "info", text, "conformance", related_request_id=ctx.request_id
+            )
 
 
 async def _elicit(ctx: Ctx, message: str, schema: dict[str, Any]) -> types.CallToolResult:
@@ -202,7 +220,7 @@ async def _call_tool(ctx: Ctx, params: types.CallToolRequestParams, state: _Stat
         case "test_simple_text":
             return _result(_text("This is a simple text response for testing."))
         case "test_image_content":
-            return _result(types.ImageContent(type="image", data=PNG, mime_type="image/png"))
+            return _result(_image())
         case "test_audio_content":
             return _result(types.AudioContent(type="audio", data=AUDIO, mime_type="audio/wav"))
         case "test_embedded_resource":
@@ -218,7 +236,7 @@ async def _call_tool(ctx: Ctx, params: types.CallToolRequestParams, state: _Stat
             )
             return _result(
                 _text("Multiple content types test:"),
-                types.ImageContent(type="image", data=PNG, mime_type="image/png"),
+                _image(),
                 types.EmbeddedResource(type="resource", resource=resource),
             )
         case "test_tool_with_logging":
@@ -231,22 +249,24 @@ async def _call_tool(ctx: Ctx, params: types.CallToolRequestParams, state: _Stat
         case "test_error_handling":
             return _result(_text("This tool intentionally returns an error for testing"), error=True)
         case "test_tool_with_progress":
-            token = params.meta.get("progress_token") if params.meta else None
+            token = params.meta.get("progress_token") if params.meta else None  # without one, no progress
             for step, value in enumerate((0.0, 50.0, 100.0)):
                 if step:
                     await anyio.sleep(0.05)
                 if token is not None:
-                    await ctx.session.send_progress_notification(token, value, 100.0, related_request_id=ctx.request_id)
+                    await ctx.session.report_progress(value, 100.0)
             return _result(_text("Tool with progress executed successfully"))
         case "test_sampling":
             message = types.SamplingMessage(role="user", content=_text(str(args.get("prompt", ""))))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # sampling is deprecated as of 2026-07-28
-                answer = await ctx.session.create_message(
+                answer = await ctx.session.create_message(  # pyright: ignore[reportDeprecated]
                     [message], max_tokens=100, related_request_id=ctx.request_id
                 )
             content = answer.content
-            text = content.text if isinstance(content, types.TextContent) else json.dumps(answer.model_dump(mode="json"))
+            text = (
+                content.text if isinstance(content, types.TextContent) else json.dumps(answer.model_dump(mode="json"))
+            )
             return _result(_text(f"LLM response: {text}"))
         case "test_elicitation":
             schema = {
@@ -257,10 +277,14 @@ async def _call_tool(ctx: Ctx, params: types.CallToolRequestParams, state: _Stat
                 },
                 "required": ["username", "email"],
             }
-            answer = await ctx.session.elicit_form(str(args.get("message", "")), schema, related_request_id=ctx.request_id)  # pyright: ignore[reportArgumentType]
+            answer = await ctx.session.elicit_form(
+                str(args.get("message", "")), schema, related_request_id=ctx.request_id
+            )  # pyright: ignore[reportArgumentType]
             return _result(_text(f"User response: action={answer.action}, content={json.dumps(answer.content)}"))
         case "test_elicitation_sep1034_defaults":
-            return await _elicit(ctx, "Test client default value handling - please accept with defaults", _SEP1034_SCHEMA)
+            return await _elicit(
+                ctx, "Test client default value handling - please accept with defaults", _SEP1034_SCHEMA
+            )
         case "test_elicitation_sep1330_enums":
             return await _elicit(ctx, "Test enum schema variants - please choose", _SEP1330_SCHEMA)
         case "test_reconnection":
@@ -315,7 +339,7 @@ async def _get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.G
             ]
         case "test_prompt_with_image":
             messages = [
-                types.PromptMessage(role=user, content=types.ImageContent(type="image", data=PNG, mime_type="image/png")),
+                types.PromptMessage(role=user, content=_image()),
                 types.PromptMessage(role=user, content=_text("Please analyze the image above.")),
             ]
         case _:
@@ -381,7 +405,7 @@ def build_server() -> Server[Any]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # on_set_logging_level is deprecated as of 2026-07-28
-        server = _ConformanceServer(
+        server = _ConformanceServer(  # pyright: ignore[reportDeprecated]
             "conformance-test-server",
             version="1.0.0",
             on_list_tools=list_tools,
@@ -412,9 +436,7 @@ def build_app() -> Starlette:
     manager = StreamableHTTPSessionManager(
         build_server(), event_store=MemoryEventStore(), retry_interval=100, security_settings=LOCAL
     )
-    return Starlette(
-        routes=[Route("/mcp", StreamableHTTPASGIApp(manager))], lifespan=lambda _app: manager.run()
-    )
+    return Starlette(routes=[Route("/mcp", StreamableHTTPASGIApp(manager))], lifespan=lambda _app: manager.run())
 
 
 async def _main() -> None:
