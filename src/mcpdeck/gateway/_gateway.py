@@ -66,6 +66,7 @@ class Gateway:
         check_permission: bool = True,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        modern: bool = False,
     ):
         """Create a gateway for an open host.
 
@@ -79,10 +80,15 @@ class Gateway:
                 the calling client as an elicitation, or refused when it cannot answer).
             allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection); default: loopback names.
             allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
+            modern: Also serve protocol 2026-07-28 to clients that ask for it. Off by default: in
+                that era a server cannot ask the client anything in the middle of a call, so the
+                servers' elicitation and sampling would be answered by the host instead of the
+                client. Clients that probe (``server/discover``) fall back to the handshake.
         """
         self.host = host
         self.profile = profile
         self.check_permission = check_permission
+        self.modern = modern
         self.tokens = dict(tokens or {})
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins

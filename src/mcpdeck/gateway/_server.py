@@ -18,7 +18,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from starlette.requests import Request
 
 from mcpdeck._version import __version__
@@ -44,6 +44,10 @@ Ctx = ServerRequestContext[Any]
 
 RESOURCE_NOT_FOUND = -32002
 """The MCP error code for an unknown resource."""
+_HANDSHAKE_ONLY = (
+    "this gateway speaks the initialize handshake (protocol 2025-11-25 and earlier), where servers can ask "
+    "the client questions in the middle of a call; connect with initialize"
+)
 TOKEN_STATE = "mcpdeck_gateway_token"
 """Where the HTTP layer leaves the name of the token a request used (``scope["state"]``)."""
 
@@ -301,4 +305,10 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
             on_completion=complete,
             on_set_logging_level=set_level,
         )
+    if not gateway.modern:
+
+        async def no_discover(ctx: Ctx, params: types.RequestParams) -> types.EmptyResult:
+            raise MCPError(code=METHOD_NOT_FOUND, message=_HANDSHAKE_ONLY)
+
+        server.add_request_handler("server/discover", types.RequestParams, no_discover)
     return server
