@@ -8,18 +8,22 @@ test: it refuses ``server/discover``, so a 2026-07-28 client falls back to ``ini
 
 - ``build_app()``: the streamable HTTP app at ``/mcp`` (DNS-rebinding protection on, SSE
   events kept for resumption, a retry interval in the priming events).
-- ``python -m tests.servers.conformance_server``: the same server over stdio.
+- ``python -m tests.servers.conformance_server``: the same server over stdio; with ``--http``
+  over streamable HTTP on a free port of 127.0.0.1, whose URL it prints first.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import socket
+import sys
 import warnings
 from typing import Any
 
 import anyio
 import mcp_types as types
+import uvicorn
 from mcp import MCPError
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -439,7 +443,21 @@ def build_app() -> Starlette:
     return Starlette(routes=[Route("/mcp", StreamableHTTPASGIApp(manager))], lifespan=lambda _app: manager.run())
 
 
+async def _serve_http() -> None:
+    """Listen on a free port of 127.0.0.1 and print the endpoint's URL as the first line of stdout."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    print(f"http://localhost:{sock.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(build_app(), log_level="warning", access_log=False)
+    await uvicorn.Server(config).serve([sock])
+
+
 async def _main() -> None:
+    if "--http" in sys.argv[1:]:
+        await _serve_http()
+        return
     server = build_server()
     async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
         await serve_loop(

@@ -23,6 +23,7 @@ from typing import Any, Self
 import anyio
 from anyio.abc import TaskGroup
 from mcp.server import Server
+from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 
 from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles
@@ -215,8 +216,13 @@ class Gateway:
         """Serve one client over this process's stdin and stdout until it closes them."""
         server = self.server(profile if profile is not None else self.profile)
         self.task_group  # noqa: B018 - the gateway must be open
+        options = server.create_initialization_options()
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            if self.modern:  # the client's first request picks the era
+                await server.run(read_stream, write_stream, options)
+                return
+            async with server.lifespan(server) as state:  # the handshake era only
+                await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
 
     def asgi(self, prefix: str = "/mcp") -> GatewayApp:
         """The streamable HTTP face: ``<prefix>`` and ``<prefix>/<profile>``; see ``GatewayApp``."""
