@@ -103,7 +103,9 @@ def parse_profiles(doc: Mapping[str, Any], *, path: str | None = None) -> dict[s
     Raises:
         ConfigError: It is not an object, or a profile is unusable; the message says which and why.
     """
-    raw: object = doc.get("profiles") or {}
+    raw: object = doc.get("profiles")
+    if raw is None:
+        return {}
     if not isinstance(raw, dict):
         raise ConfigError('"profiles" must be an object mapping profile names to profiles', path=path)
     profiles: dict[str, ProfileConfig] = {}
