@@ -87,3 +87,36 @@ def test_client_config_entries_start_the_stdio_gateway(tmp_path: Path) -> None:
     assert entry["args"][-5:] == [str(config), "gateway", "--stdio", "--profile", "dev"]
     assert vscode["servers"]["mcpdeck"]["type"] == "stdio"
     assert line.startswith("claude mcp add mcpdeck -- ") and line.endswith(f"--config {config} gateway --stdio")
+
+
+async def test_two_gateways_chained_pass_a_servers_question_to_the_first_client(tmp_path: Path) -> None:
+    inner_dir, outer_dir = tmp_path / "inner", tmp_path / "outer"
+    inner_dir.mkdir()
+    outer_dir.mkdir()
+    inner = _config(inner_dir)
+    outer = outer_dir / "mcp.json"
+    inner_args = ["-m", "mcpdeck.cli", "--config", str(inner), "--log-dir", str(inner_dir / "logs")]
+    outer.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "inner": {
+                        "command": sys.executable,
+                        "args": [*inner_args, "gateway", "--stdio", "--profile", "conf"],
+                        "cwd": str(ROOT),
+                        "env": {"MCPDECK_HISTORY": "off"},
+                    }
+                },
+                "permissions": {"allow": ["mcp__*"]},
+            }
+        )
+    )
+    args = ["-m", "mcpdeck.cli", "--config", str(outer), "--log-dir", str(outer_dir / "logs"), "gateway", "--stdio"]
+    env = {"MCPDECK_HISTORY": "off", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
+    seen = Seen()
+    with anyio.fail_after(25):
+        async with client(params, seen, answer={"username": "deep", "email": "d@x"}) as gateway:
+            asked: Any = await gateway.call_tool("mcp__inner__test_elicitation", {"message": "two hops?"})
+    assert [e.message for e in seen.elicitations] == ["two hops?"]
+    assert asked.content[0].text == 'User response: action=accept, content={"username": "deep", "email": "d@x"}'
