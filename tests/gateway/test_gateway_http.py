@@ -218,8 +218,10 @@ async def test_a_request_with_a_foreign_host_header_is_refused(log_dir: Path) ->
     async with served_gateway(log_dir) as served, httpx2.AsyncClient() as http:
         evil = await http.post(served.url(), json=body, headers={**headers, "Host": "evil.example.com"})
         local = await http.post(served.url(), json=body, headers=headers)
+        unknown = await http.post(served.url("nope"), json=body, headers=headers)
     assert 400 <= evil.status_code < 500
     assert local.status_code == 200
+    assert unknown.status_code == 404 and "no profile named 'nope'" in unknown.text
 
 
 def test_a_hundred_clients_at_once_each_get_their_own_answers(log_dir: Path) -> None:

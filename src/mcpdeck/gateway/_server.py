@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
+import anyio
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
@@ -49,6 +50,8 @@ _HANDSHAKE_ONLY = (
     "the client questions in the middle of a call; connect with initialize"
 )
 TOKEN_STATE = "mcpdeck_gateway_token"
+APPROVAL_TIMEOUT = 120.0
+"""Seconds a client has to answer the gate's question before the call is refused."""
 """Where the HTTP layer leaves the name of the token a request used (``scope["state"]``)."""
 
 
@@ -98,13 +101,15 @@ def _asker(ctx: Ctx, client: Downstream) -> ApprovalCallback | None:
             f"mcpdeck: allow {request.original_name!r} of server {request.server!r} to run with arguments {arguments}?"
         )
         schema: Any = _approval_schema()
-        answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
-        decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
-        if decision == "session":
-            return Approval.session()
-        if decision == "once":
-            return Approval.once()
-        return Approval.deny(f"{client.name} answered {answer.action}" + (f" ({decision})" if decision else ""))
+        with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+            decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
+            if decision == "session":
+                return Approval.session()
+            if decision == "once":
+                return Approval.once()
+            return Approval.deny(f"{client.name} answered {answer.action}" + (f" ({decision})" if decision else ""))
+        return Approval.deny(f"{client.name} did not answer within {APPROVAL_TIMEOUT:g} s")
 
     return ask
 
