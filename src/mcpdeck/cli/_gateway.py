@@ -21,16 +21,17 @@ import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import click
-import uvicorn
 
 from mcpdeck.cli._app import pass_ctx, run_async
 from mcpdeck.config import expand_vars
 from mcpdeck.errors import ConfigError
-from mcpdeck.gateway import Gateway, GatewayToken
-from mcpdeck.host import Host
+
+if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
+    from mcpdeck.gateway import GatewayToken
+    from mcpdeck.host import Host
 
 __all__ = [
     "CLIENT_KINDS",
@@ -98,6 +99,8 @@ def gateway_tokens(doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[s
     raw: object = cast(dict[str, object], section).get("tokens") or {}
     if not isinstance(raw, dict):
         raise ConfigError('"gateway.tokens" must be an object mapping token names to {"token": ..., "profile": ...}')
+    from mcpdeck.gateway import GatewayToken
+
     tokens: dict[str, GatewayToken] = {}
     for name, entry in cast(dict[str, object], raw).items():
         spec = cast(dict[str, object], entry) if isinstance(entry, dict) else {}
@@ -111,6 +114,8 @@ def gateway_tokens(doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[s
 
 async def serve_stdio(host: Host, profile: str | None) -> None:
     """Serve the host over stdin/stdout until the client closes them (what ``serve --stdio`` does)."""
+    from mcpdeck.gateway import Gateway
+
     async with Gateway(host, profile=profile) as gateway:
         await gateway.run_stdio()
 
@@ -137,6 +142,10 @@ async def serve_http(
 
     ``announce(url)`` is called once the socket listens (with the real port when ``port`` is 0).
     """
+    import uvicorn
+
+    from mcpdeck.gateway import Gateway
+
     if not tokens and not _is_loopback(address):
         raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
     allowed = None if _is_loopback(address) else [address, f"{address}:*"]
@@ -204,6 +213,8 @@ def register_gateway_command(cli: click.Group) -> None:
                 return
             tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
             if not no_token and not tokens:
+                from mcpdeck.gateway import GatewayToken
+
                 secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
                 tokens = {"default": GatewayToken(secret)}
                 if TOKEN_ENV not in os.environ:
