@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
+import anyio
+import anyio.to_thread
 import click
 
 from mcpdeck.cli._app import pass_ctx, run_async
@@ -31,6 +33,7 @@ from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
     from mcpdeck.gateway import GatewayToken
+    from mcpdeck.history import History
     from mcpdeck.host import Host
 
 __all__ = [
@@ -167,6 +170,21 @@ async def serve_http(
                 server.should_exit = True
 
 
+async def _record_in_background(host: Host, history: History) -> None:
+    """Write the history from a task in the host's task group, each write in a worker thread:
+    SQLite's commits must not hold up the calls of every client."""
+    started = anyio.Event()
+
+    async def record() -> None:
+        async with host.events.subscribe(buffer=100_000) as events:
+            started.set()
+            async for event in events:
+                await anyio.to_thread.run_sync(history.record, event)
+
+    host.start_task(record, name="mcpdeck gateway history")
+    await started.wait()
+
+
 def register_gateway_command(cli: click.Group) -> None:
     """Add ``mcpdeck gateway`` to the command line."""
 
@@ -207,7 +225,7 @@ def register_gateway_command(cli: click.Group) -> None:
         history = ctx.history()
         async with ctx.host() as host:
             if history is not None:
-                host.events.on(history.record)
+                await _record_in_background(host, history)
             if stdio:
                 await serve_stdio(host, profile)
                 return

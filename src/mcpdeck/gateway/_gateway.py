@@ -14,6 +14,7 @@ updates, log messages) to the clients, and starts nothing else; leaving it undoe
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from mcpdeck.gateway._clients import Calls, install_forwarding
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._registry import Clients
 from mcpdeck.gateway._server import build_server
+from mcpdeck.gateway._stdio import stdio_streams
 from mcpdeck.gateway._view import ProfileView
 from mcpdeck.host import Host
 
@@ -217,7 +219,8 @@ class Gateway:
         server = self.server(profile if profile is not None else self.profile)
         self.task_group  # noqa: B018 - the gateway must be open
         options = server.create_initialization_options()
-        async with stdio_server() as (read_stream, write_stream):
+        streams = stdio_server() if sys.platform == "win32" else stdio_streams()
+        async with streams as (read_stream, write_stream):
             if self.modern:  # the client's first request picks the era
                 await server.run(read_stream, write_stream, options)
                 return
