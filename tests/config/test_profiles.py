@@ -60,3 +60,8 @@ def test_saving_a_profile_keeps_everything_else_and_unknown_keys(tmp_path: Path)
     assert set(json.loads(path.read_text())["profiles"]) == {"new"}
     with pytest.raises(ConfigError, match="no profile named 'old'"):
         remove_profile(store, "old")
+
+
+def test_the_sse_path_names_cannot_be_profiles() -> None:
+    with pytest.raises(ConfigError, match="taken by the gateway's SSE paths"):
+        parse_profiles({"profiles": {"sse": {}}})

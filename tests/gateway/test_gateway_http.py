@@ -285,3 +285,20 @@ async def test_the_gate_applies_and_every_call_is_in_the_history_with_its_client
     assert ("asker 1.0 (via profile conf)", "test_simple_text", "ok") in records
     assert ("asker 1.0 (via profile conf)", "test_error_handling", "denied") in records
     assert ("mute 1.0 (via profile conf)", "test_simple_text", "denied") in records
+
+
+async def test_clients_of_the_old_sse_transport_are_served_too(log_dir: Path) -> None:
+    async with served_gateway(log_dir, profiles=NO_PREFIX) as served:
+        specs = {
+            "all": {"type": "sse", "url": f"{served.url()}/sse"},
+            "one": {"type": "sse", "url": f"{served.url('conf')}/sse"},
+        }
+        async with Host(specs, log_dir=log_dir / "outer") as outer:
+            assert outer.servers["all"].state is ServerState.CONNECTED, outer.servers["all"].error
+            assert outer.servers["one"].state is ServerState.CONNECTED, outer.servers["one"].error
+            with anyio.fail_after(WAIT):
+                via_all = await outer.call_tool("mcp__all__mcp__conf__test_simple_text", {})
+                via_one = await outer.call_tool("mcp__one__test_image_content", {})
+    assert via_all.text() == "This is a simple text response for testing."
+    image = via_one.content[0]
+    assert isinstance(image, types.ImageContent) and image.data == PNG

@@ -29,12 +29,15 @@ from mcpdeck.errors import ConfigError
 __all__ = ["ProfileConfig", "parse_profiles", "put_profile", "remove_profile", "validate_profile_name"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
+_RESERVED = ("sse", "messages")
 
 
 def validate_profile_name(name: object) -> str:
     """Check that ``name`` can be a URL path segment (``/mcp/<name>``); return it, or raise ConfigError."""
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name in (".", ".."):
         raise ConfigError(f"profile name {name!r}: use only letters, digits, '_', '-' and '.'")
+    if name in _RESERVED:
+        raise ConfigError(f"profile name {name!r} is taken by the gateway's SSE paths; choose another")
     return name
 
 
