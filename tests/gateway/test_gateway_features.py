@@ -53,3 +53,18 @@ async def test_a_server_asking_for_roots_mid_call_gets_the_callers_roots(log_dir
     assert json.loads(theirs.content[0].text)["roots"] == [{"uri": "file:///client/root", "name": "root"}]
     host_roots = json.loads(hosts.content[0].text)["roots"]
     assert host_roots and host_roots[0]["uri"] == Path.cwd().as_uri()  # the host's own roots
+
+
+async def test_a_url_elicitation_reaches_the_client_as_a_url(log_dir: Path) -> None:
+    seen = Seen()
+    async with served_gateway(log_dir, FEATURES) as served, client(served.url(), seen) as via:
+        with anyio.fail_after(WAIT):
+            answer = await via.call_tool("mcp__features__ask_url", {})
+    [asked] = seen.elicitations
+    assert isinstance(asked, types.ElicitRequestURLParams)
+    assert (asked.url, asked.elicitation_id, asked.message) == (
+        "https://example.com/connect",
+        "connect-1",
+        "Connect your account",
+    )
+    assert isinstance(answer.content[0], types.TextContent) and answer.content[0].text == "accept"
