@@ -68,3 +68,15 @@ async def test_a_url_elicitation_reaches_the_client_as_a_url(log_dir: Path) -> N
         "Connect your account",
     )
     assert isinstance(answer.content[0], types.TextContent) and answer.content[0].text == "accept"
+
+
+async def test_a_server_added_to_the_host_shows_up_for_connected_clients(log_dir: Path) -> None:
+    seen = Seen()
+    async with served_gateway(log_dir, FEATURES) as served, client(served.url(), seen) as via:
+        with anyio.fail_after(WAIT):
+            before = {tool.name for tool in (await via.list_tools()).tools}
+            await served.host.add_server("basic", stdio_server("basic"), save=False)
+            await seen.arrival("notifications/tools/list_changed").wait()
+            after = {tool.name for tool in (await via.list_tools()).tools}
+    assert not any(name.startswith("mcp__basic__") for name in before)
+    assert "mcp__basic__echo" in after
