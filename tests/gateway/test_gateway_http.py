@@ -302,3 +302,21 @@ async def test_clients_of_the_old_sse_transport_are_served_too(log_dir: Path) ->
     assert via_all.text() == "This is a simple text response for testing."
     image = via_one.content[0]
     assert isinstance(image, types.ImageContent) and image.data == PNG
+
+
+async def test_a_2026_client_is_asked_the_servers_questions_in_rounds(log_dir: Path) -> None:
+    seen = Seen()
+    answer = {"username": "m", "email": "m@example.com"}
+    async with served_gateway(log_dir, profiles=NO_PREFIX, modern=True) as served:
+        async with client(served.url("conf"), seen, answer=answer) as via:
+            with anyio.fail_after(WAIT):
+                asked = await via.call_tool("test_elicitation", {"message": "in rounds?"})
+                sampled = await via.call_tool("test_sampling", {"prompt": "hello"})
+                protocol = via.protocol_version
+    assert protocol == "2026-07-28"
+    assert [e.message for e in seen.elicitations] == ["in rounds?"]
+    assert isinstance(asked.content[0], types.TextContent)
+    assert asked.content[0].text == f"User response: action=accept, content={json.dumps(answer)}"
+    assert isinstance(sampled.content[0], types.TextContent)
+    assert sampled.content[0].text == "LLM response: sampled by the client"
+    assert served.gateway.parked == {}  # every parked call was collected

@@ -19,8 +19,9 @@ import warnings
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
@@ -30,7 +31,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcpdeck._client_requests import ClientHandlers
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
 
-__all__ = ["LEVELS", "Calls", "Downstream", "Running", "install_forwarding", "send_log"]
+__all__ = ["LEVELS", "Calls", "Downstream", "Parked", "Running", "install_forwarding", "send_log"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ class Running:
         default_factory=list[types.LoggingMessageNotificationParams]
     )
     """Log messages the server sent during the request, sent to the client before its answer."""
+    parked: Parked | None = None
+    """For a 2026-07-28 client: where the server's questions wait for the client's next round."""
 
     @property
     def related(self) -> ServerMessageMetadata:
@@ -138,6 +141,53 @@ async def send_log(
         await session.send_log_message(  # pyright: ignore[reportDeprecated]
             params.level, params.data, params.logger, related_request_id=related
         )
+
+
+class Parked:
+    """A call of a 2026-07-28 client, kept running between the rounds of its request.
+
+    That protocol has no requests from server to client: a question comes back to the client
+    as an ``InputRequiredResult`` and the client sends the request again with the answers.
+    The server's call keeps running here meanwhile, its questions waiting for those answers.
+    """
+
+    def __init__(self, key: str):
+        self.key = key
+        self.questions: dict[str, types.InputRequest] = {}
+        self._answers: dict[str, types.InputResponse] = {}
+        self._arrived: dict[str, anyio.Event] = {}
+        self._step = anyio.Event()
+        self.done = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    async def ask(self, request: types.InputRequest) -> types.InputResponse:
+        """Put a question to the client's next round and wait for its answer."""
+        key = f"q{len(self._arrived) + 1}"
+        self.questions[key] = request
+        arrived = self._arrived[key] = anyio.Event()
+        self._step.set()
+        await arrived.wait()
+        return self._answers.pop(key)
+
+    def answer(self, responses: dict[str, types.InputResponse]) -> None:
+        """The client's answers from a new round."""
+        for key, response in responses.items():
+            if key in self.questions and key in self._arrived:
+                del self.questions[key]
+                self._answers[key] = response
+                self._arrived[key].set()
+
+    def finish(self, result: Any = None, error: BaseException | None = None) -> None:
+        """The call ended."""
+        self.done, self.result, self.error = True, result, error
+        self._step.set()
+
+    async def next_step(self) -> None:
+        """Wait until the call ends or asks something the client has not been asked."""
+        while not self.done and not self.questions:
+            self._step = anyio.Event()
+            await self._step.wait()
 
 
 _current: ContextVar[Running | None] = ContextVar("mcpdeck_gateway_request", default=None)
@@ -190,6 +240,20 @@ def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], N
 
     async def elicitation(request: ElicitationRequest) -> ElicitationResponse:
         running = calls.owner(request.server)
+        if running is not None and running.parked is not None and running.client.can_elicit(request.mode):
+            params: types.ElicitRequestParams = (
+                types.ElicitRequestURLParams(
+                    message=request.message, url=request.url or "", elicitation_id=request.elicitation_id or ""
+                )
+                if request.mode == "url"
+                else types.ElicitRequestFormParams.model_validate(
+                    {"message": request.message, "requestedSchema": request.schema or {"type": "object"}}
+                )
+            )
+            response = await running.parked.ask(types.ElicitRequest(params=params))
+            if isinstance(response, types.ElicitResult):
+                return _form_answer(response)
+            raise RuntimeError("the client answered an elicitation with something else")
         if running is not None and running.client.can_elicit(request.mode):
             session = running.ctx.session
             try:
@@ -214,6 +278,11 @@ def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], N
 
     async def sampling(request: SamplingRequest) -> types.CreateMessageResult:
         running = calls.owner(request.server)
+        if running is not None and running.parked is not None and running.client.can_sample:
+            response = await running.parked.ask(types.CreateMessageRequest(params=request.params))
+            if isinstance(response, types.CreateMessageResult | types.CreateMessageResultWithTools):
+                return cast(types.CreateMessageResult, response)  # with tools when the server offered tools
+            raise RuntimeError("the client answered a sampling request with something else")
         if running is not None and running.client.can_sample:
             params = request.params
             wanted: Any = (
@@ -232,6 +301,9 @@ def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], N
 
     async def roots_for(server: str) -> list[types.Root] | None:
         running = calls.owner(server)
+        if running is not None and running.parked is not None and running.client.has_roots:
+            response = await running.parked.ask(types.ListRootsRequest())
+            return list(response.roots) if isinstance(response, types.ListRootsResult) else None
         if running is not None and running.client.has_roots:
             try:
                 result = await running.ctx.session.send_request(

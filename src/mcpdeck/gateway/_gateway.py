@@ -29,7 +29,7 @@ from mcp.server.stdio import stdio_server
 
 from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles
 from mcpdeck.errors import ConfigError
-from mcpdeck.gateway._clients import Calls, install_forwarding
+from mcpdeck.gateway._clients import Calls, Parked, install_forwarding
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._registry import Clients
 from mcpdeck.gateway._server import build_server
@@ -106,6 +106,8 @@ class Gateway:
         self._read_at: int | None = None
         self._read: dict[str, ProfileConfig] = {}
         self.calls = Calls()
+        self.parked: dict[str, Parked] = {}
+        """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
         self.clients = Clients(host, self.calls, self._serves)
         self._servers: dict[str | None, Server[Any]] = {}
         self._stack: AsyncExitStack | None = None

@@ -8,8 +8,10 @@ the answer, or the error, back into what the server behind it said.
 from __future__ import annotations
 
 import json
+import logging
+import uuid
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -20,6 +22,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from mcpdeck._version import __version__
@@ -32,7 +35,7 @@ from mcpdeck.errors import (
     ToolNotFoundError,
 )
 from mcpdeck.events import current_caller
-from mcpdeck.gateway._clients import Downstream, Running
+from mcpdeck.gateway._clients import Downstream, Parked, Running
 from mcpdeck.gateway._view import ProfileView
 from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest
 
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["TOKEN_STATE", "build_server"]
 
 Ctx = ServerRequestContext[Any]
+logger = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002
 """The MCP error code for an unknown resource."""
@@ -50,6 +54,8 @@ _HANDSHAKE_ONLY = (
     "the client questions in the middle of a call; connect with initialize"
 )
 TOKEN_STATE = "mcpdeck_gateway_token"
+PARKED_TIMEOUT = 300.0
+"""Seconds a 2026-07-28 call that asked its client something waits for the client's next round."""
 APPROVAL_TIMEOUT = 120.0
 """Seconds a client has to answer the gate's question before the call is refused."""
 """Where the HTTP layer leaves the name of the token a request used (``scope["state"]``)."""
@@ -65,6 +71,27 @@ def _mcp_error(error: MCPDeckError) -> MCPError:
     if isinstance(error, ResourceNotFoundError):
         return MCPError(code=RESOURCE_NOT_FOUND, message=str(error), data={"uri": error.uri})
     return MCPError(code=INTERNAL_ERROR, message=str(error))
+
+
+def _responses(raw: object) -> dict[str, types.InputResponse]:
+    """The client's answers of a 2026-07-28 round, each read as the kind of answer it is."""
+    if not isinstance(raw, dict):
+        return {}
+    kinds: tuple[type[Any], ...] = (
+        types.ElicitResult,
+        types.ListRootsResult,
+        types.CreateMessageResultWithTools,
+        types.CreateMessageResult,
+    )
+    answers: dict[str, types.InputResponse] = {}
+    for key, value in cast(dict[str, object], raw).items():
+        for kind in kinds:
+            try:
+                answers[key] = kind.model_validate(value)
+                break
+            except ValueError:
+                continue
+    return answers
 
 
 def _error_result(text: str) -> types.CallToolResult:
@@ -151,6 +178,8 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
 
     async def running_on(ctx: Ctx, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
         """Run ``work`` as the client's request on ``server``: its log messages and questions come back here."""
+        if gateway.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await in_rounds(ctx, server, work)
         running = Running(client(ctx), server, ctx)
         end = gateway.calls.start(running)
         try:
@@ -158,6 +187,40 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
         finally:
             end()
             await running.flush()
+
+    async def in_rounds(ctx: Ctx, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
+        server asks ends this round with an ``InputRequiredResult``; the client's next round answers."""
+        params: Mapping[str, Any] = ctx.params or {}
+        state: object = params.get("requestState")
+        parked = gateway.parked.get(state) if isinstance(state, str) else None
+        if parked is None:
+            parked = Parked(uuid.uuid4().hex)
+            gateway.parked[parked.key] = parked
+            running = Running(client(ctx), server, ctx, parked=parked)
+
+            async def run() -> None:
+                end = gateway.calls.start(running)
+                try:
+                    parked.finish(await work())
+                except Exception as error:  # handed to the round that collects the result
+                    parked.finish(error=error)
+                finally:
+                    end()
+                with anyio.move_on_after(PARKED_TIMEOUT):  # a client that never comes back
+                    await anyio.sleep_forever()
+                gateway.parked.pop(parked.key, None)
+
+            gateway.task_group.start_soon(run)
+        else:
+            parked.answer(_responses(params.get("inputResponses")))
+        await parked.next_step()
+        if parked.done:
+            gateway.parked.pop(parked.key, None)
+            if parked.error is not None:
+                raise parked.error
+            return parked.result
+        return types.InputRequiredResult(input_requests=dict(parked.questions), request_state=parked.key)
 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         client(ctx)
@@ -171,7 +234,10 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(value, total, message)  # under the client's own token, if it sent one
+            try:
+                await ctx.session.report_progress(value, total, message)  # under the client's own token, if any
+            except Exception as error:  # the client's stream is gone (a 2026-07-28 round ended): the call goes on
+                logger.debug("gateway: progress not delivered: %s", error)
 
         async def call() -> types.CallToolResult:
             caller = current_caller.set(who.caller)
