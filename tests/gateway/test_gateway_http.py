@@ -320,3 +320,22 @@ async def test_a_2026_client_is_asked_the_servers_questions_in_rounds(log_dir: P
     assert isinstance(sampled.content[0], types.TextContent)
     assert sampled.content[0].text == "LLM response: sampled by the client"
     assert served.gateway.parked == {}  # every parked call was collected
+
+
+async def test_resources_and_prompts_the_rules_deny_are_neither_listed_nor_served(log_dir: Path) -> None:
+    rules = {"allow": ["mcp__*"], "deny": ["mcp__conf__resource:test://static-binary", "mcp__conf__prompt:*image*"]}
+    async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:
+        async with client(served.url("conf"), Seen()) as via:
+            with anyio.fail_after(WAIT):
+                uris = {str(r.uri) for r in (await via.list_resources()).resources}
+                prompts = {p.name for p in (await via.list_prompts()).prompts}
+                with pytest.raises(MCPError) as read:
+                    await via.read_resource("test://static-binary")
+                with pytest.raises(MCPError) as prompt:
+                    await via.get_prompt("test_prompt_with_image")
+                allowed = await via.read_resource("test://static-text")
+    assert "test://static-binary" not in uris and "test://static-text" in uris
+    assert "test_prompt_with_image" not in prompts and "test_simple_prompt" in prompts
+    assert "Permission denied" in read.value.message and "static-binary" in read.value.message
+    assert "Permission denied" in prompt.value.message
+    assert allowed.contents

@@ -21,7 +21,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
@@ -61,11 +61,13 @@ APPROVAL_TIMEOUT = 120.0
 """Where the HTTP layer leaves the name of the token a request used (``scope["state"]``)."""
 
 
-def _mcp_error(error: MCPDeckError) -> MCPError:
+def _mcp_error(error: MCPDeckError, client: Downstream | None = None) -> MCPError:
     """The protocol error a client should see for a host error: the server's own, when it sent one."""
     cause = error.__cause__
     if isinstance(error, ServerError) and isinstance(cause, MCPError):
         return MCPError(code=cause.code, message=cause.message, data=cause.data)
+    if isinstance(error, PermissionDeniedError):
+        return MCPError(code=INVALID_REQUEST, message=_refusal(error, client))
     if isinstance(error, ToolNotFoundError | PromptNotFoundError):
         return MCPError(code=INVALID_PARAMS, message=str(error))
     if isinstance(error, ResourceNotFoundError):
@@ -92,6 +94,14 @@ def _responses(raw: object) -> dict[str, types.InputResponse]:
             except ValueError:
                 continue
     return answers
+
+
+def _refusal(error: PermissionDeniedError, client: Downstream | None) -> str:
+    """The gate's refusal, saying why the client was not asked when it could not be."""
+    text = str(error)
+    if error.approved_by == "no-approver" and client is not None:
+        text += f" ({client.name} cannot be asked: it does not offer elicitation)"
+    return text
 
 
 def _error_result(text: str) -> types.CallToolResult:
@@ -124,9 +134,13 @@ def _asker(ctx: Ctx, client: Downstream) -> ApprovalCallback | None:
 
     async def ask(request: ApprovalRequest) -> Approval:
         arguments = json.dumps(dict(request.arguments), ensure_ascii=False)[:2000]
-        message = (
-            f"mcpdeck: allow {request.original_name!r} of server {request.server!r} to run with arguments {arguments}?"
-        )
+        if request.original_name.startswith(("resource:", "prompt:")):  # a read or a prompt, not a tool call
+            message = f"mcpdeck: allow this? {request.description}"
+        else:
+            message = (
+                f"mcpdeck: allow {request.original_name!r} of server {request.server!r} to run "
+                f"with arguments {arguments}?"
+            )
         schema: Any = _approval_schema()
         with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever
             answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
@@ -250,10 +264,7 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
                     approver=_asker(ctx, who),
                 )
             except PermissionDeniedError as error:
-                text = str(error)
-                if error.approved_by == "no-approver":
-                    text += f" ({who.name} cannot be asked: it does not offer elicitation)"
-                return _error_result(text)
+                return _error_result(_refusal(error, who))
             except ServerError as error:
                 if isinstance(error.__cause__, MCPError):
                     raise _mcp_error(error) from None
@@ -287,15 +298,17 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
         return server
 
     async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        client(ctx)
+        who = client(ctx)
         uri = str(params.uri)
         server = server_for(uri)
 
         async def read() -> types.ReadResourceResult:
             try:
-                return await host.read_resource(uri, server=server)
+                return await host.read_resource(
+                    uri, server=server, check_permission=gateway.check_permission, approver=_asker(ctx, who)
+                )
             except MCPDeckError as error:
-                raise _mcp_error(error) from None
+                raise _mcp_error(error, who) from None
 
         return await running_on(ctx, server, read)
 
@@ -320,16 +333,18 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
         return types.ListPromptsResult(prompts=view().prompts())
 
     async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        client(ctx)
+        who = client(ctx)
         entry = view().prompt(params.name)
         if entry is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
 
         async def get() -> types.GetPromptResult:
             try:
-                return await host.get_prompt(entry.name, params.arguments)
+                return await host.get_prompt(
+                    entry.name, params.arguments, check_permission=gateway.check_permission, approver=_asker(ctx, who)
+                )
             except MCPDeckError as error:
-                raise _mcp_error(error) from None
+                raise _mcp_error(error, who) from None
 
         return await running_on(ctx, entry.server, get)
 

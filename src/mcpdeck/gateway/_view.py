@@ -7,12 +7,14 @@ list that changes or a profile edited in the config file shows at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import mcp_types as types
 
 from mcpdeck.catalog import CatalogTool
 from mcpdeck.config import ProfileConfig
 from mcpdeck.host import Host
+from mcpdeck.permissions import Access
 from mcpdeck.resources import PromptEntry
 
 __all__ = ["ProfileView"]
@@ -62,13 +64,17 @@ class ProfileView:
         """The profile's servers that are known to the host, in config order."""
         return [name for name in self.host.servers if self.profile.serves(name)]
 
+    def _shown(self, kind: Literal["resource", "prompt"], server: str, target: str) -> bool:
+        """Whether the profile has the server and no deny rule refuses the access (what is refused is not listed)."""
+        return self.profile.serves(server) and self.host.permissions.denied(Access(kind, server, target)) is None
+
     def resources(self) -> list[types.Resource]:
         """Every resource of the profile's servers, URIs as their servers give them."""
-        return [entry.resource for entry in self.host.resources if self.profile.serves(entry.server)]
+        return [e.resource for e in self.host.resources if self._shown("resource", e.server, e.uri)]
 
     def templates(self) -> list[types.ResourceTemplate]:
         """Every resource template of the profile's servers."""
-        return [entry.template for entry in self.host.resource_templates if self.profile.serves(entry.server)]
+        return [e.template for e in self.host.resource_templates if self._shown("resource", e.server, e.uri_template)]
 
     def server_for_uri(self, uri: str) -> str | None:
         """The server that answers for a URI: the first of the profile's servers (in config order) that
@@ -102,7 +108,7 @@ class ProfileView:
         """Every prompt of the profile's servers, under its served name."""
         result: list[types.Prompt] = []
         for entry in self.host.prompts:
-            if self.profile.serves(entry.server):
+            if self._shown("prompt", entry.server, entry.original_name):
                 served = self._prompt_name(entry)
                 prompt = entry.prompt
                 result.append(prompt if prompt.name == served else prompt.model_copy(update={"name": served}))
