@@ -1,13 +1,18 @@
 """History: every tool call and every conversation, in SQLite.
 
-The database lives in the user data dir (``<data dir>/mcpdeck/history.sqlite3``) unless a
-path is given. Its schema is versioned with SQLite's ``user_version`` and brought up to
-date by numbered migrations when it is opened, each in its own transaction, so an old
-file is upgraded in place and a newer one is refused rather than misread.
+The database lives in mcpdeck's data folder (``<data dir>/history.sqlite3``, or
+``$MCPDECK_HISTORY``; see ``mcpdeck._paths``) unless a path is given. Its schema is
+versioned with SQLite's ``user_version`` and brought up to date by numbered migrations
+when it is opened, each in its own transaction, so an old file is upgraded in place and
+a newer one is refused rather than misread.
 
 Secrets never land in it: every text stored passes through a redactor that replaces the
-literal secret values of the config (env values, header values, OAuth client secrets)
-with ``****``.
+literal secret values of the config (env values, header values, OAuth client secrets) and
+the values its ``${VAR}`` references bring in from the environment with ``****``.
+
+It is private: the file (and SQLite's ``-wal`` and ``-shm`` beside it) is ``0600``, and a
+folder mcpdeck creates for it ``0700`` (mcpdeck's data folder is made ``0700`` too; a folder
+the user named for the file is left as it is).
 
 ``host.events.on(history.record)`` records a host's tool calls from its events.
 """
@@ -17,14 +22,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from mcpdeck._files import ensure_private_dir, ensure_private_file
+from mcpdeck._masking import Redactor
 from mcpdeck._paths import data_dir, history_path
 from mcpdeck.config import McpConfig, StdioServerConfig
+from mcpdeck.config._expand import referenced_values
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
@@ -71,6 +79,10 @@ _MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE conversations ADD COLUMN key TEXT;
     CREATE UNIQUE INDEX conversations_key ON conversations(key);
     """,
+    # 3: calls made through the gateway say who made them
+    """
+    ALTER TABLE tool_calls ADD COLUMN caller TEXT;
+    """,
 )
 _DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -94,13 +106,14 @@ def _oauth_secrets(oauth: object) -> list[str]:
     return found
 
 
-def secrets_of(config: McpConfig) -> set[str]:
-    """The literal secret values a config holds: env and header values, OAuth client secrets.
+def secrets_of(config: McpConfig, environ: Mapping[str, str] | None = None) -> set[str]:
+    """The secret values a config holds: env and header values, OAuth client secrets, and
+    (given ``environ``) the values its ``${VAR}`` references bring in.
 
-    ``${VAR}`` references are not secrets themselves; values shorter than 6 characters are
-    too likely to be ordinary words to be worth hiding.
+    ``${VAR}`` references are not secrets themselves; literal values shorter than 6
+    characters are too likely to be ordinary words to be worth hiding.
     """
-    found: set[str] = set()
+    found: set[str] = set() if environ is None else referenced_values(config.servers, environ)
     for server in config.servers.values():
         values: list[str] = []
         if isinstance(server, StdioServerConfig):
@@ -112,19 +125,6 @@ def secrets_of(config: McpConfig) -> set[str]:
         # A header like "Bearer abc123..." carries its secret after the scheme.
         found.update(v.split(" ", 1)[1] for v in values if " " in v and len(v.split(" ", 1)[1]) >= 6)
     return found
-
-
-class Redactor:
-    """Replaces known secret values in text with ``****``."""
-
-    def __init__(self, secrets: Iterable[str] = ()):
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "****")
-        return text
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,8 @@ class ToolCallRecord:
     result_size: int | None
     duration: float | None
     approved_by: str | None
+    caller: str | None = None
+    """Who made the call through the gateway (client name, profile or token); None for this program."""
 
     def to_json(self) -> dict[str, Any]:
         """A stable JSON shape (``mcpdeck history --json``)."""
@@ -157,6 +159,7 @@ class ToolCallRecord:
             "resultSize": self.result_size,
             "duration": self.duration,
             "approvedBy": self.approved_by,
+            "caller": self.caller,
         }
 
 
@@ -172,7 +175,12 @@ class History:
         self._redact = redactor or Redactor()
         self._lock = threading.Lock()
         self._keys: dict[str, int] = {}  # conversation key -> id, so recording a call reads nothing
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        default = self.path == data_dir() / "history.sqlite3"  # mcpdeck's own folder, not one the user named
+        ensure_private_dir(self.path.parent, tighten=default)
+        ensure_private_file(self.path)  # SQLite gives the -wal and -shm it creates the database file's mode
+        for suffix in ("-wal", "-shm"):  # ones an older mcpdeck left readable
+            if (beside := self.path.with_name(self.path.name + suffix)).exists():
+                ensure_private_file(beside)
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -231,8 +239,8 @@ class History:
         arguments = self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str))
         self._write(
             "INSERT OR IGNORE INTO tool_calls"
-            " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id, caller)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.call_id,
                 event.at.isoformat(),
@@ -242,6 +250,7 @@ class History:
                 arguments,
                 event.approved_by,
                 conversation_id,
+                event.caller,
             ),
         )
 
@@ -274,7 +283,7 @@ class History:
         """The most recent calls, newest first."""
         sql = (
             "SELECT call_id, started_at, server, tool, name, arguments, status, error, result_size, duration,"
-            " approved_by FROM tool_calls"
+            " approved_by, caller FROM tool_calls"
         )
         params: list[Any] = []
         if server is not None:
@@ -297,6 +306,7 @@ class History:
                 result_size=row[8],
                 duration=row[9],
                 approved_by=row[10],
+                caller=row[11],
             )
             for row in rows
         ]

@@ -10,7 +10,7 @@ output and exit 0.
 
 Only ``click`` and mcpdeck's own light modules are imported here and at the top of every
 command module: ``mcpdeck --help``, ``--version`` and the commands that only read or write
-the config never import the MCP SDK (``tests/cli/test_startup.py`` checks it). Whatever a
+the config never import the MCP SDK (``tests/cli/test_first_hour.py`` checks it). Whatever a
 command needs beyond that it imports when it runs.
 """
 
@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 import click
 
 from mcpdeck import _paths
+from mcpdeck._masking import mask_urls
+from mcpdeck._safe_text import safe_text
 from mcpdeck._version import __version__
 from mcpdeck.errors import ConfigError, MCPDeckError
 
@@ -101,7 +103,7 @@ class _Context:
             return None
         from mcpdeck.history import History, Redactor, secrets_of
 
-        return History(path, redactor=Redactor(secrets_of(self.store.read())))
+        return History(path, redactor=Redactor(secrets_of(self.store.read(), os.environ)))
 
     def host(
         self,
@@ -152,15 +154,22 @@ class _Context:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(click.style("Error: ", fg="red", bold=True) + message, err=True)
+    click.echo(click.style("Error: ", fg="red", bold=True) + safe_text(mask_urls(message)), err=True)
     sys.exit(code)
 
 
 def errors_to_exit(fn: Callable[P, R]) -> Callable[P, R | None]:
-    """Turn mcpdeck errors into a message on stderr: exit 2 for config problems, 1 otherwise, 130 on Ctrl-C."""
+    """Run a command: library and SDK warnings shown through the safe filter (``install_safe_logging``), and
+    mcpdeck errors turned into a message on stderr: exit 2 for config problems, 1 otherwise, 130 on Ctrl-C.
+
+    (The filter is installed here, when a command runs, not in the group: ``COMMAND --help`` stays light.)
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | None:
+        from mcpdeck.cli._render import install_safe_logging
+
+        install_safe_logging()
         try:
             return fn(*args, **kwargs)
         except ConfigError as error:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 import click
 
+from mcpdeck._masking import Redactor, mask_url
 from mcpdeck.cli._app import SECONDS, _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.errors import ConfigError
 
@@ -158,6 +159,7 @@ def logout(name: str) -> None:
 def _status_rows(name: str | None) -> list[dict[str, Any]]:
     from mcpdeck.auth import TokenStore, oauth_settings
     from mcpdeck.config import RemoteServerConfig
+    from mcpdeck.config._expand import referenced_values
 
     ctx = _context()
     config = ctx.store.read()
@@ -173,9 +175,10 @@ def _status_rows(name: str | None) -> list[dict[str, Any]]:
         stored = store.get(server_name, url)
         if stored is not None:
             shown.add(str(stored.path))
-        rows.append(_row(server_name, url, stored, configured=True))
+        rows.append(_row(server_name, mask_url(server.url), stored, configured=True))  # as written, masked
+    hide = Redactor(referenced_values(config.servers, os.environ))
     rows.extend(
-        _row(stored.server, stored.url, stored, configured=False)
+        _row(stored.server, hide(mask_url(stored.url)), stored, configured=False)
         for stored in store.records(name)
         if str(stored.path) not in shown
     )

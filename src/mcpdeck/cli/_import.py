@@ -46,7 +46,7 @@ def import_(
       mcpdeck import claude-desktop --dry-run
       mcpdeck import vscode .vscode/mcp.json
     """
-    from mcpdeck.cli._render import table
+    from mcpdeck.cli._render import safe, style, table
     from mcpdeck.config._importers import default_import_path, import_servers
 
     result = import_servers(source, path or default_import_path(source))
@@ -55,9 +55,9 @@ def import_(
     added = {n: s for n, s in result.servers.items() if force or n not in taken}
     kept = [n for n in result.servers if n not in added]
     for note in result.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"note: {safe(note)}")
     for name, why in result.skipped.items():
-        click.echo(click.style(f"skipped {name}: {why}", fg="yellow"))
+        click.echo(style(f"skipped {name}: {why}", fg="yellow"))
     for name in kept:
         click.echo(click.style(f"skipped {name}: already in {ctx.path} (use --force to replace)", fg="yellow"))
     if not added:
@@ -92,12 +92,14 @@ def import_(
 
 
 def _show_auto_approve(approving: dict[str, list[str]]) -> None:
+    from mcpdeck.cli._render import safe
+
     if not approving:
         return
     heading = "\nautoApprove: these tools would run without asking, even where a rule says ask:"
     click.echo(click.style(heading, bold=True))
     for name, patterns in approving.items():
-        click.echo(f"  {name}: {', '.join(patterns)}")
+        click.echo(safe(f"  {name}: {', '.join(patterns)}"))  # from another host's file
 
 
 def _keep_auto_approve(approving: dict[str, list[str]], keep: bool) -> bool:
@@ -140,6 +142,7 @@ def logs(ctx: _Context, name: str, lines: int) -> None:
     Example:
       mcpdeck logs fs -n 20
     """
+    from mcpdeck.cli._render import safe
     from mcpdeck.config import RemoteServerConfig, StdioServerConfig, validate_server_name
 
     validate_server_name(name)
@@ -155,7 +158,7 @@ def logs(ctx: _Context, name: str, lines: int) -> None:
     text = path.read_text(encoding="utf-8", errors="replace").splitlines()
     click.echo(f"==> {path} <==", err=True)
     for line in text[-lines:] if lines > 0 else text:
-        click.echo(line)
+        click.echo(safe(line, multiline=True))
     if isinstance(server, StdioServerConfig) and not text:
         click.echo("(empty)")
 

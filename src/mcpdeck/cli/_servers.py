@@ -33,9 +33,10 @@ def startup_hint(error: str | None) -> str:
 
 @click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--show-secrets", is_flag=True, help="Show arguments and URLs unmasked.")
 @pass_ctx
 @_run
-async def list_servers(ctx: _Context, as_json: bool) -> None:
+async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None:
     """Connect every server and show its status and tool count.
 
     \b
@@ -43,23 +44,26 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
       mcpdeck list
       mcpdeck --startup-timeout 60 list --json
     """
-    from mcpdeck.cli._render import echo_json
+    from mcpdeck.cli._render import echo_json, style, target_of
     from mcpdeck.status import ServerState
 
+    configs = ctx.store.read().servers if show_secrets else {}
+    targets = {name: target_of(config, show=True) for name, config in configs.items()}
     if as_json:
         async with ctx.host() as host:
             statuses = list(host.servers.values())
-        echo_json({"config": str(ctx.path), "servers": [s.to_json() for s in statuses]})
+        servers = [s.to_json() | ({"target": targets[s.name]} if s.name in targets else {}) for s in statuses]
+        echo_json({"config": str(ctx.path), "servers": servers})
         return
-    statuses = await _list_as_they_settle(ctx)
+    statuses = await _list_as_they_settle(ctx, targets)
     if not statuses:
         click.echo(f"No servers in {ctx.path}. Add one with `mcpdeck add NAME -- COMMAND [ARGS...]`.")
         return
     for status in statuses:
         if status.state is ServerState.FAILED:
-            click.echo(click.style(f"\n{status.name}: {startup_hint(status.error)}", fg="red"))
+            click.echo(style(f"\n{status.name}: {startup_hint(status.error)}", fg="red"))
         for warning in status.warnings:
-            click.echo(click.style(f"\n{status.name}: warning: {warning}", fg="yellow"))
+            click.echo(style(f"\n{status.name}: warning: {warning}", fg="yellow"))
     connected = sum(s.state is ServerState.CONNECTED for s in statuses)
     tools = sum(s.tool_count for s in statuses)
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
@@ -69,10 +73,11 @@ READY_WAIT = 2.0
 """Seconds ``list`` waits for every server before it prints what is ready; the rest follow as they settle."""
 
 
-async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
+async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
     """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
 
-    A slow or hanging server delays only its own row (at most its startup timeout).
+    A slow or hanging server delays only its own row (at most its startup timeout). ``targets``
+    holds the unmasked command lines and URLs to show instead (``--show-secrets``).
     """
     import anyio
 
@@ -100,7 +105,7 @@ async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
                 return []
             # Widths come from every row as it is now (the waiting ones say "connecting"), so the
             # rows printed later line up with the first ones.
-            now = [status_row(status) for status in host.servers.values()]
+            now = [status_row(status, targets.get(status.name)) for status in host.servers.values()]
             lines = table(headers, now).splitlines()
             click.echo(
                 "\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n not in waiting)])
@@ -110,7 +115,8 @@ async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
             while waiting:
                 name = await receive.receive()
                 waiting.discard(name)
-                click.echo(table(headers, [*now, status_row(host.servers[name])]).splitlines()[-1])
+                row = status_row(host.servers[name], targets.get(name))
+                click.echo(table(headers, [*now, row]).splitlines()[-1])
             statuses = list(host.servers.values())
     return statuses
 
@@ -119,9 +125,10 @@ async def _list_as_they_settle(ctx: _Context) -> list[ServerStatus]:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--no-connect", is_flag=True, help="Only show the config; don't start the server.")
+@click.option("--show-secrets", is_flag=True, help="Show env and header values, arguments and URLs unmasked.")
 @pass_ctx
 @_run
-async def get(ctx: _Context, name: str, as_json: bool, no_connect: bool) -> None:
+async def get(ctx: _Context, name: str, as_json: bool, no_connect: bool, show_secrets: bool) -> None:
     """Show one server: its config (secrets masked) and live status.
 
     \b
@@ -129,54 +136,54 @@ async def get(ctx: _Context, name: str, as_json: bool, no_connect: bool) -> None
       mcpdeck get fs
       mcpdeck get fs --no-connect --json
     """
-    from mcpdeck.cli._render import echo_json, mask_secrets
+    from mcpdeck.cli._render import echo_json, mask_secrets, safe, target_of
 
     server = ctx.server(name)
     if no_connect:
         if as_json:
-            echo_json({"config": mask_secrets(server)})
+            echo_json({"config": mask_secrets(server, show=show_secrets)})
         else:
-            _print_config(name, server)
+            _print_config(name, server, show_secrets=show_secrets)
         return
     async with ctx.host(only=[name]) as host:
         status = host.servers[name]
         tools = [tool.original_name for tool in host.catalog.for_server(name)]
     if as_json:
-        echo_json({"config": mask_secrets(server), "status": status.to_json(), "tools": tools})
+        status_json = status.to_json() | ({"target": target_of(server, show=True)} if show_secrets else {})
+        echo_json({"config": mask_secrets(server, show=show_secrets), "status": status_json, "tools": tools})
         return
-    _print_status(status, server)
+    _print_status(status, server, show_secrets=show_secrets)
     if tools:
-        click.echo(f"{'tools':>12}: " + ", ".join(tools))
+        click.echo(f"{'tools':>12}: " + safe(", ".join(tools)))
 
 
-def _config_rows(server: ServerConfig) -> list[tuple[str, str]]:
-    from mcpdeck.cli._render import mask_secrets
+def _config_rows(server: ServerConfig, *, show_secrets: bool = False) -> list[tuple[str, str]]:
+    from mcpdeck.cli._render import mask_secrets, safe
 
-    return [
-        (key, json.dumps(value, ensure_ascii=False)) for key, value in mask_secrets(server).items() if key != "type"
-    ]
+    shown = mask_secrets(server, show=show_secrets)
+    return [(key, safe(json.dumps(value, ensure_ascii=False))) for key, value in shown.items() if key != "type"]
 
 
-def _print_config(name: str, server: ServerConfig) -> None:
-    rows = [("name", name), ("transport", server.transport), *_config_rows(server)]
+def _print_config(name: str, server: ServerConfig, *, show_secrets: bool = False) -> None:
+    rows = [("name", name), ("transport", server.transport), *_config_rows(server, show_secrets=show_secrets)]
     for key, value in rows:
         click.echo(f"{key:>12}: {value}")
 
 
-def _print_status(status: ServerStatus, server: ServerConfig | None = None) -> None:
-    from mcpdeck.cli._render import state_label
+def _print_status(status: ServerStatus, server: ServerConfig | None = None, *, show_secrets: bool = False) -> None:
+    from mcpdeck.cli._render import safe, state_label, style
     from mcpdeck.status import ServerState
 
     info = status.server_info
     rows: list[tuple[str, str]] = [("name", status.name), ("status", state_label(status.state))]
     if status.error:
-        rows.append(("error", click.style(startup_hint(status.error), fg="red")))
-    rows.extend(("warning", click.style(warning, fg="yellow")) for warning in status.warnings)
+        rows.append(("error", style(startup_hint(status.error), fg="red")))
+    rows.extend(("warning", style(warning, fg="yellow")) for warning in status.warnings)
     rows.append(("transport", status.transport))
     if server is not None:
-        rows.extend(_config_rows(server))
+        rows.extend(_config_rows(server, show_secrets=show_secrets))
     if info:
-        rows.append(("server", f"{info.name} {info.version}".strip()))
+        rows.append(("server", safe(f"{info.name} {info.version}".strip())))
     if status.protocol_version:
         rows.append(("protocol", status.protocol_version))
     if status.state is ServerState.CONNECTED:
@@ -437,7 +444,7 @@ async def test(
       mcpdeck test -- npx -y @modelcontextprotocol/server-everything
       mcpdeck test --url http://127.0.0.1:8000/mcp
     """
-    from mcpdeck.cli._render import echo_json, state_label
+    from mcpdeck.cli._render import echo_json, safe, state_label, style
 
     word = target[0] if len(target) == 1 and not url else None
     if word is not None and os.sep not in word and (word in ctx.store.read().servers or not shutil.which(word)):
@@ -461,10 +468,10 @@ async def test(
         click.echo(f"{name}: {state_label(status.state)} in {report.duration:.2f} s")
         if report.ok:
             info = status.server_info
-            click.echo(f"  server: {info.name} {info.version}" if info else "  server: (anonymous)")
-            click.echo(f"  {len(report.tools)} tools: " + ", ".join(tool.name for tool in report.tools))
+            click.echo(safe(f"  server: {info.name} {info.version}") if info else "  server: (anonymous)")
+            click.echo(f"  {len(report.tools)} tools: " + safe(", ".join(tool.name for tool in report.tools)))
         else:
-            click.echo(click.style(f"  {startup_hint(status.error)}", fg="red"))
+            click.echo(style(f"  {startup_hint(status.error)}", fg="red"))
     if not report.ok:
         sys.exit(1)
 

@@ -24,13 +24,14 @@ def _known_servers(ctx: _Context, servers: tuple[str, ...]) -> None:
 
 
 def _warn_failed(statuses: list[ServerStatus]) -> None:
+    from mcpdeck.cli._render import style
     from mcpdeck.cli._servers import startup_hint
     from mcpdeck.status import ServerState
 
     for status in statuses:
         if status.state is ServerState.FAILED:
             message = f"warning: {status.name} is not connected: {startup_hint(status.error)}"
-            click.echo(click.style(message, fg="yellow"), err=True)
+            click.echo(style(message, fg="yellow"), err=True)
 
 
 @click.command(short_help="List every server's tools under their namespaced names.")
@@ -108,13 +109,16 @@ def argument_lines(schema: dict[str, Any]) -> list[str]:
 
 
 def _describe(tool: CatalogTool) -> None:
-    click.echo(click.style(tool.name, bold=True) + (f"  ({tool.title})" if tool.title else ""))
+    """A tool as ``tool`` and ``tools --verbose`` show it: everything the server wrote made safe."""
+    from mcpdeck.cli._render import safe, style
+
+    click.echo(style(tool.name, bold=True) + (safe(f"  ({tool.title})") if tool.title else ""))
     for line in tool.description.strip().splitlines():
-        click.echo(f"  {line}")
+        click.echo(f"  {safe(line)}")
     lines = argument_lines(tool.input_schema)
     click.echo("  arguments:" if lines else "  arguments: none")
     for line in lines:
-        click.echo(f"    {line}")
+        click.echo(f"    {safe(line)}")
     if tool.read_only:
         click.echo("  read-only (the server says)")
 
@@ -168,7 +172,7 @@ async def call(
       mcpdeck call mcp__everything__echo --args '{"message": "hi"}'
       mcpdeck call mcp__fs__read_file --args '{"path": "README.md"}' --json
     """
-    from mcpdeck.cli._render import echo_json
+    from mcpdeck.cli._render import echo_json, safe
     from mcpdeck.cli._terminal import ProgressLine
 
     arguments = json_object_option(args_json, "--args", '{"path": "README.md"}')
@@ -187,7 +191,7 @@ async def call(
     if as_json:
         echo_json(result.to_json())
     else:
-        click.echo(result.text())
+        click.echo(safe(result.text(), multiline=True))
     if result.is_error:
         sys.exit(1)
 

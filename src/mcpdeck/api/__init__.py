@@ -1,0 +1,60 @@
+"""The REST API of ``mcpdeck serve``: the seeds' IPC channels over HTTP, on FastAPI.
+
+``create_api(context)`` returns the ASGI app mounted at ``/api``; its OpenAPI description
+is at ``/api/openapi.json``. (No Swagger page: it would run scripts from a CDN in an
+origin that can start programs.) ``Guard`` is the security
+middleware the whole process sits behind (token, Host, Origin, rate limit). See
+``docs/api.md`` for every endpoint.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from mcpdeck._version import __version__
+from mcpdeck.api._context import ApiContext, CallStats
+from mcpdeck.api._errors import ApiError, install_error_handlers
+from mcpdeck.api._events import event_json
+from mcpdeck.api._models import ErrorOut
+from mcpdeck.api._respond import Redacting, SafeJSONResponse
+from mcpdeck.api._security import Guard, allowed_hosts, cookie_name
+
+__all__ = ["ApiContext", "ApiError", "CallStats", "Guard", "allowed_hosts", "cookie_name", "create_api", "event_json"]
+
+_ERRORS = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in {
+        400: "The request or a config in it cannot be used.",
+        401: "No token, or a wrong one (`Authorization: Bearer TOKEN`, or the console's cookie).",
+        403: "The Host header does not name this server, or a change came from another origin.",
+        404: "No such server, tool, prompt, resource or call.",
+        409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
+        422: "The request does not fit its schema.",
+        429: "Too many wrong tokens from this address: wait `Retry-After` seconds.",
+        502: "The server failed the request.",
+        504: "The server did not answer in time.",
+    }.items()
+}
+
+
+def create_api(context: ApiContext) -> Redacting:
+    """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
+    from mcpdeck.api import _content, _records, _servers, _tools
+    from mcpdeck.api import _events as events
+
+    app = FastAPI(
+        title="mcpdeck",
+        version=__version__,
+        summary="The REST API of a running mcpdeck host.",
+        default_response_class=SafeJSONResponse,
+        responses=_ERRORS,  # pyright: ignore[reportArgumentType]
+        openapi_url="/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        generate_unique_id_function=lambda route: route.name,  # operation ids: the endpoint's name
+    )
+    app.state.ctx = context
+    install_error_handlers(app)
+    for module in (_servers, _tools, _content, _records, events):
+        app.include_router(module.router)
+    return Redacting(app, context.redactor)

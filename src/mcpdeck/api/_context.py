@@ -1,0 +1,178 @@
+"""What every endpoint works with: the host, its config file, the history, and the API's own bookkeeping."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+from anyio import CancelScope
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpdeck.config import ConfigStore, McpConfig, RemoteServerConfig, StdioServerConfig
+from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
+from mcpdeck.history import History, Redactor, secrets_of
+from mcpdeck.host import Host
+
+__all__ = ["ApiContext", "CallStats"]
+
+
+@dataclass
+class CallStats:
+    """Tool calls made through a server since this process started."""
+
+    calls: int = 0
+    errors: int = 0
+    last_call_at: datetime | None = None
+
+
+@dataclass
+class _Call:
+    request_id: str
+    scope: CancelScope
+    host_call_id: str | None = None
+
+
+_KEEP_IDS = 1024
+_current_call: ContextVar[_Call | None] = ContextVar("mcpdeck_api_call", default=None)
+
+
+@dataclass
+class ApiContext:
+    """The state the API shares between requests.
+
+    Attributes:
+        host: The running host.
+        store: Its config file (None for a host given servers in code).
+        history: The history database, if history is on.
+        problems: What the config follower could not apply (``None``: the whole file), by server.
+        shutdown: Set when the process is stopping; event streams end then.
+    """
+
+    host: Host
+    store: ConfigStore | None = None
+    history: History | None = None
+    problems: Callable[[], dict[str | None, str]] = dict
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    shutdown: anyio.Event = field(default_factory=anyio.Event)
+    stats: dict[str, CallStats] = field(default_factory=dict[str, CallStats])
+    _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
+    _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
+    changing: int = 0
+    """Requests changing the config file through the host right now (the follower waits for them)."""
+    _redactor: Redactor | None = None
+    _feeds: set[MemoryObjectSendStream[Event]] = field(default_factory=set[MemoryObjectSendStream[Event]])
+
+    def attach(self) -> Callable[[], None]:
+        """Start listening to the host's events (stats, call ids, the secrets to redact)."""
+        return self.host.events.on(self._on_event)
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, ToolCallStarted):
+            # Published synchronously from inside `host.call_tool`, in the request's task, so the
+            # context variable names the API call it belongs to.
+            call = _current_call.get()
+            if call is not None and call.host_call_id is None:
+                call.host_call_id = event.call_id
+                self._by_host_id[event.call_id] = call.request_id
+                # Kept after the call ends (event streams read it late), the oldest forgotten first.
+                while len(self._by_host_id) > _KEEP_IDS:
+                    del self._by_host_id[next(iter(self._by_host_id))]
+        elif isinstance(event, ToolCallFinished):
+            stats = self.stats.setdefault(event.server, CallStats())
+            stats.calls += 1
+            stats.errors += bool(event.is_error or event.error)
+            stats.last_call_at = event.at
+        elif type(event).__name__ in ("ConfigChanged", "ConfigReloaded"):
+            self._redactor = None
+
+    # ----- event feeds ---------------------------------------------------------------------
+
+    @contextmanager
+    def feed(self, buffer: int = 1000) -> Generator[MemoryObjectReceiveStream[Event]]:
+        """A stream of host events from now on; it ends (``EndOfStream``) when the process stops.
+
+        Past ``buffer`` unread events, newer ones are dropped for this reader (the host never waits).
+        """
+        send, receive = anyio.create_memory_object_stream[Event](buffer)
+
+        def push(event: Event) -> None:
+            with suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(event)
+
+        off = self.host.events.on(push)
+        self._feeds.add(send)
+        if self.shutdown.is_set():
+            send.close()
+        try:
+            yield receive
+        finally:
+            off()
+            self._feeds.discard(send)
+            send.close()
+            receive.close()
+
+    def stop(self) -> None:
+        """The process is stopping: end every event stream."""
+        self.shutdown.set()
+        for send in list(self._feeds):
+            send.close()
+
+    # ----- secrets -----------------------------------------------------------------------
+
+    def redactor(self) -> Redactor:
+        """Replaces the literal secrets of the running configs (env and header values ...) with ``****``."""
+        if self._redactor is None:
+            servers: dict[str, Any] = {}
+            for name in self.host.servers:
+                try:
+                    config = self.host.config_of(name)
+                except Exception:  # an entry that never ran has no config
+                    continue
+                if isinstance(config, StdioServerConfig | RemoteServerConfig):
+                    servers[name] = config
+            secrets = secrets_of(McpConfig(servers=servers))
+            # A secret may also stand in JSON text with escapes.
+            escaped = {_json_inner(s) for s in secrets}
+            self._redactor = Redactor(secrets | escaped)
+        return self._redactor
+
+    # ----- calls in flight -----------------------------------------------------------------
+
+    def request_id_of(self, host_call_id: str) -> str | None:
+        """The id the API client gave the call the host knows as ``host_call_id``."""
+        return self._by_host_id.get(host_call_id)
+
+    def begin_call(self, request_id: str, scope: CancelScope) -> None:
+        """Register a call about to be made in this task (so it can be cancelled by its id)."""
+        call = _Call(request_id, scope)
+        self._calls[request_id] = call
+        _current_call.set(call)
+
+    def end_call(self, request_id: str) -> None:
+        """Forget a call that ended."""
+        _current_call.set(None)
+        self._calls.pop(request_id, None)
+
+    def busy(self, request_id: str) -> bool:
+        """Whether a call with this id is in flight."""
+        return request_id in self._calls
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel a call in flight by the client's id or the host's; False if there is none."""
+        request_id = self._by_host_id.get(call_id, call_id)
+        call = self._calls.get(request_id)
+        if call is None:
+            return False
+        call.scope.cancel()
+        return True
+
+
+def _json_inner(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)[1:-1]

@@ -1,0 +1,320 @@
+"""Request and response models of the REST API (they make its OpenAPI description).
+
+Response shapes are those the CLI prints with ``--json`` where the two overlap (a server's
+status is ``ServerStatus.to_json()``, a tool ``CatalogTool.to_json()``, a call's result
+``ToolResult.to_json()``), plus what only a long-running process knows (uptime, call counts).
+Keys are camelCase, as in the config file and the CLI's JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CallIn",
+    "CompletionIn",
+    "CompletionOut",
+    "ConversationOut",
+    "ConversationsOut",
+    "ErrorBody",
+    "ErrorOut",
+    "HistoryOut",
+    "HostOut",
+    "ImportIn",
+    "ImportOut",
+    "ImportPreviewOut",
+    "LogOut",
+    "PermissionsIn",
+    "PermissionsOut",
+    "PromptGetIn",
+    "ResourceIn",
+    "ResourcesOut",
+    "ServerConfigIn",
+    "ServerDetailOut",
+    "ServerIn",
+    "ServerListOut",
+    "ServerOut",
+    "ServerTestIn",
+    "TestOut",
+    "ToolOut",
+    "ToolResultOut",
+]
+
+
+class _Out(BaseModel):
+    # Keys a shape gains below (a new field of ServerStatus.to_json ...) pass through as they are.
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+
+class ErrorBody(BaseModel):
+    """What went wrong."""
+
+    code: str = Field(description="A stable word to branch on: config-error, tool-not-found, unauthorized ...")
+    message: str = Field(description="What went wrong and what to do, as the CLI says it.")
+
+
+class ErrorOut(BaseModel):
+    """Every error answer."""
+
+    error: ErrorBody
+
+
+class ServerInfoOut(_Out):
+    name: str
+    version: str | None = None
+
+
+class ServerOut(_Out):
+    """One server's status (``mcpdeck list --json``), with its call counts and uptime."""
+
+    name: str
+    state: Literal["disabled", "connecting", "connected", "reconnecting", "failed", "stopped"]
+    transport: str
+    target: str = Field(description="Command line or URL, secrets masked.")
+    error: str | None
+    errorAt: str | None
+    connectedAt: str | None
+    serverInfo: ServerInfoOut | None
+    protocolVersion: str | None
+    instructions: str | None
+    toolCount: int
+    logPath: str | None
+    pid: int | None
+    warnings: list[str] = Field(default_factory=list[str], description="Optional lists the server failed to give.")
+    uptime: float | None = Field(description="Seconds since the current session started (connected only).")
+    calls: int = Field(description="Tool calls made through this process since it started.")
+    errors: int = Field(description="Of those, the ones that failed or returned an error result.")
+    lastCallAt: str | None
+    warnings: list[str] = Field(
+        default_factory=list[str],
+        description="What is missing although the server is connected (e.g. a list it failed to send).",
+    )
+
+
+class ServerListOut(_Out):
+    """Every configured server (``mcpdeck list --json``)."""
+
+    config: str | None
+    servers: list[ServerOut]
+
+
+class ServerDetailOut(_Out):
+    """One server (``mcpdeck get NAME --json``): its config with secrets masked, status and tool names."""
+
+    config: dict[str, Any] | None
+    status: ServerOut
+    tools: list[str]
+    disabledTools: list[str] = Field(description="Tools the config's `tools.exclude` leaves out.")
+
+
+class ServerIn(BaseModel):
+    """A server to add: its name and its ``mcpServers`` entry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=48)
+    config: dict[str, Any] = Field(description='The entry as in a config file: {"command": ..., "args": [...]}.')
+    force: bool = Field(default=False, description="Replace a server of the same name.")
+
+
+class ServerConfigIn(BaseModel):
+    """A server's whole new config; masked values are kept as stored. The name cannot change."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: dict[str, Any]
+    name: str | None = Field(default=None, description="If given, must be the server's name (names are locked).")
+
+
+class ServerTestIn(BaseModel):
+    """A config to try without saving it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: dict[str, Any]
+    name: str = Field(default="test", min_length=1, max_length=48)
+
+
+class TestOut(ServerOut):
+    """What a test found (``mcpdeck test NAME --json``)."""
+
+    ok: bool
+    duration: float
+    tools: list[str]
+
+
+class ToolOut(_Out):
+    """A tool in the catalog (``mcpdeck tools --json``)."""
+
+    name: str
+    server: str
+    tool: str
+    title: str | None
+    description: str
+    inputSchema: dict[str, Any]
+    outputSchema: dict[str, Any] | None
+    annotations: dict[str, Any] | None
+
+
+class CallIn(BaseModel):
+    """A tool call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arguments: dict[str, Any] = Field(default_factory=dict[str, Any])
+    timeout: float | None = Field(default=None, gt=0, description="Seconds without an answer or progress.")
+    callId: str | None = Field(
+        default=None,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="Your id for the call: events about it carry it as `requestId`; cancel it by it.",
+    )
+
+
+class ToolResultOut(_Out):
+    """A call's result (``mcpdeck call --json``)."""
+
+    name: str
+    server: str
+    tool: str
+    isError: bool
+    content: list[dict[str, Any]]
+    structuredContent: Any = None
+    duration: float
+    callId: str
+
+
+class ResourcesOut(_Out):
+    """Resources and templates (``mcpdeck resources --json``)."""
+
+    resources: list[dict[str, Any]]
+    templates: list[dict[str, Any]]
+
+
+class ResourceIn(BaseModel):
+    """A resource, by URI (and server, when several offer it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uri: str = Field(min_length=1)
+    server: str | None = None
+
+
+class PromptGetIn(BaseModel):
+    """A prompt's arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arguments: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class CompletionIn(BaseModel):
+    """Completions of an argument: of a prompt (``prompt``), or of a resource template (``server``, ``uriTemplate``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str | None = None
+    server: str | None = None
+    uriTemplate: str | None = None
+    argument: str = Field(min_length=1)
+    value: str = ""
+    context: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class CompletionOut(_Out):
+    values: list[str]
+
+
+class LogOut(_Out):
+    """The end of a server's log (``mcpdeck logs NAME``)."""
+
+    server: str
+    path: str | None
+    lines: list[str]
+
+
+class HistoryOut(_Out):
+    """Tool calls, newest first (``mcpdeck history --json``)."""
+
+    path: str
+    toolCalls: list[dict[str, Any]]
+
+
+class ConversationsOut(_Out):
+    path: str
+    conversations: list[dict[str, Any]]
+
+
+class ConversationOut(_Out):
+    path: str
+    id: int
+    messages: list[dict[str, Any]]
+
+
+class PermissionsOut(_Out):
+    """The ``permissions`` rules of the config file, and why they cannot be used, if so."""
+
+    allow: list[str]
+    ask: list[str]
+    deny: list[str]
+    problem: str | None
+
+
+class PermissionsIn(BaseModel):
+    """New rules (they replace the old ones)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list[str])
+    ask: list[str] = Field(default_factory=list[str])
+    deny: list[str] = Field(default_factory=list[str])
+
+
+class ImportIn(BaseModel):
+    """Import from another host's config file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["claude-desktop", "claude-code", "cursor", "vscode", "goose"]
+    path: str | None = Field(default=None, description="The file (default: where that host keeps it).")
+    names: list[str] | None = Field(default=None, description="Only these servers (default: all).")
+    force: bool = Field(default=False, description="Replace servers of the same name.")
+
+
+class ImportCandidate(_Out):
+    name: str
+    transport: str
+    target: str
+    config: dict[str, Any]
+    exists: bool
+
+
+class ImportPreviewOut(_Out):
+    """What an import would add; nothing is changed."""
+
+    source: str
+    path: str
+    servers: list[ImportCandidate]
+    skipped: dict[str, str]
+    notes: list[str]
+
+
+class ImportOut(_Out):
+    """What an import added."""
+
+    imported: list[str]
+    skipped: dict[str, str]
+    servers: list[ServerOut]
+
+
+class HostOut(_Out):
+    """The process: what it serves and how the config file fares."""
+
+    version: str
+    pid: int
+    config: str | None
+    startedAt: str
+    enabled: bool
+    problems: dict[str, str] = Field(description='What the last config edit could not apply ("" = the whole file).')

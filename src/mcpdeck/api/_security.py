@@ -1,0 +1,277 @@
+"""The guard in front of everything ``mcpdeck serve`` answers (console, API, gateway).
+
+Adding a stdio server runs a program, so whoever reaches this port can run code as the
+user. Every request passes, in this order:
+
+1. **Host.** The ``Host`` header must name the address the process listens on
+   (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``, or the ``--host`` given). A page
+   on another site that rebinds its DNS name to 127.0.0.1 sends its own name: refused (403).
+2. **Token.** The token printed at start-up, given as ``Authorization: Bearer TOKEN``, as
+   the ``HttpOnly; SameSite=Strict`` cookie the console gets, or once as ``?token=TOKEN`` on
+   a ``GET``, which sets that cookie and redirects to the same URL without it (so the token
+   does not stay in the address bar or the history). Compared in constant time. None: 401.
+3. **Rate limit.** After ``max_failures`` wrong tokens within ``window`` seconds from one
+   address, every request from it is refused (429, ``Retry-After``) until the window has
+   passed, right tokens included: a guesser learns nothing meanwhile.
+4. **Origin (CSRF).** A request that can change something (any method but GET, HEAD,
+   OPTIONS) must carry an ``Origin`` naming this server, or carry no ``Origin`` and
+   authenticate with the ``Authorization`` header (curl, the CLI); a cookie alone never
+   suffices without an Origin. ``Sec-Fetch-Site: cross-site`` is refused too.
+
+No CORS headers are ever sent, so another origin's page cannot read an answer. Every
+answer gets ``Cache-Control: no-store`` (API) and headers that keep it out of frames and
+stop content sniffing.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import socket
+import time
+from collections import deque
+from collections.abc import Iterable
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["Guard", "allowed_hosts"]
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+
+
+def allowed_hosts(host: str, port: int) -> set[str]:
+    """The ``Host`` header values that name a server listening on ``host:port``."""
+    names = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    if host in ("0.0.0.0", "::"):  # every address: the machine's names stand for it
+        names |= {f"{socket.gethostname()}:{port}", f"{socket.getfqdn()}:{port}"}
+    elif host not in ("127.0.0.1", "localhost", "::1"):
+        names.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    return {name.lower() for name in names}
+
+
+def cookie_name(port: int) -> str:
+    """The cookie that carries the token. Cookies are not kept apart by port: the name is."""
+    return f"mcpdeck-{port}"
+
+
+async def _refuse(
+    send: Send, status: int, code: str, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                *_SECURITY_HEADERS,
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Failures:
+    """Wrong tokens per client address within a sliding window."""
+
+    def __init__(self, limit: int, window: float):
+        self.limit = limit
+        self.window = window
+        self._seen: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        times = self._seen.setdefault(client, deque())
+        while times and now - times[0] > self.window:
+            times.popleft()
+        return times
+
+    def blocked_for(self, client: str) -> float:
+        """Seconds until ``client`` may try again (0: it may now)."""
+        now = time.monotonic()
+        times = self._recent(client, now)
+        if len(times) < self.limit:
+            if not times:
+                self._seen.pop(client, None)
+            return 0.0
+        return max(self.window - (now - times[0]), 0.1)
+
+    def add(self, client: str) -> None:
+        times = self._recent(client, time.monotonic())
+        times.append(time.monotonic())
+        if len(self._seen) > 10_000:  # a flood of addresses must not grow this forever
+            self._seen.clear()
+
+
+class Guard:
+    """ASGI middleware: Host, token, rate limit and Origin checks before ``app`` sees a request."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str,
+        hosts: set[str],
+        port: int,
+        max_failures: int = 10,
+        window: float = 60.0,
+    ):
+        self._app = app
+        self._token = token.encode()
+        self._hosts = {h.lower() for h in hosts}
+        self._origins = {f"http://{h}" for h in self._hosts}
+        self._cookie = cookie_name(port)
+        self._failures = _Failures(max_failures, window)
+
+    def _presented(self, scope: Scope) -> tuple[str | None, str]:
+        """The token the request carries and how: ``bearer``, ``cookie``, ``query`` or ``none``."""
+        headers = dict(_decoded(scope))
+        auth = headers.get("authorization", "")
+        if auth:
+            scheme, _, value = auth.partition(" ")
+            return (value.strip() if scheme.lower() == "bearer" else ""), "bearer"
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        if "token" in query and scope.get("method", "GET") == "GET":
+            return query["token"], "query"
+        cookies = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except Exception:  # a malformed cookie header carries no token
+            return None, "none"
+        morsel = cookies.get(self._cookie)
+        if morsel is not None:
+            return morsel.value, "cookie"
+        return None, "none"
+
+    def _valid(self, token: str | None) -> bool:
+        return token is not None and hmac.compare_digest(token.encode(), self._token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self._app(scope, receive, send)  # lifespan
+            return
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
+        headers = dict(_decoded(scope))
+        host = headers.get("host", "").lower()
+        if host not in self._hosts:
+            await _refuse(
+                send,
+                403,
+                "bad-host",
+                f"the Host header {host!r} does not name this server; use {sorted(self._hosts)[0]}",
+            )
+            return
+        client = scope["client"][0] if scope.get("client") else "?"
+        wait = self._failures.blocked_for(client)
+        if wait:
+            await _refuse(
+                send,
+                429,
+                "too-many-attempts",
+                f"too many wrong tokens; try again in {wait:.0f} s",
+                [(b"retry-after", str(int(wait) + 1).encode())],
+            )
+            return
+        token, how = self._presented(scope)
+        if not self._valid(token):
+            if token is not None:
+                self._failures.add(client)
+            await _refuse(
+                send,
+                401,
+                "unauthorized",
+                "a token is needed: open the URL `mcpdeck serve` printed (with ?token=), "
+                "or send `Authorization: Bearer TOKEN` (the token is in the state file)",
+                [(b"www-authenticate", b'Bearer realm="mcpdeck"')],
+            )
+            return
+        method = scope.get("method", "GET")
+        if method not in _SAFE_METHODS:
+            origin = headers.get("origin")
+            if headers.get("sec-fetch-site") == "cross-site" or (
+                origin is not None and origin.lower() not in self._origins
+            ):
+                await _refuse(send, 403, "bad-origin", f"cross-origin requests are refused (Origin {origin!r})")
+                return
+            if origin is None and how != "bearer":
+                await _refuse(
+                    send,
+                    403,
+                    "bad-origin",
+                    "a request that changes something needs an Origin header naming this server, "
+                    "or an `Authorization: Bearer` token",
+                )
+                return
+        if how == "query":
+            await self._set_cookie(scope, send, token or "")
+            return
+        await self._app(scope, receive, _with_headers(send, api=scope.get("path", "").startswith("/api")))
+
+    async def _set_cookie(self, scope: Scope, send: Send, token: str) -> None:
+        """Answer ``?token=`` with the cookie and a redirect to the same URL without the token."""
+        query = [
+            (k, v)
+            for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+            if k != "token"
+        ]
+        path = scope.get("root_path", "") + scope.get("path", "/")
+        location = path + (f"?{urlencode(query)}" if query else "")
+        cookie = f"{self._cookie}={token}; Path=/; HttpOnly; SameSite=Strict"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode("latin-1", "replace")),
+                    (b"set-cookie", cookie.encode()),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", b"0"),
+                    *_SECURITY_HEADERS,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(_decoded(scope))
+        origin = headers.get("origin")
+        token, _ = self._presented(scope)
+        if (
+            headers.get("host", "").lower() not in self._hosts
+            or (origin is not None and origin.lower() not in self._origins)
+            or not self._valid(token)
+        ):
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await self._app(scope, receive, send)
+
+
+def _decoded(scope: Scope) -> Iterable[tuple[str, str]]:
+    for name, value in scope.get("headers", []):
+        yield name.decode("latin-1").lower(), value.decode("latin-1")
+
+
+def _with_headers(send: Send, *, api: bool) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            names = {name.lower() for name, _ in headers}
+            headers.extend(h for h in _SECURITY_HEADERS if h[0] not in names)
+            if api and b"cache-control" not in names:
+                headers.append((b"cache-control", b"no-store"))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped

@@ -1,0 +1,133 @@
+"""``mcpdeck serve`` and ``mcpdeck ui``: keep one host running behind the web console and the REST API.
+
+FastAPI and uvicorn are imported only when one of these runs, so other commands start
+as fast as before.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from typing import cast
+
+import click
+
+from mcpdeck.cli._app import _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+
+__all__ = ["register_serve_commands"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
+    import anyio
+
+    from mcpdeck.server._process import ServeOptions, run_serve
+    from mcpdeck.server._state import ServeState
+
+    if host not in _LOOPBACK:
+        click.echo(
+            click.style("warning: ", fg="yellow", bold=True)
+            + f"listening on {host}, beyond this machine: whoever reaches it with the token can run "
+            "programs as you. Use --host 127.0.0.1 unless you mean it.",
+            err=True,
+        )
+
+    def ready(state: ServeState) -> None:
+        link = f"{state.url}/?token={state.token}"
+        click.echo(f"mcpdeck serves {state.config}")
+        click.echo(f"  console: {link}")
+        click.echo(f"  API:     {state.url}/api (Authorization: Bearer <token>; described at /api/openapi.json)")
+        click.echo(f"  MCP:     {state.url}/mcp and /mcp/<profile> (streamable HTTP; Authorization: Bearer <token>)")
+        click.echo("Press Ctrl-C to stop.")
+        if open_browser:
+            webbrowser.open(link)
+
+    options = ServeOptions(config=ctx.path, host=host, port=port, log_dir=ctx.log_dir, history=ctx.history())
+
+    async def main() -> None:
+        await run_serve(options, ready=ready)
+
+    anyio.run(main)
+    click.echo("Stopped.")
+
+
+_host_option = click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Anything but loopback lets other machines in (with the token).",
+)
+_port_option = click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (0: any free one).",
+)
+
+
+@click.command(short_help="Run the servers behind the web console, the API and the gateway.")
+@_host_option
+@_port_option
+@click.option("--stdio", is_flag=True, help="Be the MCP gateway for one client over stdin/stdout instead.")
+@click.option("--profile", metavar="NAME", help='With --stdio: serve only this profile (see "profiles").')
+@click.option(
+    "--print-client-config",
+    "kind",
+    type=click.Choice(["claude-desktop", "cursor", "vscode", "claude-code"]),
+    help="Print the entry that makes a client start `serve --stdio`, and exit.",
+)
+@pass_ctx
+@_sync
+def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
+    """Keep the servers running behind the web console, the REST API and the gateway.
+
+    One process, one port on 127.0.0.1: the console at /, the REST API at /api, the MCP
+    gateway at /mcp. It prints the console's address with its token.
+
+    \b
+    With --stdio it is the gateway for one MCP client that starts it (Claude Desktop,
+    Cursor, VS Code, Claude Code): --print-client-config prints the entry to paste.
+
+    \b
+    Examples:
+      mcpdeck serve
+      mcpdeck --config examples/mcp.json serve --port 0
+      mcpdeck serve --print-client-config claude-desktop
+    """
+    if kind is not None or stdio:
+        import anyio
+
+        from mcpdeck.cli._gateway import ClientKind, client_config, stdio_gateway
+
+        if kind is not None:
+            click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile))
+        else:
+            anyio.run(stdio_gateway, ctx, profile)
+        return
+    if profile is not None:
+        raise click.UsageError("--profile goes with --stdio (over HTTP every profile is at /mcp/<profile>)")
+    _run(ctx, host, port, open_browser=False)
+
+
+@click.command()
+@_host_option
+@_port_option
+@click.option("--no-browser", is_flag=True, help="Don't open the browser; just print the URL.")
+@pass_ctx
+@_sync
+def ui(ctx: _Context, host: str, port: int, no_browser: bool) -> None:
+    """Run `serve` and open the web console in the browser.
+
+    \b
+    Examples:
+      mcpdeck ui
+      mcpdeck ui --no-browser --port 9000
+    """
+    _run(ctx, host, port, open_browser=not no_browser)
+
+
+def register_serve_commands(group: click.Group) -> None:
+    """Add ``serve`` and ``ui`` to the CLI."""
+    group.add_command(serve)
+    group.add_command(ui)

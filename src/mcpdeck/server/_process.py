@@ -1,0 +1,217 @@
+"""``mcpdeck serve``: one ``Host`` for a config, kept running, behind one HTTP port.
+
+The order of things:
+
+1. the port is bound first (a port in use fails at once, before any server starts);
+2. the host is entered without waiting for servers (they settle in the background, and
+   the console shows them coming up);
+3. the state file is written (where, and with which token), the config follower starts,
+   and uvicorn serves the app on the bound socket;
+4. on SIGINT or SIGTERM (or ``stop``): event streams end, uvicorn stops taking requests
+   and finishes the ones in flight (at most ``GRACE`` seconds), the follower stops, the
+   host closes every server (stdio children and their process groups included), the
+   history is closed and the state file removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+import uvicorn
+
+from mcpdeck._version import __version__
+from mcpdeck.api import ApiContext, allowed_hosts
+from mcpdeck.config import ConfigStore
+from mcpdeck.errors import ConfigError
+from mcpdeck.history import History
+from mcpdeck.host import Host
+from mcpdeck.server._app import build_app
+from mcpdeck.server._follow import ConfigFollower
+from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
+
+__all__ = ["DEFAULT_PORT", "GRACE", "ServeOptions", "run_serve"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8765
+"""The port ``mcpdeck serve`` listens on unless told otherwise."""
+GRACE = 3.0
+"""Seconds requests in flight get to finish when the process stops."""
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How to run.
+
+    Attributes:
+        config: The config file.
+        host: The address to listen on (loopback unless asked otherwise).
+        port: The port (0: any free one).
+        log_dir: Where server logs go (None: the default).
+        history: The history database tool calls are recorded in (None: off); closed on exit.
+        follow_interval: Seconds between looks at the config file (0: don't follow it).
+        token: The API token (None: a new random one).
+    """
+
+    config: Path
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    log_dir: Path | None = None
+    history: History | None = None
+    follow_interval: float = 0.5
+    token: str | None = None
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the process handles SIGINT/SIGTERM itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: without it a small answer written as headers, then
+        # body waits for the client's delayed ACK (about 40 ms a request on Linux).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as error:
+        sock.close()
+        if error.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+            raise ConfigError(
+                f"port {port} on {host} is in use; pick another with --port (or --port 0 for any)"
+            ) from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def url_of(host: str, port: int) -> str:
+    """The base URL for an address (loopback shown as 127.0.0.1)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "localhost") else host
+    if ":" in shown and shown != "::":
+        shown = f"[{shown}]"
+    if shown == "::":
+        shown = "[::1]"
+    return f"http://{shown}:{port}"
+
+
+async def run_serve(
+    options: ServeOptions,
+    *,
+    ready: Callable[[ServeState], None] | None = None,
+    stop: anyio.Event | None = None,
+) -> None:
+    """Run until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is called once it listens.
+
+    Raises:
+        ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
+    """
+    config_path = options.config.expanduser().resolve()
+    store = ConfigStore(config_path)
+    store.read()  # a broken file stops us here, with its line
+    running = read_state(config_path)
+    if running is not None:
+        raise ConfigError(
+            f"mcpdeck serve already runs for {config_path} at {running.url} (pid {running.pid}); "
+            "stop it first, or use its URL"
+        )
+    sock = _bind(options.host, options.port)
+    port: int = sock.getsockname()[1]
+    token = options.token or secrets.token_urlsafe(32)
+    history = options.history
+    host = Host(store=store, log_dir=options.log_dir, wait=False)
+    context = ApiContext(host=host, store=store, history=history)
+    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
+    context.problems = lambda: follower.problems
+    from mcpdeck.gateway import Gateway
+
+    # The gateway sits behind the same guard as the API (token, Host header): it needs no
+    # tokens of its own here; its own DNS-rebinding check gets the same host names.
+    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)))
+    app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port, gateway=gateway.asgi())
+    server = _Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=int(GRACE),
+            proxy_headers=False,
+            server_header=False,
+        )
+    )
+    state = ServeState(
+        pid=os.getpid(),
+        url=url_of(options.host, port),
+        host=options.host,
+        port=port,
+        token=token,
+        config=str(config_path),
+        started_at=datetime.now(UTC).isoformat(),
+        version=__version__,
+    )
+    try:
+        async with host, gateway, anyio.create_task_group() as tg:
+            unsubscribe = context.attach()
+            if history is not None:
+                host.events.on(history.record)
+            if options.follow_interval > 0:
+                await follower.prime()
+                tg.start_soon(follower.run, name="mcpdeck config follower")
+            write_state(state)
+            serving = anyio.Event()
+
+            async def serve() -> None:
+                try:
+                    await server.serve([sock])
+                finally:
+                    serving.set()
+
+            tg.start_soon(serve, name="mcpdeck http")
+            if ready is not None:
+                ready(state)
+            stopping = stop or anyio.Event()
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+
+                async def on_signal() -> None:
+                    async for signum in signals:
+                        logger.info("stopping on %s", signal.Signals(signum).name)
+                        stopping.set()
+                        return
+
+                async def on_server_end() -> None:
+                    await serving.wait()  # uvicorn ended by itself (it failed)
+                    stopping.set()
+
+                tg.start_soon(on_signal)
+                tg.start_soon(on_server_end)
+                await stopping.wait()
+            # Stopping: end event streams, let requests in flight finish, then close the rest.
+            context.stop()
+            server.should_exit = True
+            with anyio.move_on_after(GRACE + 2):
+                await serving.wait()
+            unsubscribe()
+            tg.cancel_scope.cancel()
+    finally:
+        sock.close()
+        remove_state(config_path, pid=os.getpid())
+        if history is not None:
+            history.close()

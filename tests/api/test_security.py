@@ -1,0 +1,162 @@
+"""The guard: token, Host (DNS rebinding), Origin (CSRF), no CORS, rate limit, and no secret in any answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from tests.api.conftest import HEADER_SECRET, SECRET, Api, running_api
+from tests.api.test_tools import events_of
+from tests.helpers import WAIT
+
+pytestmark = pytest.mark.anyio
+
+
+def bare(api: Api, **headers: str) -> httpx2.AsyncClient:
+    """A client without the token."""
+    return httpx2.AsyncClient(base_url=api.url, headers=headers, timeout=WAIT, follow_redirects=False)
+
+
+async def test_no_token_is_401_everywhere(api: Api) -> None:
+    async with bare(api) as client:
+        for path in ("/", "/api/servers", "/api/openapi.json", "/api/events", "/mcp", "/api/nothing"):
+            answer = await client.get(path)
+            assert answer.status_code == 401, path
+            assert answer.json()["error"]["code"] == "unauthorized"
+            assert answer.headers["www-authenticate"].startswith("Bearer")
+        post = await client.post("/api/servers", json={"name": "x", "config": {"command": "touch"}})
+        assert post.status_code == 401
+    assert "x" not in api.host.servers
+
+
+async def test_a_wrong_token_is_401_in_every_form(api: Api) -> None:
+    async with bare(api, authorization="Bearer nope") as client:
+        assert (await client.get("/api/servers")).status_code == 401
+    async with bare(api, authorization=f"Basic {api.token}") as client:
+        assert (await client.get("/api/servers")).status_code == 401
+    async with bare(api, cookie=f"mcpdeck-{api.port}=nope") as client:
+        assert (await client.get("/api/servers")).status_code == 401
+    async with bare(api, cookie=f"mcpdeck-1={api.token}") as client:  # another port's cookie name
+        assert (await client.get("/api/servers")).status_code == 401
+
+
+async def test_the_printed_url_sets_an_httponly_strict_cookie_and_redirects_to_the_clean_url(api: Api) -> None:
+    async with bare(api) as client:
+        answer = await client.get("/", params={"token": api.token, "tab": "tools"})
+        assert answer.status_code == 303
+        assert answer.headers["location"] == "/?tab=tools"
+        cookie = answer.headers["set-cookie"]
+        assert cookie.startswith(f"mcpdeck-{api.port}={api.token};")
+        assert "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie
+        page = await client.get("/?tab=tools")  # the client keeps the cookie, as a browser does
+        assert page.status_code == 200
+        assert "mcpdeck" in page.text
+        assert (await client.get("/api/servers")).status_code == 200
+        wrong = await client.get("/", params={"token": "nope"})
+        assert wrong.status_code == 401
+
+
+async def test_a_wrong_host_header_is_refused_even_with_the_token(api: Api) -> None:
+    for name in ("attacker.example", f"attacker.example:{api.port}", "127.0.0.1:1", f"127.0.0.2:{api.port}"):
+        answer = await api.client.get("/api/servers", headers={"host": name})
+        assert answer.status_code == 403, name
+        assert answer.json()["error"]["code"] == "bad-host"
+    for name in (f"localhost:{api.port}", f"127.0.0.1:{api.port}"):
+        assert (await api.client.get("/api/servers", headers={"host": name})).status_code == 200
+
+
+async def test_a_cross_origin_post_is_refused(api: Api) -> None:
+    before = api.config.read_text()
+    config = {"name": "evil", "config": {"command": "touch", "args": ["/tmp/pwned"]}}
+    for headers in (
+        {"origin": "http://attacker.example"},
+        {"origin": f"http://attacker.example:{api.port}"},
+        {"origin": "null"},
+        {"origin": f"http://127.0.0.1:{api.port}", "sec-fetch-site": "cross-site"},
+    ):
+        answer = await api.client.post("/api/servers", json=config, headers=headers)
+        assert answer.status_code == 403, headers
+        assert answer.json()["error"]["code"] == "bad-origin"
+    assert api.config.read_text() == before
+    assert "evil" not in api.host.servers
+
+
+async def test_a_cookie_alone_cannot_change_anything_without_a_matching_origin(api: Api) -> None:
+    async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}") as client:
+        refused = await client.post("/api/servers/basic/disconnect")
+        assert refused.status_code == 403
+        assert api.host.servers["basic"].state == "connected"
+        allowed = await client.post("/api/servers/basic/disconnect", headers={"origin": f"http://127.0.0.1:{api.port}"})
+        assert allowed.status_code == 200
+        assert allowed.json()["state"] == "stopped"
+
+
+async def test_no_cors_headers_are_ever_sent(api: Api) -> None:
+    preflight = await api.client.options(
+        "/api/servers",
+        headers={"origin": "http://attacker.example", "access-control-request-method": "POST"},
+    )
+    assert preflight.status_code in (401, 403, 405)
+    answer = await api.client.get("/api/servers", headers={"origin": "http://attacker.example"})
+    for response in (preflight, answer):
+        assert not [name for name in response.headers if name.lower().startswith("access-control-")]
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["cache-control"] == "no-store"
+
+
+async def test_wrong_tokens_are_rate_limited_then_every_attempt_waits(tmp_path: Path) -> None:
+    async with running_api(tmp_path, {}, in_process=False, history=False) as api:
+        async with bare(api, authorization="Bearer guess") as client:
+            codes = [(await client.get("/api/servers")).status_code for _ in range(12)]
+        assert codes[:10] == [401] * 10
+        assert codes[10:] == [429, 429]
+        locked = await api.client.get("/api/servers")  # the right token waits too: guessing learns nothing
+        assert locked.status_code == 429
+        assert int(locked.headers["retry-after"]) > 0
+        assert locked.json()["error"]["code"] == "too-many-attempts"
+
+
+async def test_no_secret_in_any_answer(api: Api) -> None:
+    bodies: list[str] = []
+    opened = anyio.Event()
+
+    async def watch() -> None:
+        async for event in events_of(api.client, opened=opened):
+            bodies.append(json.dumps(event))
+            if event["type"] == "ToolCallFinished":
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        with anyio.fail_after(WAIT):
+            await opened.wait()
+        calls: list[tuple[str, str, dict[str, Any] | None]] = [
+            ("GET", "/api/servers", None),
+            ("GET", "/api/servers/basic", None),
+            ("GET", "/api/servers/remote", None),
+            ("GET", "/api/tools", None),
+            ("GET", "/api/host", None),
+            ("GET", "/api/openapi.json", None),
+            ("POST", "/api/tools/mcp__basic__env/call", {"arguments": {"name": "API_TOKEN"}}),
+            ("POST", "/api/tools/mcp__basic__echo/call", {"arguments": {"text": f"say {SECRET} and {HEADER_SECRET}"}}),
+            ("POST", "/api/servers/remote/test", None),
+            ("POST", "/api/test", {"name": "basic", "config": {"command": f"no-such-{SECRET}"}}),
+            ("POST", "/api/servers", {"name": "leak", "config": {"command": SECRET, "url": "http://x"}}),
+            ("PATCH", "/api/servers/basic", {"env": {"API_TOKEN": "s3c…****"}, "timeout": 5}),
+            ("GET", "/api/servers/basic/logs", None),
+            ("GET", "/api/history/calls", None),
+        ]
+        for method, path, body in calls:
+            answer = await api.client.request(method, path, json=body)
+            bodies.append(answer.text)
+    assert api.file()["mcpServers"]["basic"]["env"]["API_TOKEN"] == SECRET
+    for text in bodies:
+        assert SECRET not in text
+        assert HEADER_SECRET not in text
+    assert any("s3c…****" in text for text in bodies)  # the masked form is what shows
