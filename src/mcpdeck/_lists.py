@@ -33,6 +33,7 @@ from mcp.client.subscriptions import (
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcpdeck._listed import ListedTool
 from mcpdeck.errors import leaf_errors, protocol_error_text
 
 __all__ = ["ListKind", "ServerLists"]
@@ -102,7 +103,7 @@ class ServerLists:
         self._allows_tool = allows_tool
         self._on_change = on_change
         self._on_resource_updated = on_resource_updated
-        self.tools: list[types.Tool] = []
+        self.tools: list[ListedTool] = []
         self.resources: list[types.Resource] = []
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
@@ -129,12 +130,12 @@ class ServerLists:
             if caps.tools is not None:
                 tools = await _all_pages(lambda c: client.list_tools(cursor=c), "tools", self._server)
             seen: set[str] = set()
-            kept: list[types.Tool] = []
+            kept: list[ListedTool] = []
             for tool in tools:
                 if tool.name in seen:
                     logger.warning("server %r lists tool %r twice; keeping the first", self._server, tool.name)
                 elif self._allows_tool(tool.name):
-                    kept.append(tool)
+                    kept.append(ListedTool(tool))  # compact: the SDK's models and dicts are dropped
                 seen.add(tool.name)
             self._swap("tools", kept)
         elif kind == "resources":

@@ -19,12 +19,14 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 import mcp_types as types
 from jsonschema import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
+
+from mcpdeck._listed import ListedTool
 
 __all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "assign_names", "build_catalog", "tool_name"]
 
@@ -129,57 +131,110 @@ def _with_suffix(base: str, server: str, tool: str) -> str:
 
 _FastCheck = Callable[[Mapping[str, Any]], bool]
 _UNSET: Any = object()
+_REF_LOOP = (
+    "its input schema cannot be checked: a $ref in it loops back to itself; "
+    "send the call unchecked (validate=False, or `mcpdeck call --no-validate`) to let the server judge"
+)
 
 
-@dataclass(frozen=True, eq=False)
+def _required_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared ``default`` of each required property that has one."""
+    required: Any = schema.get("required")
+    properties: Any = schema.get("properties")
+    if not isinstance(required, list) or not isinstance(properties, dict):
+        return {}
+    defaults: dict[str, Any] = {}
+    for key in cast(list[Any], required):
+        spec: Any = cast(dict[Any, Any], properties).get(key)
+        if isinstance(key, str) and isinstance(spec, dict) and "default" in spec:
+            defaults[key] = cast(dict[str, Any], spec)["default"]
+    return defaults
+
+
+class _Checks:
+    """What a call needs from a tool's schema, made at its first call: the fast check, the defaults to
+    fill and, at the first misfit, the compiled validator (which keeps the schema)."""
+
+    __slots__ = ("defaults", "fast", "validator")
+
+    def __init__(self, schema: dict[str, Any]):
+        self.fast: _FastCheck | None = _simple_check(schema)
+        self.defaults = _required_defaults(schema)
+        self.validator: Validator | None = _UNSET
+
+    def compiled(self, schema: dict[str, Any]) -> Validator | None:
+        validator = self.validator
+        if validator is _UNSET:
+            try:
+                cls = validator_for(schema)
+                cls.check_schema(schema)
+                validator = cls(schema)
+            except (SchemaError, RecursionError):
+                validator = None
+            self.validator = validator
+        return validator
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class CatalogTool:
-    """One tool in the catalog: its public name, where it lives, and everything the server said of it."""
+    """One tool in the catalog: its public name, its server, and what the server said of it.
+
+    The definition is the server's ``ListedTool``, shared with the server's list (kept once,
+    compact: see ``mcpdeck._listed``); ``input_schema``, ``annotations`` and ``tool`` give
+    fresh objects decoded from it.
+    """
 
     name: str
     server: str
-    tool: types.Tool
-    # Made at the first validation and kept on the instance (with ``object.__setattr__``: the
-    # dataclass is frozen). Class-level defaults, not fields: a 1000-tool catalog then holds
-    # no per-tool cache objects until a tool is called (fewer objects for the GC, less memory).
-    _fast: ClassVar[_FastCheck | None] = _UNSET
-    _validator: ClassVar[Validator | None] = _UNSET
+    listed: ListedTool
 
     @property
     def original_name(self) -> str:
         """The name the server uses."""
-        return self.tool.name
+        return self.listed.name
 
     @property
     def title(self) -> str | None:
         """A human title, if the server gave one."""
-        if self.tool.title:
-            return self.tool.title
-        return self.tool.annotations.title if self.tool.annotations else None
+        return self.listed.title
 
     @property
     def description(self) -> str:
         """The tool's description ("" if none)."""
-        return self.tool.description or ""
+        return self.listed.description
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        """JSON Schema of the arguments."""
-        return self.tool.input_schema
+        """JSON Schema of the arguments (a fresh copy)."""
+        return self.listed.input_schema
+
+    @property
+    def schema_key(self) -> str:
+        """Equal for equal definitions: what conversion caches compare instead of the schema itself."""
+        return self.listed.body
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
-        """JSON Schema of the structured result, if declared."""
-        return self.tool.output_schema
+        """JSON Schema of the structured result, if declared (a fresh copy)."""
+        return self.listed.output_schema
 
     @property
     def annotations(self) -> types.ToolAnnotations | None:
         """Hints such as ``readOnlyHint`` and ``destructiveHint``."""
-        return self.tool.annotations
+        return self.listed.annotations
 
     @property
     def read_only(self) -> bool:
         """Whether the server says the tool does not change anything."""
-        return bool(self.tool.annotations and self.tool.annotations.read_only_hint)
+        return self.listed.read_only
+
+    @property
+    def tool(self) -> types.Tool:
+        """The whole definition as an SDK ``Tool`` (a new model each time)."""
+        return self.listed.tool()
+
+    def _checks(self) -> _Checks:
+        return self.listed.cached(_Checks)
 
     def with_defaults(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """``arguments`` with the declared ``default`` of each missing required property filled in.
@@ -188,15 +243,8 @@ class CatalogTool:
         is one the server fills itself; sending the default keeps a strict server happy too.
         """
         filled = dict(arguments)
-        schema = self.input_schema
-        required: Any = schema.get("required")
-        properties: Any = schema.get("properties")
-        if not isinstance(required, list) or not isinstance(properties, dict):
-            return filled
-        for key in cast(list[Any], required):
-            spec: Any = cast(dict[Any, Any], properties).get(key)
-            if isinstance(key, str) and key not in filled and isinstance(spec, dict) and "default" in spec:
-                filled[key] = cast(dict[str, Any], spec)["default"]
+        for key, value in self._checks().defaults.items():
+            filled.setdefault(key, value)
         return filled
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
@@ -211,30 +259,19 @@ class CatalogTool:
         checked here. A schema whose ``$ref`` chain loops back on itself cannot be checked at
         all, and says so (the call can still be sent unchecked).
         """
-        fast = self._fast
-        if fast is _UNSET:
-            fast = _simple_check(self.input_schema)
-            object.__setattr__(self, "_fast", fast)
+        checks = self._checks()
+        fast = checks.fast
         if fast is not None and fast(arguments):
             return []
-        validator = self._validator
+        validator = checks.validator
         if validator is _UNSET:
-            try:
-                cls = validator_for(self.input_schema)
-                cls.check_schema(self.input_schema)
-                validator = cls(self.input_schema)
-            except (SchemaError, RecursionError):
-                validator = None
-            object.__setattr__(self, "_validator", validator)
+            validator = checks.compiled(self.input_schema)
         if validator is None:
             return []
         try:
             errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
         except RecursionError:
-            return [
-                "its input schema cannot be checked: a $ref in it loops back to itself; "
-                "send the call unchecked (validate=False, or `mcpdeck call --no-validate`) to let the server judge"
-            ]
+            return [_REF_LOOP]
         except Exception:  # an unresolvable $ref (remote, missing) and the like: the server decides
             return []
         problems: list[str] = []
@@ -245,19 +282,16 @@ class CatalogTool:
 
     def to_json(self) -> dict[str, Any]:
         """A stable JSON shape for ``--json`` output and the web API."""
+        data = self.listed.data()
         return {
             "name": self.name,
             "server": self.server,
             "tool": self.original_name,
             "title": self.title,
             "description": self.description,
-            "inputSchema": self.input_schema,
-            "outputSchema": self.output_schema,
-            "annotations": (
-                self.tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
-                if self.tool.annotations
-                else None
-            ),
+            "inputSchema": data["inputSchema"],
+            "outputSchema": data.get("outputSchema"),
+            "annotations": data.get("annotations"),
         }
 
 
@@ -323,11 +357,19 @@ def assign_names(items: Sequence[tuple[str, str]]) -> list[str]:
     return names
 
 
-def build_catalog(tools_by_server: Mapping[str, Sequence[types.Tool]], version: int) -> Catalog:
-    """Name every tool (see ``assign_names``) and build the catalog."""
-    pairs = [(server, tool) for server, tools in tools_by_server.items() for tool in tools]
+def build_catalog(tools_by_server: Mapping[str, Sequence[ListedTool | types.Tool]], version: int) -> Catalog:
+    """Name every tool (see ``assign_names``) and build the catalog.
+
+    Servers' lists hold ``ListedTool``s, which the catalog shares; an SDK ``Tool`` (from code
+    or tests) is made into one first.
+    """
+    pairs = [
+        (server, tool if isinstance(tool, ListedTool) else ListedTool(tool))
+        for server, tools in tools_by_server.items()
+        for tool in tools
+    ]
     names = assign_names([(server, tool.name) for server, tool in pairs])
     return Catalog(
-        (CatalogTool(name=name, server=server, tool=tool) for name, (server, tool) in zip(names, pairs, strict=True)),
+        (CatalogTool(name=name, server=server, listed=tool) for name, (server, tool) in zip(names, pairs, strict=True)),
         version,
     )

@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
+from mcpdeck._listed import ListedTool
 from mcpdeck._lists import ListKind, ServerLists
 from mcpdeck._masking import Redactor, mask_urls
 from mcpdeck._probe import DISCOVER, PROBE_BOUND, ProbeWatch
@@ -233,8 +234,8 @@ class ServerConnection:
         return self._state
 
     @property
-    def tools(self) -> list[types.Tool]:
-        """The server's tools after filters, as last listed."""
+    def tools(self) -> list[ListedTool]:
+        """The server's tools after filters, as last listed (compact: see ``mcpdeck._listed``)."""
         return self._lists.tools
 
     @property

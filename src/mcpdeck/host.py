@@ -848,7 +848,7 @@ class Host:
         async with anyio.create_task_group() as tg:
             tg.start_soon(connection.run)
             status = await connection.wait_settled()
-            tools = list(connection.tools)
+            tools = [listed.tool() for listed in connection.tools]
             tests.append(ServerTest(status=status, tools=tools, duration=time.perf_counter() - started))
             await connection.close()
         return tests[0]

@@ -107,7 +107,7 @@ class Converter(ABC):
         self.max_chars = max_chars
         self.max_description = max_description
         self._cache: OrderedDict[tuple[int, int, tuple[int, ...]], _Entry] = OrderedDict()
-        self._memo: dict[tuple[str, str], tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        self._memo: dict[tuple[str, str], tuple[object, dict[str, Any]]] = {}
 
     # ----- tool definitions -------------------------------------------------------------
 
@@ -148,9 +148,11 @@ class Converter(ABC):
         return converted
 
     def _convert(self, catalog: Iterable[ToolSpec], extras: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
-        # A tool whose name, description and schema object are those of the last conversion
-        # keeps its definition: a new catalog version re-converts only the tools that changed.
-        memo: dict[tuple[str, str], tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        # A tool whose name, description and schema are those of the last conversion keeps its
+        # definition: a new catalog version re-converts only the tools that changed. A catalog
+        # tool's schema is compared by its ``schema_key`` (its definition's compact JSON: equal
+        # strings, usually the same object), any other tool's by the identity of its schema.
+        memo: dict[tuple[str, str], tuple[object, dict[str, Any]]] = {}
         seen: set[str] = set()
         definitions: list[dict[str, Any]] = []
         for spec in (*extras, *catalog):
@@ -158,9 +160,10 @@ class Converter(ABC):
                 raise ValueError(f"two tools are named {spec.name!r}; give the native tool another name")
             seen.add(spec.name)
             key = (spec.name, spec.description)
-            schema = spec.input_schema
+            schema: object = getattr(spec, "schema_key", None) or spec.input_schema
             last = self._memo.get(key)
-            definition = last[1] if last is not None and last[0] is schema else self.tool(spec)
+            same = last is not None and (last[0] is schema or (type(schema) is str and last[0] == schema))
+            definition = last[1] if last is not None and same else self.tool(spec)
             memo[key] = (schema, definition)
             definitions.append(definition)
         self._memo = memo
