@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from bench.clients import BASELINE, BASELINE_HTTP, CLIENTS, ClientInfo
 from bench.clients.base import ServerSpec
+from bench.servers.line import BASE_TOOLS, tool_definitions
 from bench.stats import median, ratio
 from bench.tokens import CHARS_PER_TOKEN, counter, estimate
 from bench.venvs import install_note, peer
@@ -128,7 +129,9 @@ METRICS: dict[str, str] = {
     "payload-stdio": "A big result over stdio",
     "payload-http-sse": "A big result over HTTP, SSE response (one SSE event)",
     "payload-http-json": "A big result over HTTP, JSON response",
-    "memory": "Client memory per connected stdio server",
+    "memory": "Client memory per connected stdio server, near-empty server (4 tools)",
+    "memory-23": "Client memory per connected stdio server, 23 realistic tools (~1.1 KB of JSON each)",
+    "memory-100": "Client memory per connected stdio server, 100 realistic tools (~1.1 KB of JSON each)",
     "everything-latency": "Sequential `echo` on `@modelcontextprotocol/server-everything` (stdio, node)",
     "tokens": "Tokens of tool definitions per model request, all tools vs. tool search (mcpdeck's agent)",
 }
@@ -844,19 +847,37 @@ class Harness:
     # ----- memory ------------------------------------------------------------------------------
 
     def _m_memory(self, mid: str) -> None:
+        self._memory(mid, tools=len(BASE_TOOLS))
+
+    def _m_memory_23(self, mid: str) -> None:
+        self._memory(mid, tools=23)
+
+    def _m_memory_100(self, mid: str) -> None:
+        self._memory(mid, tools=100)
+
+    def _memory(self, mid: str, tools: int) -> None:
+        """RSS growth per connected server whose tool list has ``tools`` tools (the base ones, then filler)."""
         p = self.profile
+        filler = max(0, tools - len(BASE_TOOLS))
+        json_bytes = sum(len(json.dumps(t, separators=(",", ":"))) for t in tool_definitions(filler))
         metric = self._metric(mid, "bytes", f"RSS delta / {p.memory_servers} servers")
         metric.notes.append(
             "RSS of the client process after a full GC: one server connected first (imports and first-use "
-            f"costs), then {p.memory_servers} more; the row is the growth divided by {p.memory_servers}."
+            f"costs), then {p.memory_servers} more; the row is the growth divided by {p.memory_servers}. "
+            f"Each server lists {tools} tools, {json_bytes / 1024:.1f} KiB of tool JSON (compact)."
         )
+        if filler == 0:
+            metric.notes.append(
+                "A near-empty server: what it shows is the cost of a connection, not of what it carries; "
+                "`memory-23` and `memory-100` show the cost that grows with the tools users connect."
+            )
         ready: list[str] = []
         for name in self._ready(metric):
             if self._infos[name].session_per_call:
                 metric.rows[name].fail("n/a", "holds no connection between calls")
             else:
                 ready.append(name)
-        extra = [self.line(f"m{i}") for i in range(p.memory_servers)]
+        extra = [self.line(f"m{i}", filler) for i in range(p.memory_servers)]
         for turn in range(p.memory_rounds):
             self._progress(f"{mid}: round {turn + 1}/{p.memory_rounds}")
             order = _rotate(ready, turn)
@@ -869,7 +890,7 @@ class Harness:
                         row.fail(*self._unusable.pop(name, ("error", "no worker")))
                     continue
                 try:
-                    warm = [self.line("w").to_json()]
+                    warm = [self.line("w", filler).to_json()]
                     more = [s.to_json() for s in extra]
                     steps = [
                         worker.request("open", timeout=p.timeout, key="warm", servers=warm, concurrent=True),
@@ -883,6 +904,7 @@ class Harness:
                         continue
                     row.samples.append((after["rss"] - before["rss"]) / p.memory_servers)
                     row.extra.setdefault("rss_one_server", []).append(before["rss"])
+                    row.extra["tool_json_bytes"] = json_bytes
                 finally:
                     worker.quit()
 

@@ -169,3 +169,17 @@ async def test_history_files_calls_under_their_conversation_with_who_approved(tm
     assert (by_args["{}"].status, by_args["{}"].approved_by) == ("ok", None)
     assert len(linked) == 2
     assert calls == [("write", {"text": "kept"}), ("read", {})]
+
+
+async def test_a_pattern_with_spaces_around_it_closes_the_gate_saying_why(tmp_path: Path) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"permissions": {"allow": ["mcp__notes"], "deny": ["mcp__notes__write "]}}))
+    with anyio.fail_after(10):
+        async with Host({"notes": recording_server(calls)}, store=ConfigStore(path), log_dir=tmp_path) as host:
+            for tool in ("mcp__notes__write", "mcp__notes__read"):
+                with pytest.raises(PermissionDeniedError) as caught:
+                    await host.call_tool(tool, {"text": "x"} if tool.endswith("write") else {}, check_permission=True)
+                assert "the permission rules cannot be read" in str(caught.value)
+                assert "'mcp__notes__write ' has spaces around it" in str(caught.value)
+    assert calls == []

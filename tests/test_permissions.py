@@ -15,6 +15,7 @@ from mcpdeck.catalog import CatalogTool, build_catalog
 from mcpdeck.config import ConfigStore
 from mcpdeck.errors import ConfigError
 from mcpdeck.permissions import (
+    Access,
     Approval,
     ApprovalRequest,
     PermissionGate,
@@ -120,6 +121,88 @@ def test_a_pattern_names_a_server_a_tool_or_a_glob(pattern: str, matched: set[st
     assert {entry.name for entry in CATALOG if pattern_matches(pattern, entry)} == matched
 
 
+LONG_TOOL = "write_" + "x" * 80
+HASHED = build_catalog(
+    {
+        "storage": [types.Tool(name=LONG_TOOL, input_schema={"type": "object"})],
+        "s" * 48: [types.Tool(name="write_file", input_schema={"type": "object"})],
+        "sneaky": [types.Tool(name="resource:file:///x", input_schema={"type": "object"})],
+    },
+    version=1,
+)
+
+
+@pytest.mark.parametrize("pattern", ["mcp__*write*", "*write*", "mcp__storage__write_*", "mcp__*__write*"])
+def test_a_cut_and_hashed_name_is_matched_by_its_original_name_too(pattern: str) -> None:
+    [long_tool] = [entry for entry in HASHED if entry.server == "storage"]
+    assert len(long_tool.name) == 64
+    assert not long_tool.name.endswith(LONG_TOOL)  # the public name was cut and hashed
+    assert pattern_matches(pattern, long_tool)
+    decision = PermissionGate(rules(allow=("mcp__*",), deny=(pattern,))).decide_by_rules(long_tool)
+    assert decision is not None and not decision.allowed and decision.rule == pattern
+
+
+def test_a_tool_whose_name_was_cut_to_a_stub_is_matched_by_its_server_and_original_name() -> None:
+    [entry] = [entry for entry in HASHED if entry.server == "s" * 48]
+    assert "write" not in entry.name  # mcp__sss...__wr_<hash>
+    for pattern in (f"mcp__{'s' * 48}", f"mcp__{'s' * 48}__*", f"mcp__{'s' * 48}__write_file", "mcp__*write_file"):
+        assert pattern_matches(pattern, entry), pattern
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matched"),
+    [
+        ("mcp__fs", True),
+        ("mcp__fs__*", True),
+        ("mcp__*", True),
+        ("mcp__fs__resource:*", True),
+        ("mcp__fs__resource:file:///etc/*", True),
+        ("mcp__*__resource:file:///etc/passwd", True),
+        ("mcp__fs__resource:file:///home/*", False),
+        ("mcp__fs__prompt:*", False),
+        ("mcp__github", False),
+        ("mcp__fs__read_file", False),
+        ("*passwd", True),
+    ],
+)
+def test_a_resource_read_has_its_own_name_under_its_server(pattern: str, matched: bool) -> None:
+    access = Access("resource", "fs", "file:///etc/passwd")
+    assert access.name == "mcp__fs__resource:file:///etc/passwd"
+    assert pattern_matches(pattern, access) is matched
+
+
+def test_a_prompt_is_named_like_a_resource_and_a_tool_cannot_pose_as_either() -> None:
+    assert pattern_matches("mcp__fs__prompt:review", Access("prompt", "fs", "review"))
+    assert not pattern_matches("mcp__fs__resource:*", Access("prompt", "fs", "review"))
+    [sneaky] = [entry for entry in HASHED if entry.server == "sneaky"]
+    assert not pattern_matches("mcp__sneaky__resource:*", sneaky)
+    assert pattern_matches("mcp__sneaky", sneaky)
+
+
+async def test_a_denied_server_denies_its_resources_and_prompts_and_reads_are_asked_about() -> None:
+    gate = PermissionGate(rules(deny=("mcp__fs",)), allow_read_only=True, yes_to_all=True)
+    for access in (Access("resource", "fs", "file:///a"), Access("prompt", "fs", "review")):
+        decision = await gate.check(access, {})
+        assert not decision.allowed and decision.rule == "mcp__fs"
+        assert gate.denied(access) == decision
+    approver = Approver(Approval.once())
+    asking = PermissionGate(approver=approver)
+    decision = await asking.check(Access("resource", "github", "repo://x"), {"uri": "repo://x"})
+    assert decision.allowed and decision.approved_by == "user-once"
+    [request] = approver.requests
+    assert (request.name, request.server, request.original_name) == (
+        "mcp__github__resource:repo://x",
+        "github",
+        "resource:repo://x",
+    )
+    assert request.arguments == {"uri": "repo://x"} and "repo://x" in request.description
+    assert request.annotations is not None and request.annotations.read_only_hint
+    assert PermissionGate(allow_read_only=True).decide_by_rules(Access("resource", "github", "repo://x")) == (
+        await PermissionGate(allow_read_only=True).check(Access("resource", "github", "repo://x"))
+    )
+    assert PermissionGate().decide_by_rules(Access("resource", "github", "repo://x")) is None  # never "native"
+
+
 def test_native_tools_match_by_their_plain_name() -> None:
     assert pattern_matches("search_tools", "search_tools")
     assert pattern_matches("search_*", "search_tools")
@@ -144,6 +227,8 @@ def test_rules_are_read_from_the_permissions_object() -> None:
         ({"deny": ["mcp__fs", 3]}, r"permissions.deny\[1\]: expected a non-empty pattern string, got 3"),
         ({"allow": [""]}, r"permissions.allow\[0\]: expected a non-empty pattern string"),
         ({"ask": ["  "]}, r"permissions.ask\[0\]"),
+        ({"deny": ["mcp__fs", " mcp__github "]}, r"permissions.deny\[1\]: the pattern ' mcp__github ' has spaces"),
+        ({"allow": ["mcp__fs\t"]}, r"would match nothing; write 'mcp__fs'"),
     ],
 )
 def test_a_bad_rule_is_refused_saying_where(tmp_path: Path, section: object, problem: str) -> None:
@@ -303,7 +388,7 @@ async def test_always_appends_an_allow_rule_to_the_file_keeping_everything_else(
     assert saved["permissions"] == {"deny": ["mcp__github__delete_*"], "allow": ["mcp__fs__write_file"]}
     assert saved["theme"] == "dark"
     assert saved["mcpServers"]["fs"] == {"command": "fs-server", "autoApprove": ["read.file"], "x-owner": "ops"}
-    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]
+    assert sorted(p.name for p in config.parent.iterdir()) == [".mcp.json.lock", "mcp.json"]  # and no temp file
     assert (await gate.check(WRITE)).approved_by == "rule"
     assert len(approver.requests) == 1
     fresh = PermissionGate.from_store(store)
@@ -331,7 +416,7 @@ async def test_a_failing_save_leaves_the_file_intact_and_allows_for_the_session(
     assert (decision.allowed, decision.approved_by) == (True, "user-session")
     assert "saving the rule failed" in decision.reason
     assert await anyio.Path(config).read_bytes() == before
-    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]
+    assert sorted(p.name for p in config.parent.iterdir()) == [".mcp.json.lock", "mcp.json"]  # and no temp file
 
 
 async def test_a_file_broken_since_loading_is_not_written_over(config: Path) -> None:

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Handler", "Later", "filler_tool", "tool_definitions"]
+__all__ = ["BASE_TOOLS", "Handler", "Later", "filler_tool", "tool_definitions"]
 
 Later = Callable[[float, str], None]
 """``later(delay, line)``: send ``line`` after ``delay`` seconds."""

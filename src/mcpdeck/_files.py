@@ -1,24 +1,52 @@
-"""Atomic file replacement, shared by the config store and the token store."""
+"""Files changed safely: atomic replacement through symlinks, and an inter-process lock for read-modify-write.
+
+Shared by the config store and the token store.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
+import time
+from collections.abc import Generator
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["LOCK_TIMEOUT", "atomic_write", "locked", "real_path"]
+
+LOCK_TIMEOUT = 30.0
+"""Seconds :func:`locked` waits for another process to finish its change."""
+
+
+def real_path(path: Path) -> Path:
+    """Where writing ``path`` must land: a symlink's target (followed all the way), else ``path`` itself.
+
+    A dotfiles setup often links the config into place; replacing the link with a file would
+    leave the real file stale.
+    """
+    return Path(os.path.realpath(path))
 
 
 def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
     """Replace ``path`` with ``text``: a reader sees the old file or the new one, never half of one.
 
-    The text goes to a temp file in the same folder (``0600`` from its first byte, by
-    ``mkstemp``), is flushed and fsynced, gets ``mode``, and is renamed over ``path``; the
-    folder is fsynced where the platform allows. On any failure the temp file is removed
-    and ``path`` is untouched.
+    A symlink is written through: its target is replaced and the link stays. The text goes
+    to a temp file in the target's folder (``0600`` from its first byte, by ``mkstemp``), is
+    flushed and fsynced, gets ``mode`` and the owner of the file it replaces (when that is
+    someone else, which only root can keep), and is renamed over the target; the folder is
+    fsynced where the platform allows. On any failure the temp file is removed and the
+    target is untouched.
+
+    Raises:
+        OSError: The file cannot be written, or its owner (another user) cannot be kept.
     """
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    target = real_path(path)
+    try:
+        old = target.stat()
+    except FileNotFoundError:
+        old = None
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -26,14 +54,82 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
             os.fsync(handle.fileno())
         if mode != 0o600:
             os.chmod(temp, mode)
-        os.replace(temp, path)
+        if old is not None and hasattr(os, "chown"):
+            _keep_owner(temp, target, old)
+        os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     with contextlib.suppress(OSError):  # not every platform can fsync a folder
-        folder = os.open(path.parent, os.O_RDONLY)
+        folder = os.open(target.parent, os.O_RDONLY)
         try:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def _keep_owner(temp: str, target: Path, old: os.stat_result) -> None:
+    new = os.stat(temp)
+    if new.st_uid != old.st_uid:
+        try:
+            os.chown(temp, old.st_uid, old.st_gid)
+        except PermissionError:
+            raise PermissionError(
+                f"{target} belongs to another user (uid {old.st_uid}); writing it would make it yours: run as that user"
+            ) from None
+    elif new.st_gid != old.st_gid:
+        with contextlib.suppress(OSError):  # a group the writer is not in: the file keeps the folder's
+            os.chown(temp, -1, old.st_gid)
+
+
+@contextlib.contextmanager
+def locked(path: Path, *, timeout: float = LOCK_TIMEOUT) -> Generator[None]:
+    """Hold the inter-process lock of ``path`` (a symlink's target) for a read-modify-write.
+
+    The lock is an ``flock`` (``msvcrt.locking`` on Windows) on a sidecar file
+    ``.<name>.lock`` next to the target, kept ``0600`` and never removed (removing it would
+    let two writers lock two different files). The lock goes with the open file, so a
+    process that dies releases it. Threads of one process exclude each other too.
+
+    Raises:
+        TimeoutError: Another process held the lock for ``timeout`` seconds.
+    """
+    target = real_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = target.with_name(f".{target.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"another process has been changing {target} for {timeout:g} s (lock file {lock}); try again"
+                )
+            time.sleep(pause)  # a real wait for another process; there is nothing to be told by
+            pause = min(pause * 2, 0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True

@@ -1,7 +1,11 @@
 """One server's lists: tools, resources, resource templates, prompts.
 
 Each list is read whole (every page) and replaced as a unit. A change notification marks
-that one list stale and a single refresher task reads it again. Servers on protocol
+that one list stale and a single refresher task reads it again.
+
+Only the tool list is needed for a working server: a resource, template or prompt list the
+server fails to give is left empty and becomes a warning (``warnings``), and is asked for
+again on that list's change notice or the next connect. Servers on protocol
 2026-07-28 deliver change notifications and resource updates only to a
 ``subscriptions/listen`` stream, which is (re)opened with the current set of resource
 subscriptions; older servers send them as notifications, and take
@@ -18,7 +22,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 from anyio.abc import TaskStatus
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.subscriptions import (
     ListenNotSupportedError,
     PromptsListChanged,
@@ -26,18 +30,45 @@ from mcp.client.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
 )
+from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcpdeck.errors import leaf_errors, protocol_error_text
 
 __all__ = ["ListKind", "ServerLists"]
 
 logger = logging.getLogger(__name__)
 
 ListKind = Literal["tools", "resources", "prompts"]
+_OPTIONAL = {"resources/list": "resources", "resources/templates/list": "resource templates", "prompts/list": "prompts"}
 _MAX_PAGES = 1000
 
 
 def _ignore(_: str) -> None:
     pass
+
+
+def _ignore_warning(_: str, __: str | None) -> None:
+    pass
+
+
+def _list_error_text(error: Exception, method: str) -> str:
+    """Why ``method`` failed, in words."""
+    leaf = next(iter(leaf_errors(error)), error)
+    if isinstance(leaf, MCPError):
+        return protocol_error_text(leaf.code, leaf.message, method)
+    text = str(leaf)
+    return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
+
+
+def _connection_gone(error: Exception) -> bool:
+    """Whether ``error`` says the connection itself ended (no list is to blame for that)."""
+    for leaf in leaf_errors(error):
+        if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
+            return True
+        if isinstance(leaf, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
+            return True
+    return False
 
 
 async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], attribute: str, server: str) -> list[Any]:
@@ -63,7 +94,10 @@ class ServerLists:
         allows_tool: Callable[[str], bool],
         on_change: Callable[[ListKind], None],
         on_resource_updated: Callable[[str], None],
+        on_warning: Callable[[str, str | None], None] = _ignore_warning,
     ):
+        """``on_warning(method, text)`` hears when an optional list fails (``text``: "could not list
+        prompts: ...") or works again (None)."""
         self._server = server
         self._allows_tool = allows_tool
         self._on_change = on_change
@@ -72,6 +106,8 @@ class ServerLists:
         self.resources: list[types.Resource] = []
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
+        self.warnings: dict[str, str] = {}  # method -> why its (optional) list is missing
+        self._on_warning = on_warning
         self.subscriptions: set[str] = set()
         self._stale: set[ListKind] = set()
         self._wake = anyio.Event()
@@ -105,9 +141,11 @@ class ServerLists:
             resources: list[types.Resource] = []
             templates: list[types.ResourceTemplate] = []
             if caps.resources is not None:
-                resources = await _all_pages(lambda c: client.list_resources(cursor=c), "resources", self._server)
-                templates = await _all_pages(
-                    lambda c: client.list_resource_templates(cursor=c), "resource_templates", self._server
+                resources = await self._optional(
+                    "resources/list", lambda c: client.list_resources(cursor=c), "resources"
+                )
+                templates = await self._optional(
+                    "resources/templates/list", lambda c: client.list_resource_templates(cursor=c), "resource_templates"
                 )
             if resources or templates or self.resources or self.templates:
                 self.resources, self.templates = resources, templates
@@ -115,8 +153,24 @@ class ServerLists:
         else:
             prompts: list[types.Prompt] = []
             if caps.prompts is not None:
-                prompts = await _all_pages(lambda c: client.list_prompts(cursor=c), "prompts", self._server)
+                prompts = await self._optional("prompts/list", lambda c: client.list_prompts(cursor=c), "prompts")
             self._swap("prompts", prompts)
+
+    async def _optional(self, method: str, fetch: Callable[[str | None], Awaitable[Any]], attribute: str) -> list[Any]:
+        """Every page of a list the server need not give: a failure leaves it empty, as a warning."""
+        try:
+            items = await _all_pages(fetch, attribute, self._server)
+        except Exception as error:
+            if _connection_gone(error):
+                raise
+            text = f"could not list {_OPTIONAL[method]}: {_list_error_text(error, method)}"
+            if self.warnings.get(method) != text:
+                self.warnings[method] = text
+                self._on_warning(method, text)
+            return []
+        if self.warnings.pop(method, None) is not None:
+            self._on_warning(method, None)
+        return items
 
     def _swap(self, kind: Literal["tools", "prompts"], items: list[Any]) -> None:
         if not items and not getattr(self, kind):
@@ -132,9 +186,11 @@ class ServerLists:
         """
         self._on_change = _ignore
         self._on_resource_updated = _ignore
+        self._on_warning = _ignore_warning
 
     def clear(self) -> None:
         """Forget every list (the server is gone for good)."""
+        self.warnings.clear()
         for kind in ("tools", "prompts"):
             self._swap(kind, [])
         if self.resources or self.templates:

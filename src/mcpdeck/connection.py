@@ -26,12 +26,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client._transport import Transport
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.dispatcher import ProgressFnT
@@ -42,6 +43,7 @@ from pydantic import ValidationError
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
 from mcpdeck._lists import ListKind, ServerLists
+from mcpdeck._probe import DISCOVER, PROBE_BOUND, ProbeWatch
 from mcpdeck._server_log import ServerLog
 from mcpdeck._stdio import StdioProcess, stdio_transport
 from mcpdeck._transports import http_transport, sse_transport, watched
@@ -55,6 +57,7 @@ from mcpdeck.errors import (
     ServerTimeoutError,
     ServerUnavailableError,
     leaf_errors,
+    protocol_error_text,
 )
 from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
@@ -82,6 +85,10 @@ _CLIENT_INFO = types.Implementation(name="mcpdeck", version=__version__)
 _CONFIG_TYPES = (StdioServerConfig, RemoteServerConfig)
 
 
+class _StartAgain(Exception):
+    """A stdio server closed its pipe on the modern probe: start it again, with the handshake."""
+
+
 def _session_expired(error: MCPError, last_http_status: int | None) -> bool:
     """Whether the server no longer knows the HTTP session: a 404 on a request that carried its id.
 
@@ -105,7 +112,7 @@ def describe_error(error: BaseException) -> str:
     if isinstance(first, MCPError):
         if first.code == CONNECTION_CLOSED:
             return "the server closed the connection"
-        return f"{first.message} (MCP error {first.code})"
+        return protocol_error_text(first.code, first.message)
     if isinstance(first, httpx2.HTTPStatusError):
         return f"HTTP {first.response.status_code} from {first.request.url}"
     if isinstance(first, httpx2.ConnectError):
@@ -164,6 +171,7 @@ class ServerConnection:
             allows_tool=self._allows_tool,
             on_change=lambda kind: on_change(name, kind),
             on_resource_updated=lambda uri: publish(ResourceUpdated(server=name, uri=uri)),
+            on_warning=self._list_warning,
         )
         self._requests = ServerRequests(
             name, handlers or ClientHandlers(), publish, self._write_log, roots=self._own_roots(config)
@@ -189,6 +197,10 @@ class ServerConnection:
         self._last_http_status: int | None = None
         self._gone_reason: str | None = None  # why a request found the session gone, if it knows better
         self._reconnect_at_once = False
+        self._handshake_only = False  # learnt: this server does not understand the modern probe
+        self._knows_probe = False  # learnt: it answered the probe once (a closed pipe then is no verdict on it)
+        self._probe_log_at: int | None = None  # where the log stood when the probe went out
+        self._probe_noise = 0  # lines the server wrote about the probe, left out of its log
 
     # ----- what callers read -------------------------------------------------------
 
@@ -230,6 +242,16 @@ class ServerConnection:
     def _write_log(self, line: str) -> None:
         if self.log_path is not None:
             self._log.write(line)
+
+    def _list_warning(self, method: str, text: str | None) -> None:
+        """An optional list failed (the server stays connected; the list is asked for again on its change
+        notice or the next connect), or works again."""
+        if text is None:
+            self._write_log(f"[mcpdeck] {method} works again")
+            logger.info("server %r: %s works again", self.name, method)
+        else:
+            self._write_log(f"[mcpdeck] warning: {text}")
+            logger.warning("server %r: %s", self.name, text)
 
     @property
     def offers_resources(self) -> bool:
@@ -290,6 +312,7 @@ class ServerConnection:
             tool_count=len(self._lists.tools),
             log_path=self.log_path,
             pid=self._process.pid if client and self._process else None,
+            warnings=tuple(self._lists.warnings.values()),
         )
 
     # ----- commands (from any task) -------------------------------------------------
@@ -302,6 +325,12 @@ class ServerConnection:
     async def reconnect(self, config: ServerConfig | InProcessServer | None = None) -> ServerStatus:
         """Drop the current session (if any) and connect again, with ``config`` if given."""
         if config is not None:
+            if (
+                not isinstance(config, _CONFIG_TYPES)
+                or not isinstance(self._config, _CONFIG_TYPES)
+                or (config.target != self._config.target)
+            ):
+                self._handshake_only = self._knows_probe = False  # another server, maybe: probe it afresh
             self._config = config
             self._requests.set_roots(self._own_roots(config))
         self._want = True
@@ -396,11 +425,16 @@ class ServerConnection:
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
             self._scope = scope
             try:
-                async with self._open(ended) as client:
-                    self._phase = "listing tools, resources and prompts"
-                    await self._lists.load_all(client)
-                    await self._lists.resubscribe(client)
-                    await self._serve(client, ended, scope)
+                try:
+                    await self._open_and_serve(ended, scope)
+                except _StartAgain:
+                    ended = self._ended = anyio.Event()
+                    try:
+                        await self._open_and_serve(ended, scope)
+                    except Exception:
+                        if self._client is None:  # it fails with the handshake too: the probe was not the cause
+                            self._handshake_only = False
+                        raise
             except Exception as error:  # every failure of one server stays with that server
                 failure = error
             finally:
@@ -418,6 +452,13 @@ class ServerConnection:
             return connected, self._gone_reason
         return connected, "the connection was lost (the server exited or closed it)" + self._log.hint()
 
+    async def _open_and_serve(self, ended: anyio.Event, scope: anyio.CancelScope) -> None:
+        async with self._open(ended) as client:
+            self._phase = "listing tools, resources and prompts"
+            await self._lists.load_all(client)
+            await self._lists.resubscribe(client)
+            await self._serve(client, ended, scope)
+
     def _connect_timeout(self) -> float:
         config = self._config
         return config.connect_timeout if isinstance(config, StdioServerConfig | RemoteServerConfig) else 30.0
@@ -430,7 +471,7 @@ class ServerConnection:
         paths = [Path(r).expanduser().resolve() for r in roots]
         return [types.Root.model_validate({"uri": p.as_uri(), "name": p.name or str(p)}) for p in paths]
 
-    def _client_for(self, server: Any) -> Client:
+    def _client_for(self, server: Any, mode: Literal["auto", "legacy"] = "auto") -> Client:
         requests = self._requests
         config = self._config
         offers_roots = not (isinstance(config, StdioServerConfig | RemoteServerConfig) and config.roots is False)
@@ -444,7 +485,83 @@ class ServerConnection:
             list_roots_callback=requests.list_roots if offers_roots else None,
             logging_callback=requests.logging,
             log_level="info",
+            mode=mode,
         )
+
+    # ----- the protocol era ------------------------------------------------------------
+
+    def _protocol(self) -> Literal["auto", "handshake", "modern"]:
+        """How to open the next session: the config's ``protocol``, and what was learnt."""
+        config = self._config
+        protocol = config.protocol if isinstance(config, _CONFIG_TYPES) else "auto"
+        return "handshake" if protocol == "auto" and self._handshake_only else protocol
+
+    @asynccontextmanager
+    async def _negotiated(self, transport: Transport, *, bounded: bool, stdio: bool) -> AsyncGenerator[Client]:
+        """A client on ``transport``, its session opened the way ``_protocol`` says.
+
+        ``auto`` lets the SDK probe ``server/discover`` and fall back to the handshake, with
+        the probe bounded (``bounded``: stdio and SSE, where old servers stay silent). A
+        server that did not understand the probe gets the handshake from now on; a stdio
+        server that closed its pipe on it is started again (``_StartAgain``).
+        """
+        protocol = self._protocol()
+        if protocol == "handshake":
+            async with self._client_for(transport, "legacy") as client:
+                yield client
+            return
+        probe = ProbeWatch(
+            PROBE_BOUND if bounded and protocol == "auto" else None,
+            on_sent=self._probe_sent,
+            on_refused=self._probe_refused,
+        )
+        self._probe_log_at, self._probe_noise = None, 0
+        entered = False
+        try:
+            async with self._client_for(probe.wrap(transport)) as client:
+                entered = True
+                probe.finish()
+                self._settle_era(client, probe, protocol)
+                yield client
+        except Exception:
+            if entered or self._knows_probe or not (stdio and protocol == "auto" and probe.closed):
+                raise
+            self._handshake_only = True
+            self._write_log(f"[mcpdeck] the server {probe.reason}; starting it again with the initialize handshake")
+            logger.info("server %r %s; starting it again with the initialize handshake", self.name, probe.reason)
+            raise _StartAgain from None
+
+    def _settle_era(self, client: Client, probe: ProbeWatch, protocol: str) -> None:
+        version = client.protocol_version
+        if version in MODERN_PROTOCOL_VERSIONS or probe.understood:
+            self._knows_probe = True
+        if version in MODERN_PROTOCOL_VERSIONS:
+            return
+        if protocol == "modern":
+            raise ServerError(
+                self.name,
+                f'speaks only the initialize handshake (protocol {version}) but its config says "protocol": '
+                '"modern"; set it to "auto" or "handshake"',
+            )
+        if probe.understood is not False:
+            return  # it knows the probe and chose the handshake (or an in-process server): nothing learnt
+        self._handshake_only = True
+        left_out = f"; {self._probe_noise} lines it wrote about it are left out" if self._probe_noise else ""
+        note = (
+            f"the server {probe.reason}; connected with the initialize handshake (protocol {version}), "
+            f"which it gets from now on{left_out}"
+        )
+        self._write_log(f"[mcpdeck] {note}")
+        logger.info("server %r: %s", self.name, note)
+
+    def _probe_sent(self) -> None:
+        self._probe_log_at = self._log.size() if self.log_path is not None else None
+
+    def _probe_refused(self) -> None:
+        """The server answered the probe with an error: what it wrote meanwhile about it is noise (SDK 1.x
+        servers write a long validation report); it goes, and one line says what happened."""
+        if self._probe_log_at is not None:
+            self._probe_noise = self._log.cut_since(self._probe_log_at, markers=(DISCOVER, "validat"))
 
     @asynccontextmanager
     async def _open(self, ended: anyio.Event) -> AsyncGenerator[Client]:
@@ -475,7 +592,9 @@ class ServerConnection:
             stack = AsyncExitStack()
             self._phase = f"connecting over {'streamable HTTP' if kind == 'http' else 'SSE'}"
             try:
-                client = await stack.enter_async_context(self._client_for(watched(transport, ended, self._on_error)))
+                client = await stack.enter_async_context(
+                    self._negotiated(watched(transport, ended, self._on_error), bounded=kind == "sse", stdio=False)
+                )
             except Exception as error:
                 await stack.aclose()
                 if len(kinds) == 1 or is_auth_error(error):  # another transport won't authorize us
@@ -505,7 +624,7 @@ class ServerConnection:
             self._phase = "initializing"
             self._process = StdioProcess()
             transport = stdio_transport(params, errlog, self._process, ended=ended, on_error=self._on_error)
-            async with self._client_for(transport) as client:
+            async with self._negotiated(transport, bounded=True, stdio=True) as client:
                 yield client
 
     def _cwd(self, cwd: str | None) -> Path | None:
@@ -579,8 +698,11 @@ class ServerConnection:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        method: str | None = None,
     ) -> _T:
         """Send one request (``send(client, progress_relay)``) with the host's rules for every request.
+
+        ``method`` (``tools/call`` ...) names what a server that does not know it did not know.
 
         - A request made while the server is (re)connecting waits for it, within its timeout.
         - Progress from the server restarts the timeout, so a long job that keeps reporting
@@ -616,7 +738,8 @@ class ServerConnection:
                         if client is self._client:
                             self._session_gone("its HTTP session expired", at_once=True)
                         continue
-                    raise ServerError(self.name, f"{what} failed: {error.message} (MCP error {error.code})") from error
+                    text = protocol_error_text(error.code, error.message, method)
+                    raise ServerError(self.name, f"{what} failed: {text}") from error
                 except (ValidationError, RuntimeError) as error:
                     raise ServerError(self.name, f"{what}: the server sent an invalid result: {error}") from error
         raise ServerTimeoutError(
@@ -654,25 +777,30 @@ class ServerConnection:
             return client.call_tool(tool, arguments, progress_callback=relay)  # awaited by `request`: no frame here
 
         try:
-            return await self.request(what, send, timeout=timeout, progress=progress)
+            return await self.request(what, send, timeout=timeout, progress=progress, method="tools/call")
         except ServerError as error:
             cause = error.__cause__
             if not isinstance(cause, MCPError) or cause.code != URL_ELICITATION_REQUIRED:
                 raise
             if not await self._requests.url_elicitations(cause.data):
                 raise ServerError(self.name, f"{what} needs the user to open a page first, and they did not") from cause
-        return await self.request(what, send, timeout=timeout, progress=progress)
+        return await self.request(what, send, timeout=timeout, progress=progress, method="tools/call")
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> types.ReadResourceResult:
         """Read a resource by URI."""
-        return await self.request(f"reading {uri}", lambda client, _: client.read_resource(uri), timeout=timeout)
+        return await self.request(
+            f"reading {uri}", lambda client, _: client.read_resource(uri), timeout=timeout, method="resources/read"
+        )
 
     async def get_prompt(
         self, prompt: str, arguments: dict[str, str] | None, *, timeout: float | None = None
     ) -> types.GetPromptResult:
         """Get a prompt (by its original name) with its arguments filled in."""
         return await self.request(
-            f"getting prompt {prompt!r}", lambda client, _: client.get_prompt(prompt, arguments), timeout=timeout
+            f"getting prompt {prompt!r}",
+            lambda client, _: client.get_prompt(prompt, arguments),
+            timeout=timeout,
+            method="prompts/get",
         )
 
     async def complete(
@@ -685,7 +813,10 @@ class ServerConnection:
     ) -> types.CompleteResult:
         """Ask the server to complete an argument of a prompt or resource template."""
         return await self.request(
-            "completion", lambda client, _: client.complete(ref, argument, context), timeout=timeout
+            "completion",
+            lambda client, _: client.complete(ref, argument, context),
+            timeout=timeout,
+            method="completion/complete",
         )
 
     async def subscribe(self, uri: str, subscribe: bool = True, *, timeout: float | None = None) -> None:
@@ -697,7 +828,12 @@ class ServerConnection:
         async def send(client: Client, _: ProgressFnT) -> None:
             await self._lists.subscribe(client, uri, subscribe)
 
-        await self.request(f"subscribing to {uri}", send, timeout=timeout)
+        await self.request(
+            f"subscribing to {uri}",
+            send,
+            timeout=timeout,
+            method="resources/subscribe" if subscribe else "resources/unsubscribe",
+        )
 
     def _session_gone(self, reason: str | None = None, *, at_once: bool = False) -> None:
         """The connection is gone, and the supervisor may not have run yet: make calls wait for what it does next.

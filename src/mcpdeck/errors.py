@@ -185,3 +185,22 @@ def leaf_errors(error: BaseException) -> Iterator[BaseException]:
             yield from leaf_errors(inner)  # pyright: ignore[reportUnknownArgumentType]
     else:
         yield error
+
+
+_METHOD_NOT_FOUND = -32601
+
+
+def protocol_error_text(code: int, message: str, method: str | None = None) -> str:
+    """A server's JSON-RPC error in words, its code said once.
+
+    Some servers (the TypeScript SDK's) already begin their message with ``MCP error <code>:``;
+    that prefix is dropped rather than repeated. For -32601 (method not found) ``method``
+    says which method the server did not know.
+    """
+    prefix = f"MCP error {code}:"
+    text = message.strip()
+    if text.startswith(prefix):
+        text = text[len(prefix) :].strip()
+    if code == _METHOD_NOT_FOUND and method:
+        return f"the server does not know the method {method} (MCP error {code}: {text or 'Method not found'})"
+    return f"{text} (MCP error {code})" if text else f"MCP error {code}"

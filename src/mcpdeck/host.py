@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 import platformdirs
 from anyio.abc import TaskGroup
@@ -69,7 +70,7 @@ from mcpdeck.events import (
     ToolsChanged,
     current_conversation,
 )
-from mcpdeck.permissions import ApprovalCallback, PermissionGate, PermissionRules, parse_permissions
+from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate, PermissionRules, parse_permissions
 from mcpdeck.resources import PromptEntry, ResourceEntry, ResourceIndex, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
@@ -586,16 +587,32 @@ class Host:
                 return offering[0]
         raise ResourceNotFoundError(uri, servers=candidates)
 
+    async def _check_access(self, access: Access, arguments: Mapping[str, Any]) -> None:
+        decision = await self.permissions.check(access, arguments)
+        if not decision.allowed:
+            raise PermissionDeniedError(decision.message, tool=access.name, approved_by=decision.approved_by)
+
     async def read_resource(
-        self, uri: str, *, server: str | None = None, timeout: float | None = None
+        self, uri: str, *, server: str | None = None, timeout: float | None = None, check_permission: bool = False
     ) -> types.ReadResourceResult:
         """Read a resource. ``server`` may be left out when only one server offers the URI.
 
+        Args:
+            uri: The resource's URI.
+            server: The server to read it from (default: the one that offers the URI).
+            timeout: Seconds to wait for the answer (default: the server's).
+            check_permission: Pass ``permissions`` first, as ``mcp__<server>__resource:<uri>`` of
+                the server the read would go to: for reads a model asked for.
+
         Raises:
             ResourceNotFoundError: No server (or more than one) offers it and none was named.
+            PermissionDeniedError: The gate refused the read (nothing was sent).
             ServerError: The server could not read it (and the subclasses, as for call_tool).
         """
-        return await self._server_for_uri(uri, server).read_resource(uri, timeout=timeout)
+        connection = self._server_for_uri(uri, server)
+        if check_permission:
+            await self._check_access(Access("resource", connection.name, uri), {"uri": uri})
+        return await connection.read_resource(uri, timeout=timeout)
 
     async def subscribe_resource(self, uri: str, *, server: str | None = None, subscribe: bool = True) -> None:
         """Get a ``ResourceUpdated`` event each time the resource changes (kept across reconnects)."""
@@ -613,19 +630,34 @@ class Host:
         return entry
 
     async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+        check_permission: bool = False,
     ) -> types.GetPromptResult:
         """Get a prompt by its public name, with its arguments.
+
+        Args:
+            name: The prompt's public name (``mcp__<server>__<prompt>``).
+            arguments: The prompt's arguments.
+            timeout: Seconds to wait for the answer (default: the server's).
+            check_permission: Pass ``permissions`` first, as ``mcp__<server>__prompt:<name>``:
+                for prompts fetched on a model's or a remote client's behalf.
 
         Raises:
             PromptNotFoundError: No prompt of that name.
             InvalidArgumentsError: A required argument is missing (nothing was sent).
+            PermissionDeniedError: The gate refused it (nothing was sent).
         """
         entry = self._prompt(name)
         args = {key: str(value) for key, value in (arguments or {}).items()}
         missing = [a.name for a in entry.arguments if a.required and a.name not in args]
         if missing:
             raise InvalidArgumentsError(name, [f"{arg!r} is a required argument" for arg in missing])
+        if check_permission:
+            await self._check_access(Access("prompt", entry.server, entry.original_name), args)
         return await self._connection(entry.server).get_prompt(entry.original_name, args or None, timeout=timeout)
 
     async def complete_prompt_argument(
@@ -671,7 +703,8 @@ class Host:
         resolved = _to_config(name, config)
         existed = name in self._connections
         if save and self._store is not None and isinstance(resolved, StdioServerConfig | RemoteServerConfig):
-            self._store.put_server(name, resolved)
+            # The store waits for the file's lock and fsyncs: not on the event loop.
+            await anyio.to_thread.run_sync(self._store.put_server, name, resolved)
         self._problems.pop(name, None)
         if existed:
             status = await self._connections[name].reconnect(resolved)
@@ -701,7 +734,7 @@ class Host:
             del self._connections[name]
             self._apply_changes({(name, "tools"), (name, "resources"), (name, "prompts")})
         if save and self._store is not None:
-            self._store.remove_server(name)
+            await anyio.to_thread.run_sync(self._store.remove_server, name)
         self.events.publish(ConfigChanged(server=name, change="removed"))
 
     async def set_server_disabled(self, name: str, disabled: bool, *, save: bool = True) -> ServerStatus:
@@ -720,7 +753,7 @@ class Host:
         """The global switch: off stops every server, on connects every enabled one."""
         self._enabled = enabled
         if save and self._store is not None:
-            self._store.set_enabled(enabled)
+            await anyio.to_thread.run_sync(self._store.set_enabled, enabled)
         async with anyio.create_task_group() as tg:
             for connection in self._connections.values():
                 tg.start_soon(connection.reconnect if enabled else connection.disconnect)

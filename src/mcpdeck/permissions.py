@@ -4,11 +4,20 @@ Rules live in the config file next to ``mcpServers``::
 
     "permissions": {"allow": ["mcp__github__list_*"], "ask": ["mcp__fs"], "deny": ["mcp__fs__delete_*"]}
 
-A pattern is a shell-style glob on the namespaced name. ``mcp__github`` means every tool of
-server ``github`` (as does ``mcp__github__*``), ``mcp__github__create_issue`` one tool, and a
-name without the prefix (``search_tools``) a native tool. In a ``mcp__<server>__<tool>``
-pattern the server part must match the tool's server as a whole and the tool part its
-namespaced or original name, so ``mcp__git__*`` never reaches the tools of a server ``git_``.
+A pattern is a shell-style glob on the namespaced name. ``mcp__github`` means everything of
+server ``github``: its tools, resources and prompts (as does ``mcp__github__*``);
+``mcp__github__create_issue`` one tool, and a name without the prefix (``search_tools``) a
+native tool. In a ``mcp__<server>__<tool>`` pattern the server part must match the tool's
+server as a whole and the tool part its namespaced or original name, so ``mcp__git__*`` never
+reaches the tools of a server ``git_``. A pattern without a server part (``mcp__*write*``,
+``*write*``) is matched against every name a tool is known by: its public name (which may be
+cut and hashed) and ``mcp__<server>__<original name>``.
+
+Reading a resource and getting a prompt on a model's behalf pass the gate too, as an
+:class:`Access` named ``mcp__<server>__resource:<uri>`` or ``mcp__<server>__prompt:<name>``
+(so ``mcp__fs__resource:file:///etc/*`` is a rule on some resources of ``fs``). They are
+read-only by nature (``allow_read_only`` covers them) and are never native: with no rule
+they are asked about, like a tool.
 
 Precedence: a ``deny`` rule wins over everything; then ``allow`` (rules, this session's
 answers, the server's ``autoApprove`` on the original or the namespaced name); then ``ask``;
@@ -40,6 +49,7 @@ from mcpdeck.config import ConfigStore, parse_config_document
 from mcpdeck.errors import ConfigError
 
 __all__ = [
+    "Access",
     "Approval",
     "ApprovalCallback",
     "ApprovalRequest",
@@ -65,6 +75,38 @@ ApprovedBy = Literal[
     "no-approver",
 ]
 _KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
+_ACCESS_TAGS = ("resource:", "prompt:")
+
+
+@dataclass(frozen=True)
+class Access:
+    """Something of a server other than a tool call that the gate decides: reading a resource, getting a prompt."""
+
+    kind: Literal["resource", "prompt"]
+    server: str
+    target: str
+    """The resource's URI, or the prompt's name as the server knows it."""
+
+    @property
+    def original_name(self) -> str:
+        """``resource:<uri>`` or ``prompt:<name>``: what rules and ``autoApprove`` match after the server part."""
+        return f"{self.kind}:{self.target}"
+
+    @property
+    def name(self) -> str:
+        """The name rules match and answers are saved under: ``mcp__<server>__resource:<uri>``."""
+        return f"{PREFIX}{self.server}__{self.original_name}"
+
+    @property
+    def description(self) -> str:
+        """What is being done, in words, for the approval prompt."""
+        if self.kind == "resource":
+            return f"Read the resource {self.target} of server {self.server!r}"
+        return f"Get the prompt {self.target!r} of server {self.server!r}"
+
+
+Subject = CatalogTool | Access | str
+"""What the gate decides about: a catalog tool, a resource or prompt access, or a native tool's name."""
 
 
 @dataclass(frozen=True)
@@ -102,26 +144,46 @@ def parse_permissions(doc: Mapping[str, Any], *, path: str | None = None) -> Per
                 raise ConfigError(
                     f"permissions.{kind}[{i}]: expected a non-empty pattern string, got {pattern!r}", path=path
                 )
+            if pattern != pattern.strip():  # " mcp__fs" would match nothing: a deny that silently does not
+                raise ConfigError(
+                    f"permissions.{kind}[{i}]: the pattern {pattern!r} has spaces around it and would match "
+                    f"nothing; write {pattern.strip()!r}",
+                    path=path,
+                )
         found[kind] = tuple(cast(list[str], patterns))
     return PermissionRules(**found)
 
 
-def pattern_matches(pattern: str, tool: CatalogTool | str) -> bool:
-    """Whether a rule pattern covers a catalog tool or a native tool (given by name)."""
-    if isinstance(tool, str):
-        return fnmatchcase(tool, pattern)
-    if not pattern.startswith(PREFIX):
-        return fnmatchcase(tool.name, pattern)
-    body = pattern[len(PREFIX) :]
-    if "__" not in body:  # mcp__github: the whole server; else a glob such as mcp__*write*
-        return fnmatchcase(tool.server, body) or fnmatchcase(tool.name, pattern)
-    tail = tool.name[len(f"{PREFIX}{tool.server}__") :]
+def _tails(subject: CatalogTool | Access) -> list[str]:
+    """The names of ``subject`` after ``mcp__<server>__``: the public one (unless cut) and the original."""
+    if isinstance(subject, Access):
+        return [subject.original_name]
+    tails: list[str] = []
+    head = f"{PREFIX}{subject.server}__"
+    if subject.name.startswith(head):
+        tails.append(subject.name[len(head) :])
+    # A tool the server calls "resource:..." must not pass for a resource under a resource rule.
+    if not subject.original_name.startswith(_ACCESS_TAGS):
+        tails.append(subject.original_name)
+    return tails
+
+
+def pattern_matches(pattern: str, subject: Subject) -> bool:
+    """Whether a rule pattern covers a catalog tool, a resource or prompt access, or a native tool (by name)."""
+    if isinstance(subject, str):
+        return fnmatchcase(subject, pattern)
+    tails = _tails(subject)
+    body = pattern[len(PREFIX) :] if pattern.startswith(PREFIX) else None
+    if body is None or "__" not in body:
+        # No server part (`*write*`, `mcp__*write*`) or a whole server (`mcp__github`): every name counts.
+        if body is not None and fnmatchcase(subject.server, body):
+            return True
+        names = {subject.name, *(f"{PREFIX}{subject.server}__{tail}" for tail in tails)}
+        return any(fnmatchcase(name, pattern) for name in names)
     cut = body.find("__")
     while cut != -1:  # a server name may end in "_": try every place the separator could be
         server_part, tool_part = body[:cut], body[cut + 2 :]
-        if fnmatchcase(tool.server, server_part) and (
-            fnmatchcase(tail, tool_part) or fnmatchcase(tool.original_name, tool_part)
-        ):
+        if fnmatchcase(subject.server, server_part) and any(fnmatchcase(tail, tool_part) for tail in tails):
             return True
         cut = body.find("__", cut + 1)
     return False
@@ -132,11 +194,11 @@ class ApprovalRequest:
     """What the approval callback is asked about: one call of one tool."""
 
     name: str
-    """The namespaced name (``mcp__fs__write_file``), or a native tool's name."""
+    """The namespaced name (``mcp__fs__write_file``, ``mcp__fs__resource:<uri>``), or a native tool's name."""
     server: str | None
     """The tool's server; None for a native tool."""
     original_name: str
-    """The name the server uses."""
+    """The name the server uses (``resource:<uri>`` / ``prompt:<name>`` for an :class:`Access`)."""
     arguments: Mapping[str, Any]
     annotations: types.ToolAnnotations | None
     """The server's hints (``readOnlyHint``, ``destructiveHint`` …): show them, do not trust them."""
@@ -242,14 +304,25 @@ class PermissionGate:
             return self.auto_approve(server)
         return self.auto_approve.get(server, ())
 
-    def decide_by_rules(self, tool: CatalogTool | str) -> Decision | None:
-        """The decision the rules make without asking anyone; None when the user must be asked."""
-        name = tool if isinstance(tool, str) else tool.name
+    def denied(self, subject: Subject) -> Decision | None:
+        """The refusal a ``deny`` rule (or unreadable rules) gives ``subject``; None when none does.
+
+        For filtering what a model is shown (e.g. the resources of a denied server): nothing is asked.
+        """
+        name = subject if isinstance(subject, str) else subject.name
         if self.problem is not None:
             return Decision(name, False, "denied-by-rule", f"the permission rules cannot be read: {self.problem}")
         for pattern in self.rules.deny:
-            if pattern_matches(pattern, tool):
+            if pattern_matches(pattern, subject):
                 return Decision(name, False, "denied-by-rule", f"denied by the rule {pattern!r}", pattern)
+        return None
+
+    def decide_by_rules(self, tool: Subject) -> Decision | None:
+        """The decision the rules make without asking anyone; None when the user must be asked."""
+        name = tool if isinstance(tool, str) else tool.name
+        refused = self.denied(tool)
+        if refused is not None:
+            return refused
         for pattern in self.rules.allow:
             if pattern_matches(pattern, tool):
                 return Decision(name, True, "rule", f"allowed by the rule {pattern!r}", pattern)
@@ -264,8 +337,12 @@ class PermissionGate:
             return None
         if isinstance(tool, str):
             return Decision(name, True, "native", "a native tool of this program; no rule matches it")
-        if self.allow_read_only and not isinstance(tool, str) and tool.read_only:
-            return Decision(name, True, "rule", "the server marks it readOnlyHint and read-only tools are allowed")
+        if self.allow_read_only:
+            if isinstance(tool, Access):
+                return Decision(name, True, "rule", f"a {tool.kind} is only read and read-only access is allowed")
+            if tool.read_only:
+                reason = "the server marks it readOnlyHint and read-only tools are allowed"
+                return Decision(name, True, "rule", reason)
         if self.default == "ask":
             return None
         if self.default == "allow":
@@ -276,8 +353,8 @@ class PermissionGate:
         where = f" in {self.store.path}" if self.store is not None else ""
         return f'to allow it, run with --yes or add "{name}" to permissions.allow{where}'
 
-    async def check(self, tool: CatalogTool | str, arguments: Mapping[str, Any] | None = None) -> Decision:
-        """Decide one call of ``tool`` (a catalog tool, or a native tool's name).
+    async def check(self, tool: Subject, arguments: Mapping[str, Any] | None = None) -> Decision:
+        """Decide one call of ``tool`` (a catalog tool, a resource or prompt access, or a native tool's name).
 
         Prompts run one at a time; a call that waited for another prompt is decided again
         first, so a ``session`` or ``always`` answer covers it without a second prompt.
@@ -335,8 +412,11 @@ class PermissionGate:
         return Decision(name, True, "user-always", f"approved by the user; {name!r} saved to permissions.allow", name)
 
     @staticmethod
-    def _request(tool: CatalogTool | str, arguments: Mapping[str, Any] | None) -> ApprovalRequest:
+    def _request(tool: Subject, arguments: Mapping[str, Any] | None) -> ApprovalRequest:
         args = dict(arguments or {})
         if isinstance(tool, str):
             return ApprovalRequest(tool, None, tool, args, None, "")
+        if isinstance(tool, Access):
+            hints = types.ToolAnnotations(read_only_hint=True)
+            return ApprovalRequest(tool.name, tool.server, tool.original_name, args, hints, tool.description)
         return ApprovalRequest(tool.name, tool.server, tool.original_name, args, tool.annotations, tool.description)

@@ -44,6 +44,9 @@ class ServerStatus:
         tool_count: Tools in the catalog from this server (after filters).
         log_path: The file its stderr (stdio servers) and host notes go to.
         pid: The server process's id (stdio servers, while connected).
+        warnings: What is missing although the server is connected: a resource, template or
+            prompt list it failed to give ("could not list prompts: ..."). Each is asked for
+            again on that list's change notice and at the next connect.
     """
 
     name: str
@@ -60,6 +63,7 @@ class ServerStatus:
     tool_count: int = 0
     log_path: Path | None = None
     pid: int | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A stable JSON shape (used by ``--json`` output and the web API)."""
@@ -79,6 +83,7 @@ class ServerStatus:
             "toolCount": self.tool_count,
             "logPath": str(self.log_path) if self.log_path else None,
             "pid": self.pid,
+            "warnings": list(self.warnings),
         }
 
 

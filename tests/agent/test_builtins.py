@@ -9,12 +9,16 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
+from mcp.server.mcpserver import MCPServer
 
-from mcpdeck import Host
+from mcpdeck import Host, PermissionDeniedError
+from mcpdeck.agent import Agent, RunFinished, ToolCallDone
 from mcpdeck.agent._builtins import _contents, resource_tools  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.agent._tools import NativeTool
+from mcpdeck.permissions import Approval, ApprovalRequest
 from mcpdeck.status import ServerState
 from tests.helpers import WAIT, stdio_server
+from tests.llm.scripted import Call, Reply, Step, serve_scripted
 from tests.servers import basic, features
 from tests.servers.features import LOGO, RESOURCES
 
@@ -23,7 +27,7 @@ from tests.servers.features import LOGO, RESOURCES
 async def host(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Host]:
     """The features server over stdio and the basic server (no resources) in-process."""
     servers = {"features": stdio_server("features"), "basic": basic.build_server()}
-    async with Host(servers, log_dir=tmp_path_factory.mktemp("logs")) as opened:
+    async with Host(servers, log_dir=tmp_path_factory.mktemp("logs"), yes=True) as opened:
         assert opened.servers["features"].state is ServerState.CONNECTED, opened.servers["features"].error
         yield opened
 
@@ -104,7 +108,7 @@ async def test_read_failures_are_error_results_that_say_what_to_do(host: Host) -
 @pytest.mark.anyio
 async def test_a_uri_several_servers_offer_needs_a_server(tmp_path: Path) -> None:
     servers = {"one": features.build_server("one"), "two": features.build_server("two")}
-    async with Host(servers, log_dir=tmp_path / "logs") as host:
+    async with Host(servers, log_dir=tmp_path / "logs", yes=True) as host:
         read = by_name(host)["read_mcp_resource"]
         with anyio.fail_after(WAIT):
             both = await read.call({"uri": "features://info"})
@@ -114,6 +118,120 @@ async def test_a_uri_several_servers_offer_needs_a_server(tmp_path: Path) -> Non
         "2 servers offer 'features://info' (one, two); call read_mcp_resource again with `server` set to one of them"
     )
     assert chosen.text() == "the two server"
+
+
+# ----- the permission gate ------------------------------------------------------------------
+
+
+def vault_server(reads: list[str]) -> MCPServer:
+    """A server with a secret resource and a prompt, noting every read and prompt that reaches it."""
+    server = MCPServer("vault")
+
+    @server.resource("secret://key", name="key", mime_type="text/plain")
+    def key() -> str:
+        reads.append("secret://key")
+        return "TOPSECRET"
+
+    @server.resource("secret://{name}", name="any", mime_type="text/plain")
+    def any_secret(name: str) -> str:
+        reads.append(f"secret://{name}")
+        return f"TOPSECRET {name}"
+
+    @server.prompt()
+    def leak() -> str:
+        reads.append("prompt leak")
+        return "TOPSECRET prompt"
+
+    return server
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("rule", ["mcp__vault", "mcp__vault__*", "mcp__vault__resource:*"])
+async def test_the_agent_never_gets_a_resource_of_a_denied_server(tmp_path: Path, rule: str) -> None:
+    reads: list[str] = []
+    servers = {"vault": vault_server(reads), "basic": basic.build_server()}
+    host = Host(servers, log_dir=tmp_path / "logs", yes=True, permissions={"deny": [rule]})
+    script: list[Step] = [
+        Reply(
+            tool_calls=[
+                Call("list_mcp_resources", {}),
+                Call("list_mcp_resources", {"server": "vault"}),
+                Call("read_mcp_resource", {"uri": "secret://key"}),
+                Call("read_mcp_resource", {"uri": "secret://key", "server": "vault"}),
+                Call("read_mcp_resource", {"uri": "secret://unlisted"}),  # no server lists it: still vault's
+            ]
+        ),
+        lambda request: Reply(text=" | ".join(text for _, text in request.tool_results)),
+    ]
+    async with host, serve_scripted("openai", script) as server:
+        agent = Agent(host, model="openai:scripted-model", api_key="test-key", base_url=server.base_url)
+        async with agent:
+            with anyio.fail_after(WAIT):
+                events = [event async for event in agent.run("read the vault")]
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    assert reads == []
+    assert "TOPSECRET" not in final.text and "secret://key" not in final.text.split(" | ")[0]
+    results = [e.result.text() for e in events if isinstance(e, ToolCallDone)]
+    assert results[0] == "No resources: the connected servers offer none."
+    assert results[1] == f"the resources of server 'vault' are not available: denied by the rule {rule!r}"
+    for text in results[2:]:
+        assert text.startswith("Permission denied for mcp__vault__resource:secret://"), text
+        assert f"denied by the rule {rule!r}" in text
+
+
+@pytest.mark.anyio
+async def test_a_resource_rule_fences_off_some_resources_of_a_real_server(tmp_path: Path) -> None:
+    servers = {"features": stdio_server("features")}
+    deny = ["mcp__features__resource:note://*"]
+    async with Host(servers, log_dir=tmp_path / "logs", yes=True, permissions={"deny": deny}) as host:
+        tools = by_name(host)
+        with anyio.fail_after(WAIT):
+            listing = await tools["list_mcp_resources"].call({})
+            note = await tools["read_mcp_resource"].call({"uri": "note://first"})
+            info = await tools["read_mcp_resource"].call({"uri": "features://info"})
+    assert "note://" not in listing.text() and "features://info" in listing.text()
+    assert note.is_error and note.text().startswith("Permission denied for mcp__features__resource:note://first")
+    assert (info.is_error, info.text()) == (False, "the features server")
+
+
+@pytest.mark.anyio
+async def test_a_read_is_asked_about_like_a_tool_call_and_once_means_once(tmp_path: Path) -> None:
+    reads: list[str] = []
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        return Approval.once() if len(asked) == 1 else Approval.deny("no more")
+
+    async with Host({"vault": vault_server(reads)}, log_dir=tmp_path / "logs", approve=approve) as host:
+        read = by_name(host)["read_mcp_resource"]
+        with anyio.fail_after(WAIT):
+            first = await read.call({"uri": "secret://key"})
+            second = await read.call({"uri": "secret://key"})
+    assert first.text() == "TOPSECRET" and reads == ["secret://key"]
+    assert second.is_error and "the user declined: no more" in second.text()
+    assert [(r.name, r.server, r.arguments) for r in asked] == [
+        ("mcp__vault__resource:secret://key", "vault", {"uri": "secret://key"})
+    ] * 2
+
+
+@pytest.mark.anyio
+async def test_host_reads_and_prompts_for_a_model_pass_the_gate_and_direct_ones_do_not(tmp_path: Path) -> None:
+    reads: list[str] = []
+    async with Host(
+        {"vault": vault_server(reads)}, log_dir=tmp_path / "logs", permissions={"deny": ["mcp__vault"]}
+    ) as host:
+        with anyio.fail_after(WAIT):
+            with pytest.raises(PermissionDeniedError) as resource:
+                await host.read_resource("secret://key", check_permission=True)
+            with pytest.raises(PermissionDeniedError) as prompt:
+                await host.get_prompt("mcp__vault__leak", check_permission=True)
+            assert reads == []
+            direct = await host.read_resource("secret://key")  # the user's own read: no gate
+    assert resource.value.tool == "mcp__vault__resource:secret://key"
+    assert prompt.value.tool == "mcp__vault__prompt:leak" and prompt.value.approved_by == "denied-by-rule"
+    assert reads == ["secret://key"] and direct.contents[0].uri == "secret://key"
 
 
 def test_contents_of_every_kind_become_blocks() -> None:

@@ -61,6 +61,22 @@ def test_list_shows_each_server_status_and_tool_count_side_by_side(config: Path)
     assert "mcpdeck-test-no-such-command' was not found on PATH" in done.stdout
 
 
+def test_list_and_get_show_a_failed_optional_list_as_a_warning_of_a_connected_server(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    lists = ["-m", "tests.servers.handshake_era", "--unknown=method-not-found", "--broken-lists"]
+    write(path, {"lists": {"command": sys.executable, "args": lists, "cwd": str(ROOT)}})
+    listed = run(path, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "1/1 connected" in listed.stdout
+    assert "lists: warning: could not list prompts: prompts/list is broken on this server (MCP error -32603)" in (
+        listed.stdout
+    )
+    shown = run(path, "get", "lists")
+    assert shown.returncode == 0, shown.stderr
+    warnings = [line for line in shown.stdout.splitlines() if line.strip().startswith("warning:")]
+    assert len(warnings) == 3 and "could not list resource templates" in warnings[1]
+
+
 def test_list_json_is_stable_and_machine_readable(config: Path) -> None:
     done = run(config, "list", "--json")
     data = json.loads(done.stdout)

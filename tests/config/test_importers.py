@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -618,7 +619,7 @@ def test_malformed_json_is_refused_with_its_line(tmp_path: Path) -> None:
         import_servers("claude-desktop", path)
 
     assert caught.value.line == 4
-    assert str(caught.value) == f"{path}:4: not valid JSON: Expecting ',' delimiter"
+    assert str(caught.value) == f"{path}:4: not valid JSON: Expecting ',' delimiter (column 5)"
 
 
 def test_malformed_yaml_is_refused_with_its_line(tmp_path: Path) -> None:
@@ -694,3 +695,47 @@ def test_default_path_without_home_follows_appdata_and_xdg_config_home(
         tmp_path / "xdg" / "Claude" / "claude_desktop_config.json"
     )
     assert default_import_path("goose", platform="darwin") == tmp_path / "xdg" / "goose" / "config.yaml"
+
+
+# ----- hostile JSONC ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "/* " * 8_000,  # unterminated block comments: quadratic before (2.2 s)
+        "/*x" * 50_000,
+        "/*/" * 20_000,  # many short comments
+        "/**" * 20_000,
+        '"' + '\\"' * 50_000,  # one endless string of escapes
+        '"\n' * 20_000,  # strings cut at every line end
+        ", " * 50_000 + "x",  # commas that are never trailing
+        "/ " * 50_000,  # slashes that start no comment
+        "[" + "1," * 50_000 + "]",
+    ],
+)
+def test_comment_stripping_takes_linear_time_on_hostile_input(tmp_path: Path, hostile: str) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"servers": {}}\n' + hostile)
+    started = time.perf_counter()
+    try:
+        result = import_servers("vscode", path)
+    except ConfigError as error:  # most of these are not JSON once the comments are gone
+        assert error.path == str(path)
+    else:
+        assert result.servers == {}
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5, f"{elapsed:.2f} s"
+
+
+def test_an_unterminated_block_comment_runs_to_the_end_and_keeps_lines(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"servers": {"a": {"command": "x"}}}\n/* never closed\n{\n"b": ,')
+    result = import_servers("vscode", path)
+    assert list(result.servers) == ["a"]
+    path.write_text(
+        '{"servers": {\n  /* a\n  comment */ "a": {"command": "x", "args": ["/*", "//", ","],},\n  "b": 3x\n}}'
+    )
+    with pytest.raises(ConfigError) as caught:
+        import_servers("vscode", path)
+    assert caught.value.line == 4

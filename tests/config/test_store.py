@@ -35,7 +35,8 @@ def doc(path: Path) -> dict[str, Any]:
 
 
 def files(path: Path) -> list[str]:
-    return sorted(p.name for p in path.parent.iterdir())
+    """The folder's files but the lock file, which stays (removing it would let two writers lock apart)."""
+    return sorted(p.name for p in path.parent.iterdir() if p.name != f".{path.name}.lock")
 
 
 # ----- reading ---------------------------------------------------------------------------
@@ -220,15 +221,16 @@ def test_a_failing_edit_leaves_the_file_byte_identical(path: Path) -> None:
     assert files(path) == ["mcp.json"]
 
 
-def test_a_new_file_is_private_and_an_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+def test_a_new_file_is_private_in_a_private_folder_and_a_loose_file_becomes_private(tmp_path: Path) -> None:
     new = tmp_path / "sub" / "mcp.json"
     ConfigStore(new).put_server("s", StdioServerConfig(command="x"))
     assert stat.S_IMODE(new.stat().st_mode) == 0o600
+    assert stat.S_IMODE(new.parent.stat().st_mode) == 0o700
     shared = tmp_path / "shared.json"
     shared.write_text("{}")
     shared.chmod(0o644)
     ConfigStore(shared).put_server("s", StdioServerConfig(command="x"))
-    assert stat.S_IMODE(shared.stat().st_mode) == 0o644
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o600
 
 
 def test_an_edit_returns_the_config_as_written(path: Path) -> None:

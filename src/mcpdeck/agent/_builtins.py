@@ -5,7 +5,10 @@
     tools = resource_tools(host)   # [list_mcp_resources, read_mcp_resource], both read-only
 
 A model sees MCP tools in the catalog, but resources only through these two: one lists what
-the servers offer (resources and URI templates), the other reads a URI.
+the servers offer (resources and URI templates), the other reads a URI. Both answer to the
+host's permission gate: a listing leaves out what a ``deny`` rule covers (``mcp__s1`` denies
+every resource of ``s1``), and each read is decided as ``mcp__<server>__resource:<uri>`` of the
+server it would go to, asking the user when the rules say ``ask``, like a tool call.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import binascii
 import mcp_types as types
 
 from mcpdeck.agent._tools import NativeTool, ToolError, tool
-from mcpdeck.errors import MCPDeckError, ResourceNotFoundError
+from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ResourceNotFoundError
 from mcpdeck.host import Host
+from mcpdeck.permissions import Access
 
 __all__ = ["DEFAULT_MAX_LISTED", "resource_tools"]
 
@@ -75,8 +79,20 @@ def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[
             server: Only this server's resources (default: every server's).
         """
         wanted = _servers_named(host, server)
-        resources = [e for e in host.resources if wanted is None or e.server in wanted]
-        templates = [e for e in host.resource_templates if wanted is None or e.server in wanted]
+        gate = host.permissions
+        if server is not None and (refused := gate.denied(Access("resource", server, "*"))) is not None:
+            raise ToolError(f"the resources of server {server!r} are not available: {refused.reason}")
+        resources = [
+            e
+            for e in host.resources
+            if (wanted is None or e.server in wanted) and gate.denied(Access("resource", e.server, e.uri)) is None
+        ]
+        templates = [
+            e
+            for e in host.resource_templates
+            if (wanted is None or e.server in wanted)
+            and gate.denied(Access("resource", e.server, e.uri_template)) is None
+        ]
         if not resources and not templates:
             where = f"server {server!r} offers" if server is not None else "the connected servers offer"
             return f"No resources: {where} none."
@@ -108,7 +124,9 @@ def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[
             server: The server to read it from; needed only when several servers offer the URI.
         """
         try:
-            result = await host.read_resource(uri, server=server)
+            result = await host.read_resource(uri, server=server, check_permission=True)
+        except PermissionDeniedError as error:
+            raise ToolError(str(error)) from error
         except ResourceNotFoundError as error:
             if error.servers:
                 raise ToolError(

@@ -178,6 +178,8 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
     for status in statuses:
         if status.state is ServerState.FAILED:
             click.echo(click.style(f"\n{status.name}: {status.error}", fg="red"))
+        for warning in status.warnings:
+            click.echo(click.style(f"\n{status.name}: warning: {warning}", fg="yellow"))
     connected = sum(s.state is ServerState.CONNECTED for s in statuses)
     tools = sum(s.tool_count for s in statuses)
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
@@ -207,6 +209,7 @@ def _print_status(status: ServerStatus, server: ServerConfig | None = None) -> N
     rows: list[tuple[str, str]] = [("name", status.name), ("status", state_label(status.state))]
     if status.error:
         rows.append(("error", click.style(status.error, fg="red")))
+    rows.extend(("warning", click.style(warning, fg="yellow")) for warning in status.warnings)
     rows.append(("transport", status.transport))
     if server is not None:
         rows.extend(
@@ -238,7 +241,7 @@ async def _save_and_connect(ctx: _Context, name: str, server: ServerConfig, forc
     existing = ctx.store.read()
     if (name in existing.servers or name in existing.problems) and not force:
         raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
-    ctx.store.put_server(name, server)
+    ctx.store.put_server(name, server, replace=force)  # checked again under the lock: another add may race
     click.echo(f"Saved {name!r} to {ctx.path}.")
     if not connect or server.disabled:
         return
@@ -457,9 +460,16 @@ async def call(ctx: _Context, tool: str, args_json: str, as_json: bool, timeout:
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Replace servers of the same name.")
 @click.option("--dry-run", is_flag=True, help="Show what would be imported; change nothing.")
+@click.option(
+    "--keep-auto-approve",
+    is_flag=True,
+    help="Keep the servers' autoApprove lists (tools that then run without asking); default: ask, or drop them.",
+)
 @pass_ctx
 @_sync
-def import_(ctx: _Context, source: ImportSource, path: Path | None, force: bool, dry_run: bool) -> None:
+def import_(
+    ctx: _Context, source: ImportSource, path: Path | None, force: bool, dry_run: bool, keep_auto_approve: bool
+) -> None:
     """Import servers from another host's config (default path if PATH is left out)."""
     result = import_servers(source, path or default_import_path(source))
     existing = ctx.store.read()
@@ -477,18 +487,65 @@ def import_(ctx: _Context, source: ImportSource, path: Path | None, force: bool,
         return
     rows = [[name, server.transport, server.target] for name, server in added.items()]
     click.echo(table(["name", "transport", "command / url"], rows))
+    approving = {name: list(server.auto_approve) for name, server in added.items() if server.auto_approve}
     if dry_run:
+        _show_auto_approve(approving)
+        if approving and not keep_auto_approve:
+            click.echo("(dry run) without --keep-auto-approve (or a yes when asked), these lists would be dropped.")
         click.echo(f"\n(dry run) {len(added)} servers would be imported into {ctx.path}.")
         return
+    keep = _keep_auto_approve(approving, keep_auto_approve)
+    entries = {name: _import_entry(server, keep) for name, server in added.items()}
+    written: list[str] = []
 
-    def change(doc: dict[str, Any]) -> None:
+    def change(doc: dict[str, Any]) -> None:  # under the file's lock: decide on what is there now
+        written.clear()
         servers = doc.setdefault("mcpServers", {})
-        for name, server in added.items():
-            servers[name] = server.to_json()
+        for name, entry in entries.items():
+            if force or name not in servers:
+                servers[name] = entry
+                written.append(name)
 
     ctx.store.edit(change)
-    count = f"{len(added)} server{'s' if len(added) != 1 else ''}"
+    for name in entries.keys() - set(written):
+        click.echo(click.style(f"skipped {name}: added to {ctx.path} meanwhile (use --force to replace)", fg="yellow"))
+    count = f"{len(written)} server{'s' if len(written) != 1 else ''}"
     click.echo(f"\nImported {count} from {result.path} into {ctx.path}.")
+
+
+def _show_auto_approve(approving: dict[str, list[str]]) -> None:
+    if not approving:
+        return
+    heading = "\nautoApprove: these tools would run without asking, even where a rule says ask:"
+    click.echo(click.style(heading, bold=True))
+    for name, patterns in approving.items():
+        click.echo(f"  {name}: {', '.join(patterns)}")
+
+
+def _keep_auto_approve(approving: dict[str, list[str]], keep: bool) -> bool:
+    """Whether to keep the imported autoApprove lists: --keep-auto-approve, else the user's yes; never silently."""
+    if not approving:
+        return False
+    _show_auto_approve(approving)
+    if keep:
+        click.echo("Keeping them (--keep-auto-approve).")
+        return True
+    if sys.stdin.isatty():
+        return click.confirm("Keep these autoApprove lists?", default=False)
+    click.echo(
+        click.style(
+            "Dropped these autoApprove lists: no terminal to ask; run with --keep-auto-approve to keep them.",
+            fg="yellow",
+        )
+    )
+    return False
+
+
+def _import_entry(server: ServerConfig, keep_auto_approve: bool) -> dict[str, Any]:
+    entry = server.to_json()
+    if not keep_auto_approve:
+        entry.pop("autoApprove", None)
+    return entry
 
 
 @cli.command()

@@ -8,7 +8,6 @@ with the reason, and whatever the import changed on the way is told in ``notes``
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import sys
@@ -19,6 +18,7 @@ from typing import Any, Literal, cast
 
 import yaml
 
+from mcpdeck.config._json import load_json
 from mcpdeck.config._models import MAX_SERVER_NAME, ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.errors import ConfigError
 
@@ -40,9 +40,11 @@ _GOOSE_NOT_MCP = {
 # `${name}` or `${name:arg}` in VS Code / Cursor files; `${/}` is VS Code's path separator.
 _VSCODE_VAR = re.compile(r"\$\{(/|[A-Za-z]\w*)(?::([^}]*))?\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_JSON_STRING = r'"(?:[^"\\]|\\.)*"'
-_JSONC_COMMENT = re.compile(rf"{_JSON_STRING}|//[^\n]*|/\*.*?\*/", re.DOTALL)
-_JSONC_COMMA = re.compile(rf"{_JSON_STRING}|,(?=\s*[}}\]])")
+# A JSON string, to its closing quote or (unterminated) to the end of its line: never backtracks.
+_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
+# Everything up to the next comment (or trailing comma), strings included; greedy, so it never backtracks.
+_UP_TO_COMMENT = re.compile(rf"(?:[^\"/]+|{_STRING}|/(?![/*]))*")
+_UP_TO_TRAILING_COMMA = re.compile(rf"(?:[^\",]+|{_STRING}|,(?!\s*[}}\]]))*")
 
 
 @dataclass(frozen=True)
@@ -201,14 +203,45 @@ def _unique(base: str, taken: set[str]) -> str:
     return name
 
 
+def _blank(comment: str) -> str:
+    """Spaces as long as ``comment``, keeping its newlines."""
+    if "\n" not in comment:
+        return " " * len(comment)
+    return "\n".join(" " * len(line) for line in comment.split("\n"))
+
+
+def _strip_jsonc(text: str) -> str:
+    """JSONC to JSON in linear time: comments, then trailing commas, become spaces.
+
+    Each pass visits every character once: the text between comments (or trailing commas)
+    is skipped by one pattern that never backtracks, a block comment's end is found with
+    ``str.find``. Newlines inside comments are kept, so the lines and columns of a later
+    parse error stay true. An unterminated ``/*`` runs to the end of the text.
+    """
+    out: list[str] = []
+    pos = 0
+    while (at := _UP_TO_COMMENT.match(text, pos).end()) < len(text):  # pyright: ignore[reportOptionalMemberAccess]
+        if text.startswith("//", at):
+            end = text.find("\n", at)
+        else:
+            end = text.find("*/", at + 2)
+            end = end + 2 if end != -1 else end
+        end = len(text) if end == -1 else end
+        out += (text[pos:at], _blank(text[at:end]))
+        pos = end
+    out.append(text[pos:])
+    text, out, pos = "".join(out), [], 0
+    while (at := _UP_TO_TRAILING_COMMA.match(text, pos).end()) < len(text):  # pyright: ignore[reportOptionalMemberAccess]
+        out += (text[pos:at], " ")
+        pos = at + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _load_json(text: str, path: Path) -> dict[str, Any]:
     # Comments and trailing commas (VS Code writes JSONC) become spaces, so lines and columns stay true.
-    text = _JSONC_COMMENT.sub(lambda m: m[0] if m[0][0] == '"' else re.sub(r"[^\n]", " ", m[0]), text)
-    text = _JSONC_COMMA.sub(lambda m: m[0] if m[0][0] == '"' else " ", text)
-    try:
-        data: Any = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"not valid JSON: {error.msg}", path=str(path), line=error.lineno) from None
+    text = _strip_jsonc(text)
+    data: Any = load_json(text, str(path)) if text.strip() else {}
     if not isinstance(data, dict):
         raise ConfigError("expected a JSON object at the top of the file", path=str(path), line=1)
     return _as_dict(data)
@@ -217,6 +250,10 @@ def _load_json(text: str, path: Path) -> dict[str, Any]:
 def _load_yaml(text: str, path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(
+            "nested too deeply to be a config file; check that this is the right file", path=str(path)
+        ) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark else None

@@ -103,6 +103,10 @@ class _ServerBase(BaseModel):
     roots: list[str] | bool | None = None
     """Roots offered to this server: a list of folders, ``false`` to offer none (the server
     then keeps its own idea of where it may work), absent for the host's roots."""
+    protocol: Literal["auto", "handshake", "modern"] = "auto"
+    """How to open a session: ``auto`` probes ``server/discover`` (2026-07-28) and falls back to
+    the ``initialize`` handshake for a server that does not understand it; ``handshake`` and
+    ``modern`` force one."""
 
     @field_validator("tools", mode="before")
     @classmethod

@@ -1,11 +1,16 @@
 """The config file: where it is, how it is read, how it is changed without losing anything.
 
 Rules:
-- A file that is not valid JSON (or has a server defined twice) is refused with the line
-  and the reason, and is never written over.
-- Every change re-reads the file, changes only what it must (other servers and keys this
-  module does not know are left as they were) and replaces the file atomically: a temp
-  file in the same folder, flushed and fsynced, then renamed over the old one.
+- A file that is not valid JSON, gives a key twice in one object (a second ``"permissions"``
+  would silently replace the first), or nests deeper than ``MAX_DEPTH`` is refused with the
+  line and the reason, and is never written over.
+- Every change holds an inter-process lock on the file (``.<name>.lock`` beside it), re-reads
+  the file under it, changes only what it must (other servers and keys this module does not
+  know are left as they were) and replaces the file atomically: a temp file in the same
+  folder, flushed and fsynced, then renamed over the old one. Twenty processes adding a
+  server at once leave twenty servers.
+- A symlinked file is written through to its target (the link stays), keeping the target's
+  owner; the file is ``0600`` at most (it can hold tokens in headers).
 - One unusable server entry does not make the others unusable: it is reported in
   ``McpConfig.problems`` and the rest load.
 """
@@ -22,7 +27,8 @@ from typing import Any, cast
 
 import platformdirs
 
-from mcpdeck._files import atomic_write
+from mcpdeck._files import atomic_write, locked
+from mcpdeck.config._json import load_json
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.errors import ConfigError
 
@@ -67,43 +73,14 @@ class McpConfig:
     path: Path | None = None
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
 def _load_json(text: str, path: str) -> dict[str, Any]:
-    duplicates: list[tuple[int, str]] = []  # (id of the object, key): only mcpServers' own keys matter
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in items:
-            if key in seen:
-                duplicates.append((id(seen), key))
-            seen[key] = value
-        return seen
-
-    try:
-        data: object = json.loads(text, object_pairs_hook=pairs) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
+    data: object = load_json(text, path) if text.strip() else {}
     if not isinstance(data, dict):
         raise ConfigError('the file must hold a JSON object like {"mcpServers": {...}}', path=path, line=1)
     document = cast(dict[str, Any], data)
     servers: object = document.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError('"mcpServers" must be an object mapping server names to configs', path=path)
-    servers_id = id(cast(object, servers))
-    for owner, name in duplicates:
-        if owner == servers_id:
-            # Point at the second definition: the one JSON would silently keep.
-            needle = json.dumps(name)
-            first = text.find(needle)
-            second = text.find(needle, first + 1)
-            raise ConfigError(
-                f"server {name!r} is defined twice; remove or rename one of them",
-                path=path,
-                line=_line_of(text, second) if second >= 0 else None,
-            )
     return document
 
 
@@ -155,20 +132,38 @@ class ConfigStore:
     def edit(self, change: Callable[[dict[str, Any]], None]) -> McpConfig:
         """Apply ``change`` to a fresh copy of the document and save it atomically.
 
-        ``change`` may raise ConfigError to abandon the edit; the file is then untouched.
+        The whole read-change-write holds the file's inter-process lock, so a change made by
+        another process meanwhile is never lost. ``change`` may raise ConfigError to abandon
+        the edit; the file is then untouched.
+
+        Raises:
+            ConfigError: The file cannot be read, ``change`` refused, or another process kept
+                the lock for ``LOCK_TIMEOUT`` seconds.
         """
-        raw = self.read_raw()
-        updated = copy.deepcopy(raw)
-        change(updated)
-        self._write(updated)
+        try:
+            with locked(self.path):
+                raw = self.read_raw()
+                updated = copy.deepcopy(raw)
+                change(updated)
+                self._write(updated)
+        except TimeoutError as error:
+            raise ConfigError(str(error), path=str(self.path)) from None
         return parse_config_document(updated, self.path)
 
-    def put_server(self, name: str, config: ServerConfig) -> McpConfig:
-        """Add the server, or replace its entry. Other entries stay as they are."""
+    def put_server(self, name: str, config: ServerConfig, *, replace: bool = True) -> McpConfig:
+        """Add the server, or replace its entry. Other entries stay as they are.
+
+        Raises:
+            ConfigError: ``replace`` is False and the file already has a server of that name
+                (checked under the lock, so of two racing adds of one name, one fails).
+        """
         validate_server_name(name)
 
         def change(doc: dict[str, Any]) -> None:
-            doc.setdefault("mcpServers", {})[name] = config.to_json()
+            servers = doc.setdefault("mcpServers", {})
+            if not replace and name in servers:
+                raise ConfigError(f"server {name!r} already exists in {self.path}", server=name)
+            servers[name] = config.to_json()
 
         return self.edit(change)
 
@@ -215,9 +210,6 @@ class ConfigStore:
         return self.edit(change)
 
     def _write(self, doc: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode = self.path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o600  # a config can hold headers with tokens: private by default
-        atomic_write(self.path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", mode=mode)
+        # A new folder is the owner's alone; the file is 0600 whatever it was: headers can hold tokens.
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(self.path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", mode=0o600)
