@@ -1,4 +1,4 @@
-"""The one ASGI app of ``mcpdeck serve``: the console at ``/``, the API at ``/api``, the gateway at ``/mcp``.
+"""The one ASGI app of ``mcpdeck serve``: the console at ``/`` (files under ``/console/``), the API at ``/api``, the gateway at ``/mcp``.
 
 Everything sits behind ``Guard`` (token, Host, Origin, rate limit). The gateway is mounted
 when ``mcpdeck.gateway`` exists and offers ``create_gateway(host)``; until then ``/mcp``
@@ -12,41 +12,16 @@ import logging
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpdeck.api import ApiContext, Guard, create_api
 from mcpdeck.api._respond import SafeJSONResponse
+from mcpdeck.server._console import console_routes
 
 __all__ = ["build_app", "gateway_app"]
 
 logger = logging.getLogger(__name__)
-
-_CONSOLE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>mcpdeck</title>
-<meta name="color-scheme" content="light dark">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}
-code{font-size:90%}</style></head>
-<body><h1>mcpdeck</h1>
-<p>This process runs an MCP host. The web console is not built yet; this page is a placeholder.</p>
-<ul>
-<li><a href="/api/docs">API documentation</a>
- (OpenAPI: <a href="/api/openapi.json"><code>/api/openapi.json</code></a>)</li>
-<li><a href="/api/servers">Servers</a> and <a href="/api/tools">tools</a> as JSON</li>
-</ul></body></html>
-"""
-
-
-async def _console(_: Request) -> Response:
-    return HTMLResponse(
-        _CONSOLE,
-        headers={
-            "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
-            "cache-control": "no-store",
-        },
-    )
 
 
 async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
@@ -74,7 +49,7 @@ def build_app(context: ApiContext, *, token: str, hosts: set[str], port: int, ga
     """The whole app, behind the guard."""
     inner = Starlette(
         routes=[
-            Route("/", _console, methods=["GET"]),
+            *console_routes(),
             Mount("/api", app=create_api(context)),
             Mount("/mcp", app=gateway if gateway is not None else gateway_app(context)),
         ]

@@ -1,0 +1,75 @@
+// History: tool calls with filters and who approved each; conversations and their messages.
+import { get } from './api.js';
+import { add, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
+import { contentBlock, tree } from './content.js';
+
+export default { title: 'History', mount };
+
+function mount(root) {
+  const offs = [];
+  const t = tabs([
+    { id: 'calls', label: 'Tool calls', render: callsPane },
+    { id: 'conversations', label: 'Conversations', render: conversationsPane },
+  ]);
+  add(root, h('div', { class: 'page-head' }, h('h1', {}, 'History')), t.element);
+  return () => offs.forEach((off) => off());
+}
+
+function callsPane() {
+  const server = h('input', { type: 'text', placeholder: 'server', 'aria-label': 'Only calls to this server', spellcheck: false });
+  const status = h('select', { 'aria-label': 'Only calls with this outcome' }, h('option', { value: '' }, 'Any outcome'),
+    ['ok', 'tool-error', 'error', 'denied', 'running'].map((s) => h('option', { value: s }, s)));
+  const text = h('input', { type: 'search', placeholder: 'tool name contains…', 'aria-label': 'Tool name contains' });
+  const limit = h('select', { 'aria-label': 'How many' }, [50, 200, 1000].map((n) => h('option', { value: n }, `last ${n}`)));
+  const out = h('div', { 'aria-live': 'polite' });
+  const load = debounce(async () => {
+    const q = new URLSearchParams({ limit: limit.value });
+    if (server.value.trim()) q.set('server', server.value.trim());
+    if (status.value) q.set('status', status.value);
+    if (text.value.trim()) q.set('q', text.value.trim());
+    let r;
+    try { r = await get(`/history/calls?${q}`); } catch (error) { add(clear(out), h('p', { class: 'error-text' }, error.message)); return; }
+    const detail = h('div', {});
+    const rows = r.toolCalls.map((c) => h('tr', {},
+      h('td', {}, formatTime(c.startedAt)),
+      h('td', { class: 'mono' }, button(c.name, () => { add(clear(detail), h('h3', {}, `${c.name} · ${formatTime(c.startedAt)}`), h('p', {}, 'Arguments:'), tree(c.arguments || {}), c.error ? h('p', { class: 'error-text' }, c.error) : null); detail.scrollIntoView({ block: 'nearest' }); }, { class: 'ghost small', title: 'Show the arguments' })),
+      h('td', {}, c.server),
+      h('td', { class: `state-${c.status}` }, c.status),
+      h('td', { class: 'num' }, c.duration == null ? '' : formatDuration(c.duration)),
+      h('td', {}, c.approvedBy || '—'),
+      h('td', { class: 'error-text' }, c.error || '')));
+    add(clear(out), 
+      h('p', { class: 'hint' }, `${r.toolCalls.length} calls · ${r.path}`),
+      rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
+        h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', 'Error'].map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
+        h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'),
+      detail);
+  }, 150);
+  for (const el of [server, text]) el.addEventListener('input', load);
+  for (const el of [status, limit]) el.addEventListener('change', load);
+  load();
+  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', load, { class: 'small' })), out);
+}
+
+function conversationsPane() {
+  const list = h('div', {});
+  const view = h('div', { class: 'messages' });
+  get('/history/conversations?limit=100').then((r) => {
+    if (!r.conversations.length) { add(list, h('p', { class: 'empty' }, 'No conversations yet: they are recorded by `mcpdeck chat` and the Chat page.')); return; }
+    add(list, h('div', { class: 'list' }, r.conversations.map((c) => h('button', { type: 'button', class: 'list-item', on: { click: () => show(c.id) } },
+      h('span', { class: 'title' }, c.title || `Conversation ${c.id}`),
+      h('span', { class: 'desc' }, [formatTime(c.startedAt), c.model, c.messages != null ? `${c.messages} messages` : ''].filter(Boolean).join(' · '))))));
+  }, (error) => add(list, h('p', { class: 'error-text' }, error.message)));
+  async function show(id) {
+    add(clear(view), h('p', { class: 'muted' }, 'Loading…'));
+    try {
+      const r = await get(`/history/conversations/${id}`);
+      add(clear(view), r.messages.map((m) => h('div', { class: 'message' },
+        h('div', { class: 'role' }, `${m.role}${m.at ? ` · ${formatTime(m.at)}` : ''}`),
+        typeof m.content === 'string' ? h('pre', {}, m.content) : Array.isArray(m.content) ? m.content.map((b) => (b && b.type ? contentBlock(b) : tree(b))) : tree(m))));
+    } catch (error) {
+      add(clear(view), h('p', { class: 'error-text' }, error.message));
+    }
+  }
+  return h('div', { class: 'split' }, list, view);
+}

@@ -1,0 +1,317 @@
+// The add/edit server dialog: a form (transport, command, args, env, cwd, URL, headers),
+// a pasted "mcpServers" JSON snippet, or an import from another app, with a test first.
+// Secrets come from the API masked ("****", "abc…****"); a masked value sent back means
+// "keep the stored one" (the API restores it), so masked values are never replaced by accident.
+import { get, post, put, seg } from './api.js';
+import { add, button, clear, field, formatDuration, h, openDialog, tabs, toast, uid } from './dom.js';
+
+const MASKED = /^(?:\*{4}|.{0,3}…\*{4})$/;
+const SOURCES = [
+  ['claude-desktop', 'Claude Desktop'], ['claude-code', 'Claude Code'], ['cursor', 'Cursor'],
+  ['vscode', 'VS Code'], ['goose', 'Goose'],
+];
+const TRANSPORTS = [
+  ['stdio', 'stdio: a local command'], ['http', 'Streamable HTTP'], ['sse', 'SSE (older servers)'],
+  ['auto', 'URL: HTTP, falling back to SSE'],
+];
+const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'timeout'];
+
+function transportOf(config) {
+  if (config.command) return 'stdio';
+  const type = String(config.type || '').toLowerCase().replace(/[-_]/g, '');
+  if (type === 'sse') return 'sse';
+  if (type === 'http' || type === 'streamablehttp') return 'http';
+  return config.url ? 'auto' : 'stdio';
+}
+
+/** Key/value rows whose values are masked (password inputs) until revealed. */
+function kvEditor(label, entries, { item, keyHint, valueHint }) {
+  const list = h('div', { class: 'kv-list' });
+  const rows = [];
+  function addRow(key = '', value = '') {
+    const k = h('input', { type: 'text', value: key, placeholder: keyHint, 'aria-label': `${item} name`, spellcheck: false, autocomplete: 'off' });
+    const stored = MASKED.test(value);
+    const v = h('input', { type: 'password', value, placeholder: valueHint, 'aria-label': `${item} value`, spellcheck: false, autocomplete: 'off' });
+    if (stored) v.title = 'A stored secret, shown masked. Leave it to keep it; type a new value to replace it.';
+    const reveal = button('Show', () => {
+      const shown = v.type === 'text';
+      v.type = shown ? 'password' : 'text';
+      reveal.textContent = shown ? 'Show' : 'Hide';
+      reveal.setAttribute('aria-pressed', String(!shown));
+    }, { class: 'small', 'aria-pressed': 'false', title: 'Show or hide the value' });
+    const row = h('div', { class: 'kv-row' }, k, v, reveal);
+    const entry = { k, v, row };
+    add(row, button('Remove', () => { row.remove(); rows.splice(rows.indexOf(entry), 1); }, { class: 'small', 'aria-label': `Remove this ${item.toLowerCase()}` }));
+    if (stored) add(row, h('small', { class: 'hint kv-note' }, 'stored secret: kept unless you type a new value'));
+    rows.push(entry);
+    add(list, row);
+    return entry;
+  }
+  for (const [key, value] of Object.entries(entries || {})) addRow(key, String(value));
+  const element = h('fieldset', { class: 'kv' }, h('legend', {}, label), list,
+    button(`Add ${item.toLowerCase()}`, () => addRow().k.focus(), { class: 'small' }));
+  return {
+    element,
+    value() {
+      const out = {};
+      for (const { k, v } of rows) if (k.value.trim()) out[k.value.trim()] = v.value;
+      return out;
+    },
+  };
+}
+
+/** The form part; `config` is the masked config from the API (or a pasted one). */
+function serverForm({ name = '', config = {}, locked = false }) {
+  const nameInput = h('input', { type: 'text', value: name, required: true, readOnly: locked, spellcheck: false, autocomplete: 'off', placeholder: 'e.g. github' });
+  const transport = h('select', {}, TRANSPORTS.map(([v, label]) => h('option', { value: v }, label)));
+  transport.value = transportOf(config);
+  const command = h('input', { type: 'text', value: config.command || '', spellcheck: false, placeholder: 'npx' });
+  const args = h('textarea', { rows: 3, spellcheck: false, placeholder: '-y\n@modelcontextprotocol/server-filesystem\n/home/me/projects' });
+  args.value = (config.args || []).join('\n');
+  const env = kvEditor('Environment variables', config.env, { item: 'Variable', keyHint: 'NAME', valueHint: 'value or ${VAR}' });
+  const cwd = h('input', { type: 'text', value: config.cwd || '', spellcheck: false, placeholder: '(the folder mcpdeck runs in)' });
+  const url = h('input', { type: 'url', value: config.url || '', spellcheck: false, placeholder: 'https://example.com/mcp' });
+  const headers = kvEditor('Headers', config.headers, { item: 'Header', keyHint: 'Authorization', valueHint: 'Bearer ${TOKEN}' });
+  const timeout = h('input', { type: 'number', min: 1, step: 1, value: config.timeout ?? '', placeholder: '60' });
+  const stdio = h('div', { class: 'group' },
+    field('Command', command, 'The program to run (found on PATH, or a full path).'),
+    field('Arguments', args, 'One per line, no quoting needed.'),
+    env.element,
+    field('Working folder', cwd));
+  const remote = h('div', { class: 'group' },
+    field('URL', url, 'Secrets in the query string are shown masked.'),
+    headers.element,
+    h('p', { class: 'hint' }, 'OAuth: if this server asks you to sign in, run ',
+      h('code', {}, `mcpdeck auth login ${name || 'NAME'}`), ' in a terminal once; mcpdeck keeps the tokens and this console uses them.'));
+  function sync() {
+    const isStdio = transport.value === 'stdio';
+    stdio.hidden = !isStdio;
+    remote.hidden = isStdio;
+  }
+  transport.addEventListener('change', sync);
+  sync();
+  const element = h('div', { class: 'server-form' },
+    field('Name', nameInput, locked ? 'Names are locked: to rename, remove the server and add it again.' : 'Letters, digits, - and _. Tools are named mcp__<name>__<tool>.'),
+    field('Transport', transport),
+    stdio, remote,
+    field('Request timeout (seconds)', timeout, 'Empty: the default (60 s; progress restarts it).'));
+  return {
+    element,
+    nameInput,
+    value() {
+      const out = { ...config };
+      for (const key of FORM_KEYS) delete out[key];
+      if (transport.value === 'stdio') {
+        out.command = command.value.trim();
+        const list = args.value.split('\n').map((a) => a.trim()).filter(Boolean);
+        if (list.length) out.args = list;
+        const e = env.value();
+        if (Object.keys(e).length) out.env = e;
+        if (cwd.value.trim()) out.cwd = cwd.value.trim();
+      } else {
+        out.url = url.value.trim();
+        if (transport.value !== 'auto') out.type = transport.value;
+        const hd = headers.value();
+        if (Object.keys(hd).length) out.headers = hd;
+      }
+      if (timeout.value) out.timeout = Number(timeout.value);
+      return { name: nameInput.value.trim(), config: out };
+    },
+  };
+}
+
+function testReport(r) {
+  if (r.ok) {
+    return h('div', { class: 'report ok' }, h('strong', {}, `Connected: ${r.tools.length} tools in ${formatDuration(r.duration)}`),
+      r.serverInfo ? h('span', { class: 'muted' }, ` · ${r.serverInfo.name} ${r.serverInfo.version || ''}`) : null,
+      r.tools.length ? h('p', { class: 'tool-names' }, r.tools.join(', ')) : null);
+  }
+  return h('div', { class: 'report bad' }, h('strong', {}, 'It did not connect: '), r.error || r.state);
+}
+
+// ----- paste ------------------------------------------------------------------------------
+
+/** The servers of a pasted snippet: {"mcpServers": {...}}, {"servers": {...}}, a bare {"name": {...}}, or one entry. */
+export function parseSnippet(text) {
+  let data;
+  const trimmed = text.trim();
+  if (!trimmed) throw new Error('Paste a JSON snippet first.');
+  try {
+    data = JSON.parse(trimmed);
+  } catch (error) {
+    try { data = JSON.parse(`{${trimmed.replace(/,\s*$/, '')}}`); } // a fragment: "name": {...}
+    catch { throw new Error(`That is not JSON: ${error.message}`); }
+  }
+  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('Expected a JSON object.');
+  if (data.mcpServers && typeof data.mcpServers === 'object') data = data.mcpServers;
+  else if (data.servers && typeof data.servers === 'object' && !data.command) data = data.servers;
+  if (typeof data.command === 'string' || typeof data.url === 'string') return { '': data };
+  const out = {};
+  for (const [name, entry] of Object.entries(data)) {
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new Error(`"${name}" is not a server entry (an object with "command" or "url").`);
+    if (typeof entry.command !== 'string' && typeof entry.url !== 'string') throw new Error(`"${name}" has neither "command" nor "url".`);
+    out[name] = entry;
+  }
+  if (!Object.keys(out).length) throw new Error('No servers in that snippet.');
+  return out;
+}
+
+function targetOf(entry) {
+  if (entry.command) return [entry.command, ...(entry.args || [])].join(' ');
+  return entry.url || '';
+}
+
+function pastePane(known, done, editInForm) {
+  const area = h('textarea', { rows: 10, spellcheck: false, class: 'mono', placeholder: '{\n  "mcpServers": {\n    "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}\n  }\n}' });
+  const out = h('div', { 'aria-live': 'polite' });
+  const replace = h('input', { type: 'checkbox' });
+  function read() {
+    clear(out);
+    let servers;
+    try { servers = parseSnippet(area.value); } catch (error) { add(out, h('p', { class: 'error-text', role: 'alert' }, error.message)); return; }
+    const entries = Object.entries(servers);
+    if (entries.length === 1) {
+      const [name, config] = entries[0];
+      add(out, h('p', {}, name ? `One server, "${name}".` : 'One server entry without a name.'),
+        button('Open in the form', () => editInForm(name, config), { class: 'primary' }));
+      return;
+    }
+    const checks = entries.map(([name]) => h('input', { type: 'checkbox', checked: !known.has(name), 'aria-label': `Add ${name}` }));
+    const status = entries.map(() => h('td', {}));
+    add(out, h('table', { class: 'preview' }, h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, 'Name'), h('th', {}, 'Command / URL'), h('th', {}, ''))),
+      h('tbody', {}, entries.map(([name, config], i) => h('tr', {}, h('td', {}, checks[i]), h('td', {}, name, known.has(name) ? h('small', { class: 'warn-text' }, ' (exists)') : null), h('td', {}, h('code', {}, targetOf(config))), status[i])))),
+    h('label', { class: 'inline' }, replace, ' Replace servers that exist'),
+    button('Add selected', async () => {
+      let added = 0;
+      await Promise.all(entries.map(async ([name, config], i) => {
+        if (!checks[i].checked) return;
+        status[i].textContent = 'adding…';
+        try {
+          const r = await post('/servers', { name, config, force: replace.checked });
+          status[i].textContent = r.status.state === 'connected' ? `✓ ${r.status.toolCount} tools` : `added; ${r.status.state}: ${r.status.error || ''}`;
+          added += 1;
+        } catch (error) {
+          status[i].textContent = `✗ ${error.message}`;
+        }
+      }));
+      if (added) { toast(`Added ${added} server${added > 1 ? 's' : ''}`); done(); }
+    }, { class: 'primary' }));
+  }
+  return h('div', {}, field('A "mcpServers" snippet (as in a README or another app\'s config)', area,
+    'Both {"mcpServers": {"name": {...}}} and a bare {"name": {...}} work.'),
+  button('Read it', read), out);
+}
+
+// ----- import -----------------------------------------------------------------------------
+
+function importPane(done) {
+  const source = h('select', {}, SOURCES.map(([v, label]) => h('option', { value: v }, label)));
+  const path = h('input', { type: 'text', spellcheck: false, placeholder: '(where that app keeps it)' });
+  const out = h('div', { 'aria-live': 'polite' });
+  async function preview() {
+    add(clear(out), h('p', { class: 'muted' }, 'Reading…'));
+    let r;
+    const body = { source: source.value, ...(path.value.trim() ? { path: path.value.trim() } : {}) };
+    try { r = await post('/import/preview', body); } catch (error) { add(clear(out), h('p', { class: 'error-text', role: 'alert' }, error.message)); return; }
+    clear(out);
+    add(out, h('p', {}, `From ${r.path}: ${r.servers.length} server${r.servers.length === 1 ? '' : 's'}.`));
+    const checks = r.servers.map((s) => h('input', { type: 'checkbox', checked: !s.exists, 'aria-label': `Import ${s.name}` }));
+    if (r.servers.length) {
+      add(out, h('table', { class: 'preview' }, h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, 'Name'), h('th', {}, 'Transport'), h('th', {}, 'Command / URL'))),
+        h('tbody', {}, r.servers.map((s, i) => h('tr', {}, h('td', {}, checks[i]), h('td', {}, s.name, s.exists ? h('small', { class: 'warn-text' }, ' (exists)') : null), h('td', {}, s.transport), h('td', {}, h('code', {}, s.target)))))));
+    }
+    const skipped = Object.entries(r.skipped || {});
+    if (skipped.length) add(out, h('p', {}, 'Skipped:'), h('ul', {}, skipped.map(([n, why]) => h('li', {}, `${n}: ${why}`))));
+    for (const note of r.notes || []) add(out, h('p', { class: 'hint' }, note));
+    if (!r.servers.length) return;
+    const replace = h('input', { type: 'checkbox' });
+    add(out, h('label', { class: 'inline' }, replace, ' Replace servers that exist'),
+      button('Import selected', async () => {
+        const names = r.servers.filter((_, i) => checks[i].checked).map((s) => s.name);
+        if (!names.length) { toast('Nothing selected'); return; }
+        try {
+          const done2 = await post('/import', { ...body, names, force: replace.checked });
+          toast(`Imported ${done2.imported.length} server(s)` + (Object.keys(done2.skipped).length ? `; skipped ${Object.keys(done2.skipped).join(', ')}` : ''));
+          done();
+        } catch (error) {
+          toast(error.message, 'error');
+        }
+      }, { class: 'primary' }));
+  }
+  return h('div', {}, h('div', { class: 'row' }, field('From', source), field('Config file', path)), button('Preview', preview), out);
+}
+
+// ----- the dialog -------------------------------------------------------------------------
+
+/** Open the dialog: {name} edits that server; otherwise it adds (tab: 'form' | 'paste' | 'import'). */
+export async function openServerDialog({ name, tab = 'form', onDone = () => {} } = {}) {
+  const editing = Boolean(name);
+  let detail = null;
+  if (editing) {
+    try { detail = await get(`/servers/${seg(name)}`); } catch (error) { toast(error.message, 'error'); return; }
+  }
+  let known = new Set();
+  try { known = new Set((await get('/servers')).servers.map((s) => s.name)); } catch { /* the add still works */ }
+  const report = h('div', { class: 'report-slot', 'aria-live': 'polite' });
+  let form = serverForm({ name: name || '', config: detail?.config || {}, locked: editing });
+  const formSlot = h('div', {}, form.element);
+  const testBtn = button('Test', test);
+  const saveBtn = button(editing ? 'Save & reconnect' : 'Add & connect', save, { class: 'primary' });
+  const actions = [testBtn, saveBtn];
+  let dialog;
+  function finish() { dialog.close(); onDone(); }
+
+  function busy(on, label) {
+    testBtn.disabled = on;
+    saveBtn.disabled = on;
+    if (label) add(clear(report), h('p', { class: 'muted' }, label));
+  }
+
+  async function test() {
+    const { name: n, config } = form.value();
+    busy(true, 'Connecting to test it (nothing is saved)…');
+    try {
+      add(clear(report), testReport(await post('/test', { name: n || 'test', config })));
+    } catch (error) {
+      add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
+    } finally { busy(false); }
+  }
+
+  async function save() {
+    const { name: n, config } = form.value();
+    if (!n) { add(clear(report), h('p', { class: 'error-text', role: 'alert' }, 'Give the server a name.')); form.nameInput.focus(); return; }
+    busy(true, editing ? 'Saving and reconnecting…' : 'Saving and connecting…');
+    try {
+      const r = editing ? await put(`/servers/${seg(name)}`, { config }) : await post('/servers', { name: n, config });
+      const s = r.status;
+      if (s.state === 'connected' || s.state === 'disabled') {
+        toast(`${n}: ${s.state}${s.state === 'connected' ? `, ${s.toolCount} tools` : ''}`);
+        finish();
+      } else {
+        toast(`${n} was saved but is ${s.state}: ${s.error || ''}`, 'error');
+        finish();
+      }
+    } catch (error) {
+      add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
+    } finally { busy(false); }
+  }
+
+  let body;
+  if (editing) {
+    body = h('div', {}, formSlot, report);
+  } else {
+    const t = tabs([
+      { id: 'form', label: 'Form', render: () => h('div', {}, formSlot, report) },
+      { id: 'paste', label: 'Paste JSON', render: () => pastePane(known, finish, (n, config) => {
+        form = serverForm({ name: n, config });
+        add(clear(formSlot), form.element);
+        t.select('form');
+      }) },
+      { id: 'import', label: 'Import from an app', render: () => importPane(finish) },
+    ], tab, (id) => { saveBtn.hidden = id !== 'form'; testBtn.hidden = id !== 'form'; });
+    body = t.element;
+  }
+  dialog = openDialog({ title: editing ? `Edit ${name}` : 'Add a server', body, actions, wide: true });
+  dialog.dataset.id = uid('server-dialog');
+  if (!editing && tab === 'form') form.nameInput.focus();
+}

@@ -1,0 +1,208 @@
+// Tools: every tool of every connected server; search; a form from its input schema that
+// calls it, with live progress and cancel; the result as text, images, audio, links and a tree.
+import { ApiError, get, newCallId, on, post, seg } from './api.js';
+import { add, button, clear, debounce, h, toast } from './dom.js';
+import { toolResult, tree } from './content.js';
+import { navigate } from './router.js';
+import { schemaForm } from './schema-form.js';
+
+const HINTS = [
+  ['readOnlyHint', 'read-only', 'Does not change anything'],
+  ['destructiveHint', 'destructive', 'May delete or overwrite things'],
+  ['idempotentHint', 'idempotent', 'Calling it again with the same arguments has no further effect'],
+  ['openWorldHint', 'open-world', 'Reaches outside systems (the web, other services)'],
+];
+
+export function badges(annotations) {
+  const a = annotations || {};
+  const out = h('span', { class: 'badges' });
+  for (const [key, label, title] of HINTS) {
+    if (a[key] === true && !(key === 'destructiveHint' && a.readOnlyHint === true)) add(out, h('span', { class: `badge ${label}`, title }, label));
+  }
+  return out;
+}
+
+export default { title: 'Tools', mount };
+
+function mount(root, route) {
+  let tools = [];
+  const items = new Map(); // name -> {el, haystack, tool}
+  let selected = null;
+  let running = null; // {callId, name}
+
+  const search = h('input', { type: 'search', placeholder: 'Search tools by name, server or description', 'aria-label': 'Search tools', value: route.query.get('q') || '' });
+  const serverFilter = h('select', { 'aria-label': 'Only the tools of one server' }, h('option', { value: '' }, 'All servers'));
+  const count = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const list = h('div', { class: 'list', role: 'list', 'aria-label': 'Tools' });
+  const detail = h('div', { class: 'panel', 'aria-live': 'off' }, h('p', { class: 'muted' }, 'Pick a tool to see its schema and call it.'));
+  add(root, h('div', { class: 'page-head' }, h('h1', {}, 'Tools')),
+    h('div', { class: 'toolbar' }, search, serverFilter), count,
+    h('div', { class: 'split' }, list, detail));
+
+  // ----- the list -----------------------------------------------------------------------
+  function renderList() {
+    const frag = document.createDocumentFragment();
+    items.clear();
+    for (const tool of tools) {
+      const el = h('button', { type: 'button', class: 'list-item', role: 'listitem', data: { name: tool.name }, on: { click: () => navigate('tools', [tool.name], currentQuery()) } },
+        h('span', { class: 'title' }, tool.name), ' ', badges(tool.annotations),
+        h('span', { class: 'desc' }, tool.title || tool.description || ''));
+      if (selected && selected.name === tool.name) el.setAttribute('aria-current', 'true');
+      items.set(tool.name, { el, tool, haystack: `${tool.name} ${tool.server} ${tool.title || ''} ${tool.description || ''}`.toLowerCase() });
+      add(frag, el);
+    }
+    add(clear(list), frag);
+    const servers = [...new Set(tools.map((t) => t.server))].sort();
+    const keep = serverFilter.value || route.query.get('server') || '';
+    add(clear(serverFilter), h('option', { value: '' }, 'All servers'), servers.map((s) => h('option', { value: s }, s)));
+    serverFilter.value = servers.includes(keep) ? keep : '';
+    applyFilter();
+  }
+
+  function applyFilter() {
+    const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const server = serverFilter.value;
+    let shown = 0;
+    for (const item of items.values()) {
+      const visible = (!server || item.tool.server === server) && words.every((w) => item.haystack.includes(w));
+      if (item.el.hidden === visible) item.el.hidden = !visible;
+      if (visible) shown += 1;
+    }
+    count.textContent = shown === tools.length ? `${tools.length} tools` : `${shown} of ${tools.length} tools`;
+  }
+  search.addEventListener('input', applyFilter);
+  serverFilter.addEventListener('change', applyFilter);
+
+  function currentQuery() {
+    const q = {};
+    if (search.value) q.q = search.value;
+    if (serverFilter.value) q.server = serverFilter.value;
+    return q;
+  }
+
+  // ----- one tool -----------------------------------------------------------------------
+  function select(name) {
+    if (running) return; // keep the running call on screen
+    for (const item of items.values()) item.el.removeAttribute('aria-current');
+    const item = name ? items.get(name) : null;
+    selected = item ? item.tool : null;
+    if (!name) { add(clear(detail), h('p', { class: 'muted' }, 'Pick a tool to see its schema and call it.')); return; }
+    if (!item) { add(clear(detail), h('p', { class: 'muted' }, `No tool named ${name} (its server may be down).`)); return; }
+    item.el.setAttribute('aria-current', 'true');
+    showTool(item.tool);
+  }
+
+  function showTool(tool) {
+    let jsonMode = false;
+    let form = schemaForm(tool.inputSchema);
+    const formSlot = h('div', {}, form.element);
+    const jsonArea = h('textarea', { rows: 8, class: 'mono', spellcheck: false, 'aria-label': 'Arguments as JSON' });
+    const toggle = button('JSON', () => {
+      if (!jsonMode) {
+        jsonArea.value = JSON.stringify(form.value().value, null, 2);
+        add(clear(formSlot), jsonArea);
+      } else {
+        let initial;
+        try { initial = JSON.parse(jsonArea.value || '{}'); } catch (error) { problems.textContent = `Not valid JSON: ${error.message}`; return; }
+        form = schemaForm(tool.inputSchema, initial);
+        add(clear(formSlot), form.element);
+      }
+      jsonMode = !jsonMode;
+      toggle.setAttribute('aria-pressed', String(jsonMode));
+      problems.textContent = '';
+    }, { class: 'small', 'aria-pressed': 'false', title: 'Edit the arguments as JSON' });
+    const problems = h('div', { class: 'error-text', role: 'alert' });
+    const callBtn = button('Call', call, { class: 'primary' });
+    const cancelBtn = button('Cancel', cancel, { hidden: true });
+    const progress = h('progress', { hidden: true, max: 1 });
+    const progressText = h('span', { class: 'progress-text', 'aria-live': 'polite' });
+    const resultSlot = h('div', {});
+    const schemaBox = h('details', {}, h('summary', {}, 'Input schema'), tree(tool.inputSchema, { open: 1 }));
+    add(clear(detail), 
+      h('h2', {}, tool.name),
+      h('p', {}, h('span', { class: 'badge server' }, tool.server), ' ', h('span', { class: 'muted' }, `tool “${tool.tool}”`), ' ', badges(tool.annotations)),
+      tool.title ? h('p', {}, h('strong', {}, tool.title)) : null,
+      h('p', { class: 'description' }, tool.description || '(no description)'),
+      h('div', { class: 'page-head' }, h('h3', {}, 'Arguments'), h('div', { class: 'actions' }, toggle)),
+      formSlot, problems,
+      h('div', { class: 'call-bar' }, callBtn, cancelBtn, progress, progressText),
+      resultSlot, schemaBox,
+      tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), tree(tool.outputSchema, { open: 1 })) : null);
+
+    async function call() {
+      problems.textContent = '';
+      let args;
+      if (jsonMode) {
+        try { args = JSON.parse(jsonArea.value || '{}'); } catch (error) { problems.textContent = `Not valid JSON: ${error.message}`; return; }
+      } else {
+        const { value, errors } = form.value();
+        if (errors.length) { problems.textContent = errors.join('\n'); return; }
+        args = value;
+      }
+      const callId = newCallId();
+      running = { callId, name: tool.name, progress, progressText };
+      callBtn.disabled = true;
+      cancelBtn.hidden = false;
+      progress.hidden = false;
+      progress.removeAttribute('value'); // indeterminate until the first progress
+      progressText.textContent = 'Running…';
+      clear(resultSlot);
+      const started = performance.now();
+      try {
+        const result = await post(`/tools/${seg(tool.name)}/call`, { arguments: args, callId });
+        add(resultSlot, toolResult(result));
+        progressText.textContent = '';
+      } catch (error) {
+        const cancelled = error instanceof ApiError && error.code === 'cancelled';
+        progressText.textContent = cancelled ? `Cancelled after ${((performance.now() - started) / 1000).toFixed(1)} s` : '';
+        if (!cancelled) add(resultSlot, h('div', { class: 'result is-error', role: 'alert' }, h('strong', {}, 'The call failed: '), error.message));
+      } finally {
+        running = null;
+        callBtn.disabled = false;
+        cancelBtn.hidden = true;
+        progress.hidden = true;
+      }
+    }
+
+    async function cancel() {
+      if (!running) return;
+      cancelBtn.disabled = true;
+      try { await post(`/calls/${seg(running.callId)}/cancel`); } catch (error) { toast(error.message, 'error'); } finally { cancelBtn.disabled = false; }
+    }
+  }
+
+  // ----- data and events ----------------------------------------------------------------
+  async function load() {
+    try {
+      tools = await get('/tools');
+    } catch (error) {
+      add(clear(list), h('p', { class: 'error-text' }, error.message));
+      return;
+    }
+    renderList();
+    const wanted = route.args[0] || (selected && selected.name);
+    if (wanted && !running) select(wanted);
+  }
+  const reload = debounce(load, 300);
+
+  const offs = [
+    on('ToolsChanged', reload),
+    on('open', ({ again }) => { if (again) load(); }),
+    on('ToolCallProgress', (e) => {
+      if (!running || e.requestId !== running.callId) return;
+      if (e.total) { running.progress.max = e.total; running.progress.value = e.progress; }
+      const pct = e.total ? ` (${Math.round((100 * e.progress) / e.total)}%)` : '';
+      running.progressText.textContent = `${e.message || `progress ${e.progress}${e.total ? ` of ${e.total}` : ''}`}${pct}`;
+    }),
+  ];
+  load();
+  return {
+    update(next) {
+      route = next;
+      if (next.query.get('server') !== null && next.query.get('server') !== serverFilter.value && !next.args[0]) { serverFilter.value = next.query.get('server'); applyFilter(); }
+      select(next.args[0] || null);
+    },
+    unmount() { offs.forEach((off) => off()); },
+  };
+}
+

@@ -1,0 +1,71 @@
+"""The web console's files: ``/`` is its page, ``/console/<file>`` its scripts, styles and icons.
+
+The console is plain files inside the package (``mcpdeck/console/``): HTML, CSS and one
+ES module per page, no build step. Every file is served with a strict Content-Security-Policy
+(scripts only from this origin, no inline script or style, images only from here or ``data:``),
+so text a server sends can never run as code even if a page bug put it in the DOM as markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Route
+
+from mcpdeck.api._errors import error_response
+
+__all__ = ["CONSOLE_DIR", "CSP", "console_routes"]
+
+CONSOLE_DIR = Path(__file__).resolve().parent.parent / "console"
+"""Where the console's files are (inside the installed package)."""
+
+CSP = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "media-src data:",
+        "connect-src 'self'",
+        "font-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+}
+_HEADERS = {"content-security-policy": CSP, "cache-control": "no-cache"}
+
+
+def _file(path: Path) -> Response:
+    return FileResponse(path, media_type=_TYPES[path.suffix], headers=_HEADERS)
+
+
+async def _index(_: Request) -> Response:
+    return _file(CONSOLE_DIR / "index.html")
+
+
+async def _asset(request: Request) -> Response:
+    name: str = request.path_params["name"]
+    path = (CONSOLE_DIR / name).resolve()
+    # Only files right in the console folder, of the kinds it ships: no "..", no folders.
+    if path.parent != CONSOLE_DIR or path.suffix not in _TYPES or not path.is_file():
+        return error_response(404, "not-found", f"the console has no file {name!r}")
+    return _file(path)
+
+
+def console_routes() -> list[Route]:
+    """The routes that serve the console (mount them behind the guard)."""
+    return [
+        Route("/", _index, methods=["GET", "HEAD"]),
+        Route("/console/{name}", _asset, methods=["GET", "HEAD"]),
+    ]

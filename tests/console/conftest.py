@@ -1,0 +1,251 @@
+"""The console in a real browser: Debian's Chromium driven by Playwright (sync API), against
+a real ``mcpdeck serve`` process (or, for the 50-server load, the same app in a thread with
+in-process servers).
+
+One browser per test module. Chromium comes from the system (``/usr/bin/chromium``, installed
+by ``scripts/setup``), never from ``playwright install``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+from mcpdeck import Host
+from mcpdeck.api import ApiContext
+from mcpdeck.config import ConfigStore
+from mcpdeck.server._app import build_app
+from tests.helpers import ROOT, WAIT, descendants, kill
+
+CHROMIUM = Path(os.environ.get("MCPDECK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = WAIT * 1000
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
+    """One Chromium for the module, with a fresh profile folder."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/setup (it installs Debian's chromium when run as root)")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1280, "height": 800},
+        )
+        context.set_default_timeout(WAIT_MS)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@dataclass
+class Console:
+    """A running ``mcpdeck serve`` and a browser tab on its console."""
+
+    url: str
+    token: str
+    config: Path
+    page: Page
+    errors: list[str] = field(default_factory=list[str])
+
+    def open(self, route: str = "#/servers") -> Page:
+        self.page.goto(f"{self.url}/?token={self.token}")  # sets the cookie, redirects to /
+        self.page.goto(f"{self.url}/{route}")
+        return self.page
+
+    def config_file(self) -> dict[str, Any]:
+        return json.loads(self.config.read_text())
+
+
+def watch_errors(page: Page) -> list[str]:
+    """Page errors and console errors (a CSP violation shows up here too)."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
+    page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
+    return errors
+
+
+def serve_environment(folder: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MCPDECK_STATE_DIR": str(folder / "state"),
+        "MCPDECK_LOG_DIR": str(folder / "logs"),
+        "MCPDECK_HISTORY": str(folder / "history.sqlite3"),
+        "NO_COLOR": "1",
+    }
+
+
+@dataclass
+class ServeProcess:
+    process: subprocess.Popen[str]
+    url: str
+    token: str
+    config: Path
+
+
+def start_serve(folder: Path, servers: dict[str, Any]) -> ServeProcess:
+    """``mcpdeck serve --port 0`` for a config of ``servers``, once it listens."""
+    config = folder / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0"]
+    errors = (folder / "serve-stderr.txt").open("w")
+    process = subprocess.Popen(
+        command, env=serve_environment(folder), cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True
+    )
+    errors.close()
+    assert process.stdout is not None
+    seen: list[str] = []
+    timer = threading.Timer(WAIT, process.kill)  # a serve that never gets ready cannot hang the test
+    timer.start()
+    try:
+        for line in process.stdout:
+            seen.append(line)
+            if "Press Ctrl-C" in line:
+                break
+    finally:
+        timer.cancel()
+    states = list((folder / "state").glob("*.json"))
+    assert len(states) == 1, f"mcpdeck serve did not start: {''.join(seen)} {(folder / 'serve-stderr.txt').read_text()}"
+    state = json.loads(states[0].read_text())
+    return ServeProcess(process, state["url"], state["token"], config)
+
+
+def stop_serve(serving: ServeProcess) -> None:
+    serving.process.send_signal(signal.SIGTERM)
+    try:
+        serving.process.wait(timeout=WAIT)
+    except subprocess.TimeoutExpired:
+        kill(descendants(serving.process.pid) | {serving.process.pid})
+        serving.process.wait(timeout=WAIT)
+    assert serving.process.stdout is not None
+    serving.process.stdout.close()
+
+
+@pytest.fixture
+def console_for(browser: BrowserContext, tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], Console]]:
+    """Start ``mcpdeck serve`` for some servers and open a tab on its console."""
+    started: list[tuple[ServeProcess, Page]] = []
+
+    def start(servers: dict[str, Any]) -> Console:
+        serving = start_serve(tmp_path, servers)
+        page = browser.new_page()
+        errors = watch_errors(page)
+        started.append((serving, page))
+        return Console(serving.url, serving.token, serving.config, page, errors)
+
+    yield start
+    for serving, page in started:
+        page.close()
+        stop_serve(serving)
+
+
+# ----- the same app in a thread, for servers that only exist in-process ----------------------
+
+
+@dataclass
+class InProcess:
+    """``build_app`` for a host served by uvicorn in a thread of this process."""
+
+    url: str
+    token: str
+    host: Host
+    portal: anyio.from_thread.BlockingPortal
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(*args)`` (a coroutine function) on the server's event loop and return its result."""
+        return self.portal.call(fn, *args)
+
+
+@pytest.fixture
+def in_process(tmp_path: Path) -> Iterator[Callable[[Callable[[Host], Any]], InProcess]]:
+    """Serve the console and API for a host that ``setup(host)`` (a coroutine function) fills."""
+    stack: list[tuple[InProcess, Callable[[], None]]] = []
+
+    def start(setup: Callable[[Host], Any]) -> InProcess:
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {}}))
+        store = ConfigStore(config)
+        token = "console-test-token-" + "y" * 24
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        port: int = sock.getsockname()[1]
+        portal_cm = anyio.from_thread.start_blocking_portal()
+        portal = portal_cm.__enter__()
+        host = Host(store=store, log_dir=tmp_path / "logs")
+        stop = threading.Event()
+        ready = threading.Event()
+
+        async def run() -> None:
+            async with host:
+                await setup(host)
+                ctx = ApiContext(host=host, store=store)
+                off = ctx.attach()
+                app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}"}, port=port)
+                server = uvicorn.Server(
+                    uvicorn.Config(
+                        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
+                    )
+                )
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(server.serve, [sock])
+                    ready.set()
+                    await anyio.to_thread.run_sync(stop.wait)
+                    ctx.stop()
+                    server.should_exit = True
+                off()
+
+        future = portal.start_task_soon(run)
+        assert ready.wait(WAIT * 4), "the in-process console did not start"
+        running = InProcess(f"http://127.0.0.1:{port}", token, host, portal)
+
+        def close() -> None:
+            stop.set()
+            future.result(timeout=WAIT)
+            portal_cm.__exit__(None, None, None)
+            sock.close()
+
+        stack.append((running, close))
+        return running
+
+    yield start
+    for _, close in reversed(stack):
+        close()
+
+
+def chromium_available() -> bool:
+    return CHROMIUM.exists() or shutil.which("chromium") is not None
+
+
+__all__ = ["CHROMIUM", "Browser", "Console", "InProcess", "watch_errors"]
