@@ -61,6 +61,7 @@ from mcpdeck.errors import (
 )
 from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
+from mcpdeck.traffic import Traffic, tapped
 
 __all__ = [
     "InProcessServer",
@@ -158,8 +159,10 @@ class ServerConnection:
         retry: RetryPolicy | None = None,
         auth_store: TokenStore | None = None,
         oauth_interaction: OAuthInteraction | AuthorizeFunction | None = None,
+        traffic: Traffic | None = None,
     ):
         self.name = name
+        self._traffic = traffic
         self._retry = retry or RetryPolicy()
         self._auth_store = auth_store or TokenStore(environ=environ)
         self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
@@ -591,6 +594,8 @@ class ServerConnection:
             )
             stack = AsyncExitStack()
             self._phase = f"connecting over {'streamable HTTP' if kind == 'http' else 'SSE'}"
+            if self._traffic is not None:
+                transport = tapped(transport, self._traffic, self.name)
             try:
                 client = await stack.enter_async_context(
                     self._negotiated(watched(transport, ended, self._on_error), bounded=kind == "sse", stdio=False)
@@ -624,6 +629,8 @@ class ServerConnection:
             self._phase = "initializing"
             self._process = StdioProcess()
             transport = stdio_transport(params, errlog, self._process, ended=ended, on_error=self._on_error)
+            if self._traffic is not None:
+                transport = tapped(transport, self._traffic, self.name)
             async with self._negotiated(transport, bounded=True, stdio=True) as client:
                 yield client
 

@@ -21,6 +21,7 @@ from mcpdeck.api import ApiContext
 from mcpdeck.config import ConfigStore
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.server._app import build_app
+from mcpdeck.traffic import Traffic
 from tests.helpers import WAIT, stdio_server
 from tests.servers.basic import build_server
 
@@ -80,7 +81,7 @@ async def running_api(
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port: int = sock.getsockname()[1]
-    host = Host(store=store, log_dir=folder / "logs")
+    host = Host(store=store, log_dir=folder / "logs", traffic=Traffic())  # as `mcpdeck serve` makes it
     with sock:
         async with host:
             if in_process:

@@ -36,7 +36,7 @@ _ERRORS = {
 
 def create_api(context: ApiContext) -> Redacting:
     """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
-    from mcpdeck.api import _content, _records, _servers, _tools
+    from mcpdeck.api import _content, _records, _servers, _tools, _traffic
     from mcpdeck.api import _events as events
 
     app = FastAPI(
@@ -51,6 +51,6 @@ def create_api(context: ApiContext) -> Redacting:
     )
     app.state.ctx = context
     install_error_handlers(app)
-    for module in (_servers, _tools, _content, _records, events):
+    for module in (_servers, _tools, _content, _records, events, _traffic):
         app.include_router(module.router)
     return Redacting(app, context.redactor)

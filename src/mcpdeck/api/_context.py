@@ -119,6 +119,8 @@ class ApiContext:
         self.shutdown.set()
         for send in list(self._feeds):
             send.close()
+        if self.host.traffic is not None:
+            self.host.traffic.close_watchers()
 
     # ----- secrets -----------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
+from mcpdeck.traffic import Traffic
 
 __all__ = ["DEFAULT_PORT", "GRACE", "ServeOptions", "run_serve"]
 
@@ -133,7 +134,7 @@ async def run_serve(
     port: int = sock.getsockname()[1]
     token = options.token or secrets.token_urlsafe(32)
     history = options.history
-    host = Host(store=store, log_dir=options.log_dir, wait=False)
+    host = Host(store=store, log_dir=options.log_dir, wait=False, traffic=Traffic())
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5)
     context = ApiContext(host=host, store=store, history=history, problems=lambda: follower.problems)
     app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port)
