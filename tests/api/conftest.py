@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 
 from mcpdeck import Host
-from mcpdeck.api import ApiContext
+from mcpdeck.api import ApiContext, ChatRoom
 from mcpdeck.config import ConfigStore
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.server._app import build_app
@@ -81,12 +81,20 @@ async def running_api(
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port: int = sock.getsockname()[1]
-    host = Host(store=store, log_dir=folder / "logs", traffic=Traffic())  # as `mcpdeck serve` makes it
+    chats = ChatRoom()
+    host = Host(  # as `mcpdeck serve` makes it
+        store=store,
+        log_dir=folder / "logs",
+        traffic=Traffic(),
+        approve=chats.asks.approve,
+        elicitation=chats.asks.elicit,
+        sampling=chats.sample,
+    )
     with sock:
         async with host:
             if in_process:
                 await host.add_server("inproc", build_server("inproc"), save=False)
-            ctx = ApiContext(host=host, store=store, history=db)
+            ctx = ApiContext(host=host, store=store, history=db, chats=chats)
             off = ctx.attach()
             if db is not None:
                 host.events.on(db.record)
@@ -103,6 +111,7 @@ async def running_api(
                         yield Api(url, port, token, host, ctx, config, client)
                     finally:
                         ctx.stop()
+                        await chats.aclose()
                         server.should_exit = True
             off()
     if db is not None:

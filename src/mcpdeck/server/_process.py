@@ -30,7 +30,7 @@ import anyio
 import uvicorn
 
 from mcpdeck._version import __version__
-from mcpdeck.api import ApiContext, allowed_hosts
+from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore
 from mcpdeck.errors import ConfigError
 from mcpdeck.history import History
@@ -134,9 +134,18 @@ async def run_serve(
     port: int = sock.getsockname()[1]
     token = options.token or secrets.token_urlsafe(32)
     history = options.history
-    host = Host(store=store, log_dir=options.log_dir, wait=False, traffic=Traffic())
+    chats = ChatRoom()  # the console answers the host's questions: approvals, elicitation, sampling
+    host = Host(
+        store=store,
+        log_dir=options.log_dir,
+        wait=False,
+        traffic=Traffic(),
+        approve=chats.asks.approve,
+        elicitation=chats.asks.elicit,
+        sampling=chats.sample,
+    )
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5)
-    context = ApiContext(host=host, store=store, history=history, problems=lambda: follower.problems)
+    context = ApiContext(host=host, store=store, history=history, problems=lambda: follower.problems, chats=chats)
     app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port)
     server = _Server(
         uvicorn.Config(
@@ -201,6 +210,7 @@ async def run_serve(
             with anyio.move_on_after(GRACE + 2):
                 await serving.wait()
             unsubscribe()
+            await context.chats.aclose()
             tg.cancel_scope.cancel()
     finally:
         sock.close()
