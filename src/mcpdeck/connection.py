@@ -352,7 +352,10 @@ class ServerConnection:
         self._command()
 
     def _command(self) -> None:
-        self._settled = anyio.Event()
+        # Commands that come before the supervisor settles share one event: replacing an unset
+        # one would leave the earlier callers waiting forever.
+        if self._settled.is_set():
+            self._settled = anyio.Event()
         self._commanded = True
         if self._scope is not None:
             self._scope.cancel()

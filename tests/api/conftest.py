@@ -15,6 +15,7 @@ import anyio
 import httpx2
 import pytest
 import uvicorn
+from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host
 from mcpdeck.api import ApiContext, ChatRoom
@@ -66,7 +67,7 @@ async def running_api(
     folder: Path,
     servers: dict[str, Any] | None = None,
     *,
-    in_process: bool = True,
+    in_process: bool | MCPServer = True,
     history: bool = True,
     **extra: Any,
 ) -> AsyncGenerator[Api]:
@@ -93,7 +94,8 @@ async def running_api(
     with sock:
         async with host:
             if in_process:
-                await host.add_server("inproc", build_server("inproc"), save=False)
+                server = build_server("inproc") if in_process is True else in_process
+                await host.add_server("inproc", server, save=False)
             ctx = ApiContext(host=host, store=store, history=db, chats=chats)
             off = ctx.attach()
             if db is not None:

@@ -6,11 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcpdeck.status import ServerState, ServerStatus
 from tests.api.conftest import SECRET, Api
-from tests.helpers import ROOT, stdio_server
+from tests.helpers import ROOT, WAIT, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -198,3 +199,19 @@ async def test_import_previews_first_then_adds(api: Api, tmp_path: Path) -> None
     assert "basic" in body["skipped"]
     assert body["servers"][0]["state"] == "connected"
     assert api.file()["mcpServers"]["basic"]["command"] == sys.executable  # not replaced without force
+
+
+async def test_commands_racing_on_one_server_all_get_an_answer(api: Api) -> None:
+    answers: list[int] = []
+
+    async def send(path: str) -> None:
+        answers.append((await api.client.post(path)).status_code)
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):
+                tg.start_soon(send, "/api/servers/inproc/disconnect")
+                tg.start_soon(send, "/api/servers/inproc/reconnect")
+    assert answers == [200] * 10
+    final = (await api.client.post("/api/servers/inproc/reconnect")).json()
+    assert final["state"] == "connected"

@@ -193,3 +193,34 @@ async def test_listening_beyond_loopback_needs_host_and_warns(tmp_path: Path) ->
         run.process.send_signal(signal.SIGTERM)
         with anyio.fail_after(WAIT):
             assert await run.process.wait() == 0
+
+
+def test_the_cli_does_not_import_fastapi_unless_it_serves() -> None:
+    import subprocess
+
+    code = "import sys, mcpdeck.cli; print('fastapi' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "False"
+
+
+async def test_ui_without_a_browser_prints_the_url_and_serves(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text("{}")
+    command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "ui", "--no-browser", "--port", "0"]
+    async with await anyio.open_process(command, env=environment(tmp_path), cwd=ROOT) as process:
+        assert process.stdout is not None
+        printed = ""
+        with anyio.fail_after(WAIT):
+            async for chunk in TextReceiveStream(process.stdout):
+                printed += chunk
+                if "Press Ctrl-C" in printed:
+                    break
+        link = printed.split("console: ")[1].split()[0]
+        async with httpx2.AsyncClient(timeout=WAIT, follow_redirects=True) as client:
+            page = await client.get(link)  # the token in the URL: a redirect that sets the cookie
+            assert page.status_code == 200
+            assert "mcpdeck" in page.text
+            assert "token=" not in str(page.url)
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(WAIT):
+            assert await process.wait() == 0

@@ -1,7 +1,8 @@
 """The REST API of ``mcpdeck serve``: the seeds' IPC channels over HTTP, on FastAPI.
 
 ``create_api(context)`` returns the ASGI app mounted at ``/api``; its OpenAPI description
-is at ``/api/openapi.json`` and its docs at ``/api/docs``. ``Guard`` is the security
+is at ``/api/openapi.json``. (No Swagger page: it would run scripts from a CDN in an
+origin that can start programs.) ``Guard`` is the security
 middleware the whole process sits behind (token, Host, Origin, rate limit). See
 ``docs/api.md`` for every endpoint.
 """
@@ -36,10 +37,9 @@ _ERRORS = {
     for status, description in {
         400: "The request or a config in it cannot be used.",
         404: "No such server, tool, prompt, resource or call.",
-        409: "Conflicts with what exists or runs.",
+        409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
         422: "The request does not fit its schema.",
         502: "The server failed the request.",
-        503: "The server is not connected.",
         504: "The server did not answer in time.",
     }.items()
 }
@@ -57,8 +57,9 @@ def create_api(context: ApiContext) -> Redacting:
         default_response_class=SafeJSONResponse,
         responses=_ERRORS,  # pyright: ignore[reportArgumentType]
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,
         redoc_url=None,
+        generate_unique_id_function=lambda route: route.name,  # operation ids: the endpoint's name
     )
     app.state.ctx = context
     install_error_handlers(app)

@@ -10,6 +10,7 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from mcp import MCPError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -39,7 +40,7 @@ _STATUS: list[tuple[type[MCPDeckError], int, str]] = [
     (ResourceNotFoundError, 404, "resource-not-found"),
     (InvalidArgumentsError, 422, "invalid-arguments"),
     (PermissionDeniedError, 403, "permission-denied"),
-    (ServerUnavailableError, 503, "server-unavailable"),
+    (ServerUnavailableError, 409, "server-unavailable"),  # the server's state forbids it: not the API's failure
     (ServerTimeoutError, 504, "server-timeout"),
     (ServerCrashedError, 502, "server-crashed"),
     (ServerError, 502, "server-error"),
@@ -57,8 +58,16 @@ class ApiError(Exception):
         self.message = message
 
 
+# JSON-RPC errors a server answers when the request was wrong, not the server: the
+# caller's fault, so a 4xx (invalid params, method not found, resource not found).
+_CALLER_ERRORS = {-32602: (400, "server-refused"), -32601: (400, "not-supported"), -32002: (404, "resource-not-found")}
+
+
 def status_of(error: MCPDeckError) -> tuple[int, str]:
     """The HTTP status and error code of a mcpdeck error."""
+    cause = error.__cause__
+    if isinstance(error, ServerError) and isinstance(cause, MCPError) and cause.code in _CALLER_ERRORS:
+        return _CALLER_ERRORS[cause.code]
     for kind, status, code in _STATUS:
         if isinstance(error, kind):
             return status, code

@@ -35,7 +35,7 @@ def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
         link = f"{state.url}/?token={state.token}"
         click.echo(f"mcpdeck serves {state.config}")
         click.echo(f"  console: {link}")
-        click.echo(f"  API:     {state.url}/api (Authorization: Bearer <token>; docs at /api/docs)")
+        click.echo(f"  API:     {state.url}/api (Authorization: Bearer <token>; described at /api/openapi.json)")
         click.echo("Press Ctrl-C to stop.")
         if open_browser:
             webbrowser.open(link)

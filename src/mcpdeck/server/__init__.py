@@ -1,11 +1,19 @@
 """The long-running ``mcpdeck serve`` process: one host, one port, a state file, a followed config.
 
 Above ``host`` and ``api``; nothing in the library imports it. ``read_state(config)`` is
-how another process (the CLI) finds a running ``serve`` for a config file.
+how another process (the CLI) finds a running ``serve`` for a config file; it is imported
+without the host or the SDK, so a CLI that only attaches starts fast. The follower (and
+with it the host) is imported on first use.
 """
 
-from mcpdeck.server._follow import ConfigFollower, ConfigReloaded, ConfigReloadFailed
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from mcpdeck.server._state import ServeState, read_state, remove_state, state_dir, state_path, write_state
+
+if TYPE_CHECKING:
+    from mcpdeck.server._follow import ConfigFollower, ConfigReloaded, ConfigReloadFailed
 
 __all__ = [
     "ConfigFollower",
@@ -18,3 +26,13 @@ __all__ = [
     "state_path",
     "write_state",
 ]
+
+_LAZY = frozenset({"ConfigFollower", "ConfigReloadFailed", "ConfigReloaded"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from mcpdeck.server import _follow
+
+        return getattr(_follow, name)
+    raise AttributeError(f"module 'mcpdeck.server' has no attribute {name!r}")

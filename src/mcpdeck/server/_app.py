@@ -1,4 +1,5 @@
-"""The one ASGI app of ``mcpdeck serve``: the console at ``/`` (files under ``/console/``), the API at ``/api``, the gateway at ``/mcp``.
+"""The one ASGI app of ``mcpdeck serve``: the console at ``/`` (files under ``/console/``), the API at
+``/api``, the gateway at ``/mcp``.
 
 Everything sits behind ``Guard`` (token, Host, Origin, rate limit). The gateway is mounted
 when ``mcpdeck.gateway`` exists and offers ``create_gateway(host)``; until then ``/mcp``

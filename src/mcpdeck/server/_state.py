@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -31,7 +32,9 @@ def state_dir() -> Path:
     override = os.environ.get(STATE_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    return platformdirs.user_runtime_path("mcpdeck", appauthor=False) / "serve"
+    with warnings.catch_warnings():  # no $XDG_RUNTIME_DIR (a bare session): the per-user /tmp fallback is fine
+        warnings.simplefilter("ignore")
+        return platformdirs.user_runtime_path("mcpdeck", appauthor=False) / "serve"
 
 
 def state_path(config: str | os.PathLike[str]) -> Path:
