@@ -94,8 +94,9 @@ class ToolResult:
     ) -> ToolResult:
         """Wrap an SDK ``CallToolResult``."""
         # What the dataclass's ``__init__`` does, in one step: a frozen dataclass sets each
-        # field through ``object.__setattr__``, which made wrapping cost more than the rest of
-        # the host's work on a call. Every field is set here.
+        # field through ``object.__setattr__``. Every field is set here. Kept because it is on
+        # every call: 6.5 µs against 17 µs through ``__init__`` (timeit, 2 cores under load),
+        # and bench/'s sequential stdio call is about 245 µs, so ``__init__`` would add ~4%.
         wrapped = object.__new__(cls)
         wrapped.__dict__.update(
             name=name,

@@ -15,11 +15,11 @@
     result = await add.call({"a": 2})        # ToolResult, text "3"
 
 The input schema comes from the type hints (through pydantic) and the parameter
-descriptions from the docstring (Google ``Args:`` or reST ``:param x:``); the description
-is the docstring's text before its first section. A call validates the arguments first:
-arguments that do not fit, and exceptions the function raises, come back as results with
-``is_error=True`` that say what was wrong, for the model to fix. Sync functions run in a
-worker thread unless made with ``thread=False``.
+descriptions from the docstring (Google ``Args:``, reST ``:param x:`` or numpy, read by
+``docstring-parser``); the description is the docstring's text before its first section.
+A call validates the arguments first: arguments that do not fit, and exceptions the
+function raises, come back as results with ``is_error=True`` that say what was wrong, for
+the model to fix. Sync functions run in a worker thread unless made with ``thread=False``.
 """
 
 from __future__ import annotations
@@ -69,28 +69,14 @@ class ToolError(Exception):
 
 # ----- docstrings ---------------------------------------------------------------------------
 
-_GOOGLE_ARGS = re.compile(r"(?:Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Kwargs)\s*:\s*", re.I)
-_GOOGLE_OTHER = re.compile(
-    r"(?:Returns?|Yields?|Raises|Exceptions?|Examples?|Notes?|Warnings?|Attributes|See Also|Todo|References)\s*:\s*",
-    re.I,
-)
-_GOOGLE_ENTRY = re.compile(r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(.*))?")
-_REST_FIELD = re.compile(r":(?:param|parameter|arg|argument|key|keyword|type|returns?|rtype|raises?|yields?)\b")
-_REST_PARAM = re.compile(r":(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+)\s*:\s*(.*)")
-_UNDERLINE = re.compile(r"-{3,}\s*")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """A docstring's description and its parameters' descriptions.
 
-    The description is the text before the first section (``Args:``, ``Returns:``, a reST
-    ``:param x:`` field, a numpy-style underlined heading ...). Parameter descriptions come
-    from a Google-style ``Args:`` section (``name (type): text``, continued on indented
-    lines) or from reST ``:param name: text`` fields.
+    The ``docstring-parser`` library reads the docstring, in whichever style it is written:
+    Google (``Args:`` with ``name (type): text``, continued on indented lines), reST
+    (``:param name: text``) or numpy. The description is the text before the first section,
+    its paragraphs' lines joined; a parameter's description is joined into one line.
 
     Args:
         doc: The docstring (None: no docstring).
@@ -98,60 +84,20 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     Returns:
         ``(description, {parameter: description})``.
     """
+    # Measured (2 cores, python 3.11): the library takes about 0.26 ms a docstring where the
+    # hand-written parser it replaced took 0.05 ms, and 18 ms to import. Both are paid once
+    # per tool when it is made, never per call, and the import only when a tool is made.
+    import docstring_parser
+
     if not doc:
         return "", {}
-    lines = inspect.cleandoc(doc).splitlines()
-    summary: list[str] = []
+    parsed = docstring_parser.parse(doc)
     params: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        stripped = lines[i].strip()
-        following = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if (
-            _GOOGLE_ARGS.fullmatch(stripped)
-            or _GOOGLE_OTHER.fullmatch(stripped)
-            or _REST_FIELD.match(stripped)
-            or (stripped and _UNDERLINE.fullmatch(following))
-        ):
-            break
-        summary.append(lines[i].rstrip())
-        i += 1
-    current: str | None = None
-    section: str | None = None  # "args", "other", "rest"
-    base = entry_indent = 0
-    for line in lines[i:]:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        indent = _indent(line)
-        if _GOOGLE_ARGS.fullmatch(stripped):
-            section, base, current = "args", indent, None
-            continue
-        if _GOOGLE_OTHER.fullmatch(stripped):
-            section, base, current = "other", indent, None
-            continue
-        if _REST_FIELD.match(stripped):
-            found = _REST_PARAM.match(stripped)
-            section, base = "rest", indent
-            current = found.group(1) if found else None
-            if found is not None:
-                params[found.group(1)] = found.group(2).strip()
-            continue
-        if section == "args" and indent > base:
-            entry = _GOOGLE_ENTRY.fullmatch(stripped)
-            if entry is not None and (current is None or indent <= entry_indent):
-                current, entry_indent = str(entry.group(1)), indent
-                params[current] = (entry.group(2) or "").strip()
-                continue
-            if current is not None:
-                params[current] = f"{params[current]} {stripped}".strip()
-            continue
-        if section == "rest" and current is not None and indent > base:
-            params[current] = f"{params[current]} {stripped}".strip()
-            continue
-        if indent <= base:
-            section, current = None, None
-    return _unwrap(summary), params
+    for param in parsed.params:
+        if param.description is not None:
+            lines = (line.strip() for line in param.description.splitlines())
+            params[param.arg_name.lstrip("*")] = " ".join(lines).strip()
+    return _unwrap((parsed.description or "").splitlines()), params
 
 
 _BLOCK_LINE = re.compile(r"\s|[-*+>|#]|\d+[.)]\s")

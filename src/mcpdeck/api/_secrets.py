@@ -17,8 +17,8 @@ import re
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from mcpdeck.cli._render import mask_secrets
 from mcpdeck.config import ServerConfig
+from mcpdeck.config._masking import mask_secrets
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 

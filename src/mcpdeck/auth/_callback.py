@@ -1,7 +1,7 @@
 """The local listener the browser comes back to after the user authorized (or refused).
 
-It serves ``GET <path>?code=…&state=…`` on 127.0.0.1 (a tiny HTTP/1.1 server on anyio: no
-web framework needed for one page), checks ``state`` against the authorization request
+It serves ``GET <path>?code=…&state=…`` on 127.0.0.1 (uvicorn, which the SDK brings, on
+the socket ``reserve_port`` holds), checks ``state`` against the authorization request
 under way, answers with a small "you can close this tab" page, and hands the result to
 whoever waits. A request with the wrong state is answered with an error page and ignored:
 it cannot end the flow, so a stray or forged request can't hijack or break a login.
@@ -13,20 +13,22 @@ import html
 import os
 import secrets
 import socket
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
-from anyio.abc import SocketListener, SocketStream
 from mcp.shared.auth import AuthorizationCodeResult
 
 from mcpdeck.auth._errors import AuthorizationDeniedError, AuthorizationError, AuthorizationTimeoutError, login_hint
 
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import Receive, Scope, Send
+
 __all__ = ["CallbackListener", "parse_callback", "reserve_port"]
 
-_MAX_HEAD = 16 * 1024
-_READ_TIMEOUT = 10.0
 _MAX_DESCRIPTION = 300
 
 
@@ -100,17 +102,7 @@ def _page(title: str, message: str) -> str:
     )
 
 
-def _response(status: str, body: str) -> bytes:
-    payload = body.encode()
-    head = (
-        f"HTTP/1.1 {status}\r\n"
-        "Content-Type: text/html; charset=utf-8\r\n"
-        f"Content-Length: {len(payload)}\r\n"
-        "Cache-Control: no-store\r\n"
-        "Referrer-Policy: no-referrer\r\n"
-        "Connection: close\r\n\r\n"
-    )
-    return head.encode() + payload
+_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Connection": "close"}
 
 
 class CallbackListener:
@@ -130,19 +122,40 @@ class CallbackListener:
     @asynccontextmanager
     async def serve(cls, server: str, sock: socket.socket, redirect_uri: str) -> AsyncGenerator[CallbackListener]:
         """Listen on ``sock`` (bound, see ``reserve_port``) until the block ends; the socket is closed then."""
-        try:
+        # Measured (2 cores under load, python 3.11, 15 runs, median): start, one answer and
+        # stop take about 290 ms with uvicorn (stop waits for its 0.1 s tick) against 80-110 ms
+        # for the hand-written anyio listener this replaced; uvicorn is already imported with
+        # the SDK. Paid once per interactive login, beside a browser round trip: the library wins.
+        import uvicorn
+
+        with sock:
             sock.listen(16)
-            listener = await SocketListener.from_socket(sock)
-        except BaseException:
-            sock.close()
-            raise
-        callback = cls(server, redirect_uri)
-        async with listener, anyio.create_task_group() as tg:
-            tg.start_soon(listener.serve, callback._handle, tg)
-            try:
-                yield callback
-            finally:
-                tg.cancel_scope.cancel()
+            callback = cls(server, redirect_uri)
+            config = uvicorn.Config(
+                callback._app,
+                interface="asgi3",
+                proxy_headers=False,
+                log_config=None,
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                timeout_graceful_shutdown=1,
+            )
+            web = _quiet_server(config)
+
+            async def run() -> None:
+                # Shielded, and stopped by ``should_exit`` only: a cancelled uvicorn leaves its
+                # asyncio server watching the socket's file descriptor, which the next login's
+                # socket may reuse.
+                with anyio.CancelScope(shield=True):
+                    await web.serve([sock])
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                try:
+                    yield callback
+                finally:
+                    web.should_exit = True
 
     def expect(self, state: str | None) -> None:
         """The ``state`` of the authorization request now under way; answers must carry it."""
@@ -166,40 +179,46 @@ class CallbackListener:
             )
         return self._result
 
-    async def _handle(self, stream: SocketStream) -> None:
-        async with stream:
-            head = b""
-            with anyio.move_on_after(_READ_TIMEOUT):
-                try:
-                    while b"\r\n\r\n" not in head and len(head) < _MAX_HEAD:
-                        head += await stream.receive(4096)
-                    await stream.send(self._answer(head))
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    return
+    async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app: one page, whatever the request."""
+        from starlette.requests import Request
+        from starlette.responses import HTMLResponse
 
-    def _answer(self, head: bytes) -> bytes:
-        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-        if len(parts) != 3:
-            return _response("400 Bad Request", _page("Bad request", "This is mcpdeck's sign-in listener."))
-        method, target, _ = parts
+        request = Request(scope, receive)
+        status, page = self._answer(request.method, request.url.path, request.url.query)
+        await HTMLResponse(page, status, headers=_HEADERS)(scope, receive, send)
+
+    def _answer(self, method: str, path: str, query: str) -> tuple[int, str]:
         if method not in ("GET", "HEAD"):
-            return _response("405 Method Not Allowed", _page("Method not allowed", "Only GET is served here."))
-        if urlsplit(target).path != self._path:
-            return _response("404 Not Found", _page("Not found", "This is mcpdeck's sign-in listener."))
+            return 405, _page("Method not allowed", "Only GET is served here.")
+        if path != self._path:
+            return 404, _page("Not found", "This is mcpdeck's sign-in listener.")
         if self._done.is_set():
-            return _response("200 OK", self._final_page())
-        state = _first(parse_qs(urlsplit(target).query), "state")
+            return 200, self._final_page()
+        state = _first(parse_qs(query), "state")
         if self._state is None or state is None or not secrets.compare_digest(state, self._state):
             message = "This answer does not belong to the sign-in under way; it was ignored."
-            return _response("400 Bad Request", _page("Not the current sign-in", message))
+            return 400, _page("Not the current sign-in", message)
         try:
-            self._result = parse_callback(self.server, target)
+            self._result = parse_callback(self.server, query)
         except AuthorizationError as error:
             self._error = error
         self._done.set()
-        return _response("200 OK", self._final_page())
+        return 200, self._final_page()
 
     def _final_page(self) -> str:
         if self._error is not None:
             return _page("Authorization failed", f"{self._error.reason}. You can close this tab.")
         return _page("Authorized", f"mcpdeck may now use {self.server}. You can close this tab.")
+
+
+def _quiet_server(config: uvicorn.Config) -> uvicorn.Server:
+    """A uvicorn server without its signal handlers: Ctrl-C during a login must reach the login itself."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Generator[None]:
+            yield
+
+    return Server(config)

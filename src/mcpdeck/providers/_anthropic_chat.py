@@ -9,16 +9,16 @@ dict, thinking included, since Claude needs its thinking blocks back with the to
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpdeck.errors import ProviderError
+from mcpdeck.providers._adapter import SDKChatModel, stainless_client, stainless_failure
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, Usage, error_cause, error_detail, missing_sdk
+from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_detail, missing_sdk
 from mcpdeck.providers.anthropic import AnthropicConverter
 
 if TYPE_CHECKING:
-    import anthropic
     from anthropic import AsyncStream
     from anthropic.types import RawMessageStreamEvent
 
@@ -39,7 +39,7 @@ _ERROR_STATUS = {
 }
 
 
-class AnthropicModel(ChatModel):
+class AnthropicModel(SDKChatModel):
     """A Claude model behind the Messages API.
 
     The system prompt goes in the ``system`` parameter; ``max_tokens``, which the API
@@ -85,28 +85,25 @@ class AnthropicModel(ChatModel):
             import anthropic
         except ImportError as error:
             raise missing_sdk(provider, "anthropic", "anthropic") from error
-        super().__init__(provider, model, converter or AnthropicConverter(), base_url=base_url, key_hint=key_hint)
         self._sdk = anthropic
         self.max_tokens = max_tokens
-        self.params: dict[str, Any] = dict(params or {})
-        options: dict[str, Any] = {}
-        if timeout is not None:
-            options["timeout"] = timeout
-        self._client = anthropic.AsyncAnthropic(
+        client = stainless_client(
+            anthropic.AsyncAnthropic,
             api_key=api_key,
             base_url=base_url,
+            headers=headers,
             max_retries=max_retries,
-            default_headers=dict(headers or {}),
-            **options,
+            timeout=timeout,
         )
-
-    def user_message(self, text: str) -> dict[str, Any]:
-        """``{"role": "user", "content": text}``."""
-        return {"role": "user", "content": text}
-
-    async def aclose(self) -> None:
-        """Close the client's connections."""
-        await self._client.close()
+        super().__init__(
+            provider,
+            model,
+            converter or AnthropicConverter(),
+            client=client,
+            base_url=base_url,
+            key_hint=key_hint,
+            params=params,
+        )
 
     def request(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
@@ -120,70 +117,59 @@ class AnthropicModel(ChatModel):
             body["tools"] = list(tools)
         return body
 
-    async def stream(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] = (),
-        system: str | None = None,
-    ) -> AsyncIterator[TextDelta | Turn]:
-        """Run one turn: text deltas, then the ``Turn`` with the assistant message and its tool calls.
-
-        Raises:
-            ProviderError: The API refused or failed the request (after the SDK's retries).
-        """
+    async def _turn(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> AsyncGenerator[TextDelta | Turn]:
+        """Text deltas, then the ``Turn`` with the assistant message and its tool calls."""
         create: Any = self._client.messages.with_raw_response.create
         blocks: dict[int, dict[str, Any]] = {}
         inputs: dict[int, list[str]] = {}  # input_json_delta pieces of tool blocks
         stop: str | None = None
         input_tokens: int | None = None
         output_tokens: int | None = None
-        try:
-            raw: Any = await create(**self.request(messages, tools, system))
-            if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole message
-                data: Any = json.loads(await raw.read())
-                whole = cast(dict[str, Any], data) if isinstance(data, dict) else {}
-                for index, block in enumerate(whole.get("content") or []):
-                    blocks[index] = dict(block)
-                    if block.get("type") == "text" and block.get("text"):
-                        yield TextDelta(str(block["text"]))
-                stop = whole.get("stop_reason")
-                counted: dict[str, Any] = whole.get("usage") or {}
-                input_tokens, output_tokens = counted.get("input_tokens"), counted.get("output_tokens")
-            else:
-                events: AsyncStream[RawMessageStreamEvent] = await raw.parse()
-                async with events:
-                    async for event in events:
-                        if event.type == "message_start":
-                            usage = event.message.usage
-                            input_tokens = (
-                                usage.input_tokens
-                                + (usage.cache_creation_input_tokens or 0)
-                                + (usage.cache_read_input_tokens or 0)
-                            )
-                            output_tokens = usage.output_tokens
-                        elif event.type == "content_block_start":
-                            blocks[event.index] = as_data(event.content_block)
-                        elif event.type == "content_block_delta":
-                            block = blocks.setdefault(event.index, {"type": "text", "text": ""})
-                            delta = event.delta
-                            if delta.type == "text_delta":
-                                block["text"] = block.get("text", "") + delta.text
-                                yield TextDelta(delta.text)
-                            elif delta.type == "input_json_delta":
-                                inputs.setdefault(event.index, []).append(delta.partial_json)
-                            elif delta.type == "thinking_delta":
-                                block["thinking"] = block.get("thinking", "") + delta.thinking
-                            elif delta.type == "signature_delta":
-                                block["signature"] = block.get("signature", "") + delta.signature
-                            else:  # citations_delta
-                                block.setdefault("citations", []).append(as_data(delta.citation))
-                        elif event.type == "message_delta":
-                            stop = event.delta.stop_reason or stop
-                            output_tokens = event.usage.output_tokens
-                        # content_block_stop and message_stop need nothing: the blocks are read at the end.
-        except self._sdk.AnthropicError as error:
-            raise self._failure(error) from error
+        raw: Any = await create(**self.request(messages, tools, system))
+        if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole message
+            data: Any = json.loads(await raw.read())
+            whole = cast(dict[str, Any], data) if isinstance(data, dict) else {}
+            for index, block in enumerate(whole.get("content") or []):
+                blocks[index] = dict(block)
+                if block.get("type") == "text" and block.get("text"):
+                    yield TextDelta(str(block["text"]))
+            stop = whole.get("stop_reason")
+            counted: dict[str, Any] = whole.get("usage") or {}
+            input_tokens, output_tokens = counted.get("input_tokens"), counted.get("output_tokens")
+        else:
+            events: AsyncStream[RawMessageStreamEvent] = await raw.parse()
+            async with events:
+                async for event in events:
+                    if event.type == "message_start":
+                        usage = event.message.usage
+                        input_tokens = (
+                            usage.input_tokens
+                            + (usage.cache_creation_input_tokens or 0)
+                            + (usage.cache_read_input_tokens or 0)
+                        )
+                        output_tokens = usage.output_tokens
+                    elif event.type == "content_block_start":
+                        blocks[event.index] = as_data(event.content_block)
+                    elif event.type == "content_block_delta":
+                        block = blocks.setdefault(event.index, {"type": "text", "text": ""})
+                        delta = event.delta
+                        if delta.type == "text_delta":
+                            block["text"] = block.get("text", "") + delta.text
+                            yield TextDelta(delta.text)
+                        elif delta.type == "input_json_delta":
+                            inputs.setdefault(event.index, []).append(delta.partial_json)
+                        elif delta.type == "thinking_delta":
+                            block["thinking"] = block.get("thinking", "") + delta.thinking
+                        elif delta.type == "signature_delta":
+                            block["signature"] = block.get("signature", "") + delta.signature
+                        else:  # citations_delta
+                            block.setdefault("citations", []).append(as_data(delta.citation))
+                    elif event.type == "message_delta":
+                        stop = event.delta.stop_reason or stop
+                        output_tokens = event.usage.output_tokens
+                    # content_block_stop and message_stop need nothing: the blocks are read at the end.
         content, read = self._content(blocks, inputs)
         message: dict[str, Any] = {"role": "assistant", "content": content}
         text = "".join(b["text"] for b in content if b.get("type") == "text")
@@ -226,31 +212,21 @@ class AnthropicModel(ChatModel):
             content.append(block)
         return content, read
 
-    def _failure(self, error: anthropic.AnthropicError) -> ProviderError:
+    def _failure(self, error: Exception) -> ProviderError | None:
         sdk = self._sdk
-        if isinstance(error, sdk.APITimeoutError):
-            return self.connection_error(error_cause(error), timeout=True)
-        if isinstance(error, sdk.APIConnectionError):
-            return self.connection_error(error_cause(error))
-        if isinstance(error, sdk.APIStatusError):
-            status = error.status_code
-            if status < 400:  # an error event inside a streamed 200
-                kind = _error_type(error.body) or "error"
-                status = _ERROR_STATUS.get(kind, 500)
-                retryable = status == 429 or status >= 500
-                advice = "; try again later" if retryable else ""
-                detail = error_detail(error.body, error.message)
-                return ProviderError(
-                    f"{self.provider} failed while answering ({kind}): {detail}{advice}",
-                    provider=self.provider,
-                    status=status,
-                    retryable=retryable,
-                )
-            return self.status_error(status, error_detail(error.body, error.message))
-        if isinstance(error, sdk.APIError):
+        if isinstance(error, sdk.APIStatusError) and error.status_code < 400:  # an error event inside a streamed 200
+            kind = _error_type(error.body) or "error"
+            status = _ERROR_STATUS.get(kind, 500)
+            retryable = status == 429 or status >= 500
+            advice = "; try again later" if retryable else ""
             detail = error_detail(error.body, error.message)
-            return ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
-        return ProviderError(f"{self.provider}: {error}", provider=self.provider)
+            return ProviderError(
+                f"{self.provider} failed while answering ({kind}): {detail}{advice}",
+                provider=self.provider,
+                status=status,
+                retryable=retryable,
+            )
+        return stainless_failure(self, sdk, sdk.AnthropicError, error)
 
 
 def _error_type(body: object) -> str:

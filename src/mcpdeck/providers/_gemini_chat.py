@@ -8,12 +8,13 @@ unchanged and in place); text pieces without a signature are joined into one par
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcpdeck.errors import ProviderError
+from mcpdeck.providers._adapter import SDKChatModel
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, Usage, error_cause, missing_sdk
+from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_cause, missing_sdk
 from mcpdeck.providers.gemini import GeminiConverter
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ _TRANSPORT_ERRORS = {"TransportError", "NetworkError", "ConnectError", "ReadErro
 _TIMEOUT_ERRORS = {"TimeoutException", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout"}
 
 
-class GeminiModel(ChatModel):
+class GeminiModel(SDKChatModel):
     """A Gemini model behind the Gemini API.
 
     The system prompt goes in ``system_instruction``; automatic function calling is off,
@@ -79,10 +80,8 @@ class GeminiModel(ChatModel):
             from google.genai import errors, types
         except ImportError as error:
             raise missing_sdk(provider, "google-genai", "gemini") from error
-        super().__init__(provider, model, converter or GeminiConverter(), base_url=base_url, key_hint=key_hint)
         self._types = types
         self._errors = errors
-        self.params: dict[str, Any] = dict(params or {})
         retry = types.HttpRetryOptions(attempts=max_retries + 1, initial_delay=retry_delay, jitter=retry_delay)
         options = types.HttpOptions(
             base_url=base_url,
@@ -91,7 +90,15 @@ class GeminiModel(ChatModel):
             retry_options=retry,
             timeout=round(timeout * 1000) if timeout is not None else None,
         )
-        self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
+        super().__init__(
+            provider,
+            model,
+            converter or GeminiConverter(),
+            client=genai.Client(api_key=api_key, vertexai=False, http_options=options),
+            base_url=base_url,
+            key_hint=key_hint,
+            params=params,
+        )
 
     def user_message(self, text: str) -> dict[str, Any]:
         """``{"role": "user", "parts": [{"text": text}]}``."""
@@ -113,18 +120,10 @@ class GeminiModel(ChatModel):
             config.tools = [types.Tool.model_validate(tool) for tool in tools]
         return config
 
-    async def stream(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] = (),
-        system: str | None = None,
-    ) -> AsyncIterator[TextDelta | Turn]:
-        """Run one turn: text deltas, then the ``Turn`` with the model's content and its function calls.
-
-        Raises:
-            ProviderError: The API refused or failed the request (after the retries).
-        """
+    async def _turn(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> AsyncGenerator[TextDelta | Turn]:
+        """Text deltas, then the ``Turn`` with the model's content and its function calls."""
         types = self._types
         parts: list[dict[str, Any]] = []
         text: list[str] = []
@@ -138,42 +137,30 @@ class GeminiModel(ChatModel):
                 "messages are dicts like {'role': 'user', 'parts': [{'text': ...}]}",
                 provider=self.provider,
             ) from error
-        try:
-            models: Any = self._client.aio.models  # the method's type names PIL's Image, which may be absent
-            chunks: AsyncIterator[genai_types.GenerateContentResponse] = await models.generate_content_stream(
-                model=self.model, contents=contents, config=self.config(tools, system)
-            )
-            async for chunk in chunks:
-                if chunk.usage_metadata is not None:
-                    meta = chunk.usage_metadata
-                    output = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
-                    usage = Usage(meta.prompt_token_count, output if output else None)
-                if not chunk.candidates:
-                    feedback = chunk.prompt_feedback
-                    if feedback is not None and feedback.block_reason is not None:
-                        stop = f"blocked: {_name(feedback.block_reason)}"
-                    continue
-                candidate = chunk.candidates[0]
-                if candidate.finish_reason is not None:
-                    stop = _name(candidate.finish_reason)
-                content = candidate.content
-                for part in (content.parts if content is not None else None) or []:
-                    data: dict[str, Any] = as_data(part)
-                    if part.text and not part.thought:
-                        text.append(part.text)
-                        yield TextDelta(part.text)
-                    _add_part(parts, data)
-        except self._errors.APIError as error:
-            raise self._failure(error) from error
-        except ValueError as error:  # a reply the SDK's types refuse (pydantic's ValidationError)
-            raise ProviderError(
-                f"{self.provider} sent a reply that cannot be read: {error}", provider=self.provider
-            ) from error
-        except Exception as error:
-            failure = self._transport_failure(error)
-            if failure is None:
-                raise
-            raise failure from error
+        models: Any = self._client.aio.models  # the method's type names PIL's Image, which may be absent
+        chunks: AsyncIterator[genai_types.GenerateContentResponse] = await models.generate_content_stream(
+            model=self.model, contents=contents, config=self.config(tools, system)
+        )
+        async for chunk in chunks:
+            if chunk.usage_metadata is not None:
+                meta = chunk.usage_metadata
+                output = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
+                usage = Usage(meta.prompt_token_count, output if output else None)
+            if not chunk.candidates:
+                feedback = chunk.prompt_feedback
+                if feedback is not None and feedback.block_reason is not None:
+                    stop = f"blocked: {_name(feedback.block_reason)}"
+                continue
+            candidate = chunk.candidates[0]
+            if candidate.finish_reason is not None:
+                stop = _name(candidate.finish_reason)
+            content = candidate.content
+            for part in (content.parts if content is not None else None) or []:
+                data: dict[str, Any] = as_data(part)
+                if part.text and not part.thought:
+                    text.append(part.text)
+                    yield TextDelta(part.text)
+                _add_part(parts, data)
         message: dict[str, Any] = {"role": "model", "parts": parts}
         yield Turn(
             text="".join(text),
@@ -183,7 +170,14 @@ class GeminiModel(ChatModel):
             usage=usage,
         )
 
-    def _failure(self, error: Any) -> ProviderError:
+    def _failure(self, error: Exception) -> ProviderError | None:
+        if isinstance(error, self._errors.APIError):
+            return self._api_failure(error)
+        if isinstance(error, ValueError):  # a reply the SDK's types refuse (pydantic's ValidationError)
+            return ProviderError(f"{self.provider} sent a reply that cannot be read: {error}", provider=self.provider)
+        return self._transport_failure(error)
+
+    def _api_failure(self, error: Any) -> ProviderError:
         code = error.code if isinstance(error.code, int) else 500
         detail = error.message if isinstance(error.message, str) and error.message else str(error)
         status = error.status if isinstance(error.status, str) else ""

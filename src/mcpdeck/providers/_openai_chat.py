@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpdeck.errors import ProviderError
+from mcpdeck.providers._adapter import SDKChatModel, stainless_client, stainless_failure
 from mcpdeck.providers._base import Converter
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, Usage, error_cause, error_detail, missing_sdk
+from mcpdeck.providers._chat import TextDelta, Turn, Usage, missing_sdk
 from mcpdeck.providers.openai import OpenAIChatConverter
 
 if TYPE_CHECKING:
-    import openai
     from openai import AsyncStream
     from openai.types.chat import ChatCompletionChunk
 
@@ -29,8 +29,8 @@ __all__ = ["DEFAULT_OPENAI_URL", "OpenAIChatModel", "OpenAIModel"]
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 
 
-class OpenAIModel(ChatModel):
-    """What both OpenAI APIs share: the client, the request options, the error mapping."""
+class OpenAIModel(SDKChatModel):
+    """What both OpenAI APIs share: the client and the error mapping."""
 
     def __init__(
         self,
@@ -51,40 +51,19 @@ class OpenAIModel(ChatModel):
             import openai
         except ImportError as error:
             raise missing_sdk(provider, "openai", "openai") from error
-        super().__init__(provider, model, converter, base_url=base_url, key_hint=key_hint)
         self._sdk = openai
-        self.params: dict[str, Any] = dict(params or {})
-        options: dict[str, Any] = {}
-        if timeout is not None:
-            options["timeout"] = timeout
-        self._client = openai.AsyncOpenAI(
+        client = stainless_client(
+            openai.AsyncOpenAI,
             api_key=api_key,
             base_url=base_url,
+            headers=headers,
             max_retries=max_retries,
-            default_headers=dict(headers or {}),
-            **options,
+            timeout=timeout,
         )
+        super().__init__(provider, model, converter, client=client, base_url=base_url, key_hint=key_hint, params=params)
 
-    def user_message(self, text: str) -> dict[str, Any]:
-        """``{"role": "user", "content": text}``."""
-        return {"role": "user", "content": text}
-
-    async def aclose(self) -> None:
-        """Close the client's connections."""
-        await self._client.close()
-
-    def _failure(self, error: openai.OpenAIError) -> ProviderError:
-        sdk = self._sdk
-        if isinstance(error, sdk.APITimeoutError):
-            return self.connection_error(error_cause(error), timeout=True)
-        if isinstance(error, sdk.APIConnectionError):
-            return self.connection_error(error_cause(error))
-        if isinstance(error, sdk.APIStatusError):
-            return self.status_error(error.status_code, error_detail(error.body, error.message))
-        if isinstance(error, sdk.APIError):  # an error event in the middle of the stream
-            detail = error_detail(error.body, error.message)
-            return ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
-        return ProviderError(f"{self.provider}: {error}", provider=self.provider)
+    def _failure(self, error: Exception) -> ProviderError | None:
+        return stainless_failure(self, self._sdk, self._sdk.OpenAIError, error)
 
 
 class OpenAIChatModel(OpenAIModel):
@@ -152,56 +131,45 @@ class OpenAIChatModel(OpenAIModel):
             body["tools"] = list(tools)
         return body
 
-    async def stream(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] = (),
-        system: str | None = None,
-    ) -> AsyncIterator[TextDelta | Turn]:
-        """Run one turn: text deltas, then the ``Turn`` with the assistant message and its tool calls.
-
-        Raises:
-            ProviderError: The server refused or failed the request (after the SDK's retries).
-        """
+    async def _turn(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> AsyncGenerator[TextDelta | Turn]:
+        """Text deltas, then the ``Turn`` with the assistant message and its tool calls."""
         create: Any = self._client.chat.completions.with_raw_response.create
         text: list[str] = []
         calls = _CallParts()
         finish: str | None = None
         usage: Usage | None = None
-        try:
-            raw: Any = await create(**self.request(messages, tools, system))
-            if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole completion
-                data: Any = json.loads(await raw.http_response.aread())
-                async for item in self._whole(data):
-                    yield item
-                return
-            response: AsyncStream[ChatCompletionChunk] = raw.parse()
-            async with response:
-                async for chunk in response:
-                    if chunk.usage is not None:
-                        usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                    for choice in chunk.choices or []:
-                        if choice.index not in (0, None):
-                            continue
-                        delta = choice.delta
-                        if delta is not None:  # pyright: ignore[reportUnnecessaryComparison]
-                            piece = delta.content or delta.refusal
-                            if piece:
-                                text.append(piece)
-                                yield TextDelta(piece)
-                            for position, part in enumerate(delta.tool_calls or []):
-                                function = part.function
-                                calls.add(
-                                    part.index if part.index is not None else position,  # pyright: ignore[reportUnnecessaryComparison]
-                                    part.id,
-                                    function.name if function is not None else None,
-                                    function.arguments if function is not None else None,
-                                )
-                        if choice.finish_reason:
-                            finish = choice.finish_reason
-        except self._sdk.OpenAIError as error:
-            raise self._failure(error) from error
+        raw: Any = await create(**self.request(messages, tools, system))
+        if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole completion
+            data: Any = json.loads(await raw.http_response.aread())
+            async for item in self._whole(data):
+                yield item
+            return
+        response: AsyncStream[ChatCompletionChunk] = raw.parse()
+        async with response:
+            async for chunk in response:
+                if chunk.usage is not None:
+                    usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                for choice in chunk.choices or []:
+                    if choice.index not in (0, None):
+                        continue
+                    delta = choice.delta
+                    if delta is not None:  # pyright: ignore[reportUnnecessaryComparison]
+                        piece = delta.content or delta.refusal
+                        if piece:
+                            text.append(piece)
+                            yield TextDelta(piece)
+                        for position, part in enumerate(delta.tool_calls or []):
+                            function = part.function
+                            calls.add(
+                                part.index if part.index is not None else position,  # pyright: ignore[reportUnnecessaryComparison]
+                                part.id,
+                                function.name if function is not None else None,
+                                function.arguments if function is not None else None,
+                            )
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
         content = "".join(text)
         message: dict[str, Any] = {"role": "assistant", "content": content if content or not calls else None}
         if calls:

@@ -6,7 +6,7 @@ back into the next request's ``input``, reasoning items included, as reasoning m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpdeck.errors import ProviderError
@@ -88,40 +88,29 @@ class OpenAIResponsesModel(OpenAIModel):
             body["tools"] = list(tools)
         return body
 
-    async def stream(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] = (),
-        system: str | None = None,
-    ) -> AsyncIterator[TextDelta | Turn]:
-        """Run one turn: text deltas, then the ``Turn`` whose messages are the output items.
-
-        Raises:
-            ProviderError: The API refused or failed the request, or the response failed.
-        """
+    async def _turn(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> AsyncGenerator[TextDelta | Turn]:
+        """Text deltas, then the ``Turn`` whose messages are the output items (a failed response raises)."""
         create: Any = self._client.responses.create
         text: list[str] = []
         done: dict[int, dict[str, Any]] = {}
         final: Response | None = None
-        try:
-            events: AsyncStream[ResponseStreamEvent] = await create(**self.request(messages, tools, system))
-            async with events:
-                async for event in events:
-                    if event.type == "response.output_text.delta":
-                        text.append(event.delta)
-                        yield TextDelta(event.delta)
-                    elif event.type == "response.output_item.done":
-                        done[event.output_index] = as_data(event.item)
-                    elif event.type == "response.completed" or event.type == "response.incomplete":
-                        final = event.response
-                    elif event.type == "response.failed":
-                        raise self._response_failed(event.response)
-                    elif event.type == "error":
-                        detail = f"{event.message} ({event.code})" if event.code else event.message
-                        raise ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
-        except self._sdk.OpenAIError as error:
-            raise self._failure(error) from error
+        events: AsyncStream[ResponseStreamEvent] = await create(**self.request(messages, tools, system))
+        async with events:
+            async for event in events:
+                if event.type == "response.output_text.delta":
+                    text.append(event.delta)
+                    yield TextDelta(event.delta)
+                elif event.type == "response.output_item.done":
+                    done[event.output_index] = as_data(event.item)
+                elif event.type == "response.completed" or event.type == "response.incomplete":
+                    final = event.response
+                elif event.type == "response.failed":
+                    raise self._response_failed(event.response)
+                elif event.type == "error":
+                    detail = f"{event.message} ({event.code})" if event.code else event.message
+                    raise ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
         if final is not None and final.output:
             items: list[dict[str, Any]] = [as_data(item) for item in final.output]
         else:
