@@ -82,6 +82,7 @@ class ServerOut(_Out):
     toolCount: int
     logPath: str | None
     pid: int | None
+    warnings: list[str] = Field(default_factory=list[str], description="What is missing although it is connected.")
     uptime: float | None = Field(description="Seconds since the current session started (connected only).")
     calls: int = Field(description="Tool calls made through this process since it started.")
     errors: int = Field(description="Of those, the ones that failed or returned an error result.")
