@@ -3,6 +3,7 @@ calls that matter, ``CliRunner`` for the rest. ``--json`` output is the same att
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -160,7 +161,7 @@ def test_a_stale_state_file_is_removed_and_the_command_runs_alone(tmp_path: Path
             assert result.exit_code == 0, result.output
             assert json.loads(result.output)["servers"] == []
             assert not path.exists()
-            dead = ServeState(**{**state.__dict__, "pid": 2**22 + 12345})  # no such process
+            dead = dataclasses.replace(state, pid=2**22 + 12345)  # no such process
             write_state(dead)
             assert CliRunner().invoke(cli, ["--config", str(config), "list", "--json"], env=env).exit_code == 0
             assert not path.exists()
