@@ -15,8 +15,8 @@ from mcpdeck.status import ServerState, ServerStatus
 __all__ = ["Ctx", "get_ctx", "require_server", "server_json"]
 
 
-def get_ctx(request: Request) -> ApiContext:
-    """The API's shared state."""
+async def get_ctx(request: Request) -> ApiContext:
+    """The API's shared state (async: FastAPI runs a plain function dependency in a worker thread)."""
     return request.app.state.ctx
 
 
