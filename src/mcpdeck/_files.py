@@ -1,20 +1,34 @@
-"""Files changed safely: atomic replacement through symlinks, and an inter-process lock for read-modify-write.
+"""Files that can hold user data: atomic replacement through symlinks, an inter-process lock for
+read-modify-write, and folders and files only their owner can read.
 
-Shared by the config store and the token store.
+Shared by the config store, the token store, the history database and the server logs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
 
-__all__ = ["LOCK_TIMEOUT", "atomic_write", "locked", "real_path"]
+__all__ = [
+    "LOCK_TIMEOUT",
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "atomic_write",
+    "ensure_private_dir",
+    "ensure_private_file",
+    "locked",
+    "private_opener",
+    "real_path",
+]
 
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
 LOCK_TIMEOUT = 30.0
 """Seconds :func:`locked` waits for another process to finish its change."""
 
@@ -133,3 +147,43 @@ else:
         except BlockingIOError:
             return False
         return True
+
+
+def ensure_private_dir(path: Path, *, tighten: bool = True) -> None:
+    """Create ``path`` and any missing parents as ``0700``; with ``tighten``, make an existing ``path`` ``0700`` too.
+
+    ``tighten=False`` is for a folder the user named that may hold other things (the
+    folder of a history file given by path): mcpdeck then only decides the mode of what it
+    creates.
+    """
+    missing: list[Path] = []
+    folder = path
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+    if os.name != "posix":
+        return
+    for folder in [path] if tighten else missing:
+        with contextlib.suppress(OSError):  # not ours to change: reading it will say so
+            if stat.S_IMODE(folder.stat().st_mode) != PRIVATE_DIR_MODE:
+                os.chmod(folder, PRIVATE_DIR_MODE)
+
+
+def ensure_private_file(path: Path) -> None:
+    """Create ``path`` empty as ``0600`` if it is missing; make an existing one ``0600`` if it is looser."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & ~PRIVATE_FILE_MODE:
+            os.chmod(path, mode & PRIVATE_FILE_MODE)
+
+
+def private_opener(path: str, flags: int) -> int:
+    """An ``opener`` for ``open()`` that creates a missing file ``0600`` (``open(p, "a", opener=private_opener)``)."""
+    return os.open(path, flags, PRIVATE_FILE_MODE)

@@ -2,7 +2,14 @@
 
 Each stdio session starts with a header line and is remembered by where it starts, so an
 error message can quote what the server said in *this* session and never an old one.
-The file is rotated to ``NAME.log.1`` when it passes 2 MB at a session start.
+
+The file is rotated by size whenever something is written: past ``ROTATE_BYTES`` it
+becomes ``NAME.log.1`` (``.1`` becomes ``.2``, and so on; the oldest beyond ``KEEP`` is
+dropped) and a new file is started, so one server never takes more than about
+``ROTATE_BYTES * (KEEP + 1)`` of disk however much it writes. A stdio server's stderr
+reaches the file through mcpdeck (``write_stderr``), which is what lets it rotate while
+the server runs. Files are created 0600 in a 0700 folder: they can hold user data; an
+older, looser file is tightened to 0600 before it is written or rotated.
 """
 
 from __future__ import annotations
@@ -15,11 +22,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["ServerLog"]
+from mcpdeck._files import PRIVATE_FILE_MODE, ensure_private_dir, ensure_private_file
+
+__all__ = ["KEEP", "ROTATE_BYTES", "ServerLog"]
 
 logger = logging.getLogger(__name__)
 
-ROTATE_BYTES = 2 * 1024 * 1024
+ROTATE_BYTES = 5 * 1024 * 1024
+"""A log file is rotated once it is larger than this (bytes)."""
+KEEP = 3
+"""How many rotated files (``NAME.log.1`` ... ``NAME.log.3``) are kept."""
 _HINT_BYTES = 16 * 1024
 
 
@@ -30,18 +42,74 @@ def _stamp() -> str:
 class ServerLog:
     """The log file of one server."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, rotate_bytes: int = ROTATE_BYTES, keep: int = KEEP):
         self.path = path
+        self._rotate_bytes = rotate_bytes
+        self._keep = keep
+        self._file: BinaryIO | None = None  # open while a stdio session runs
+        self._size = 0  # of the open file
         self._session_start: int | None = None  # offset of this session's stderr; None: no stderr yet
+        self._warned = False
+        self._made_private = False  # folder 0700 and an existing file 0600 checked once
 
     def write(self, line: str) -> None:
         """Append a timestamped line (never raises: a log that cannot be written is reported, not fatal)."""
+        self._append(f"{_stamp()} {line}\n".encode())
+
+    def write_stderr(self, data: bytes) -> None:
+        """Append what a stdio server wrote to its stderr (never raises)."""
+        self._append(data)
+
+    def _append(self, data: bytes) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as log:
-                log.write(f"{_stamp()} {line}\n")
+            log = self._file
+            if log is not None:
+                log.write(data)
+                self._size += len(data)
+                if self._size > self._rotate_bytes:
+                    self._rotate()
+                return
+            with self._open() as log:
+                size = log.seek(0, os.SEEK_END)
+                log.write(data)
+            if size + len(data) > self._rotate_bytes:
+                self._rotate()
         except OSError as error:
-            logger.warning("cannot write the server log %s: %s", self.path, error)
+            if not self._warned:  # once: a full disk would otherwise repeat it for every line
+                self._warned = True
+                logger.warning("cannot write the server log %s: %s", self.path, error)
+
+    def _ensure_private(self) -> None:
+        """The folder 0700 and the file 0600, checked once (a log an older mcpdeck left readable is
+        tightened before anything is written to it or it is rotated)."""
+        if not self._made_private:
+            ensure_private_dir(self.path.parent)
+            ensure_private_file(self.path)
+            self._made_private = True
+
+    def _open(self) -> BinaryIO:
+        self._ensure_private()
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
+        return open(fd, "ab", buffering=0)  # unbuffered: each write is a whole chunk or line
+
+    def _rotate(self) -> None:
+        """``NAME.log`` becomes ``NAME.log.1`` (older ones move up, the oldest goes); a new file starts."""
+        for n in range(self._keep - 1, 0, -1):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(self._numbered(n), self._numbered(n + 1))
+        if self._keep > 0:
+            os.replace(self.path, self._numbered(1))
+        else:
+            self.path.unlink(missing_ok=True)
+        if self._file is not None:
+            self._file.close()
+            self._file = self._open()
+            self._size = 0
+            if self._session_start is not None:
+                self._session_start = 0  # the session goes on in the new file
+
+    def _numbered(self, n: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.{n}")
 
     def new_session(self) -> None:
         """Forget the previous session's stderr (until ``stderr`` opens the next)."""
@@ -49,19 +117,25 @@ class ServerLog:
 
     @contextlib.contextmanager
     def stderr(self, name: str, target: str) -> Generator[BinaryIO]:
-        """The file a stdio server's stderr goes to for one session, after a header line.
+        """Open the log for one stdio session, after a header line; yield the open file.
 
-        Unbuffered: the child writes to the file descriptor itself and mcpdeck only writes
-        the header, so a buffer would only cost memory (8 KB per server).
+        The file is kept open while the session runs: the server's stderr arrives in chunks
+        through ``write_stderr`` (on Windows the yielded file is the child's stderr itself).
+        A file past the size limit is rotated first, so a session starts in a fresh file.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._ensure_private()
         with contextlib.suppress(FileNotFoundError):
-            if self.path.stat().st_size > ROTATE_BYTES:
-                os.replace(self.path, self.path.with_suffix(".log.1"))
-        with open(self.path, "ab", buffering=0) as log:
-            log.write(f"--- {_stamp()} mcpdeck starting {name}: {target}\n".encode())
-            self._session_start = log.tell()
-            yield log
+            if self.path.stat().st_size > self._rotate_bytes:
+                self._rotate()
+        self._file = self._open()
+        try:
+            self._size = self._file.seek(0, os.SEEK_END)
+            self._append(f"--- {_stamp()} mcpdeck starting {name}: {target}\n".encode())
+            self._session_start = self._size
+            yield self._file
+        finally:
+            log, self._file = self._file, None
+            log.close()
 
     def size(self) -> int:
         """The length of the file now (0 if there is none)."""
@@ -76,8 +150,8 @@ class ServerLog:
 
         For noise a server writes about a request it did not understand (the host notes what
         happened in one line instead); what it wrote before that stays. Truncated in place:
-        the server's stderr is appended to the same file (O_APPEND), so what it writes next
-        lands after the cut.
+        the server's stderr is appended to the file (O_APPEND), so what comes next lands
+        after the cut.
         """
         try:
             with open(self.path, "r+b") as log:
@@ -89,6 +163,8 @@ class ServerLog:
                     return 0
                 cut = text.rfind(b"\n", 0, min(found)) + 1
                 log.truncate(start + cut)
+            if self._file is not None:
+                self._size = start + cut  # (the open file appends: its next write lands after the cut)
         except OSError:
             return 0
         return text.count(b"\n", cut)
@@ -105,7 +181,12 @@ class ServerLog:
                 text = log.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
-        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        # The host's own notes ("<time> [mcpdeck] ...") say nothing the error does not.
+        lines = [
+            line.rstrip()
+            for line in text.splitlines()
+            if line.strip() and not line.partition(" ")[2].startswith("[mcpdeck] ")
+        ]
         if not lines:
             return f" (log: {self.path})"
         return f"; stderr: {' | '.join(lines[-3:])[-500:]} (log: {self.path})"

@@ -11,17 +11,27 @@ Why not the SDK's ``stdio_client``:
 - it kills the server's process group only when the server itself is still alive after
   stdin closes, so a server that exits at once leaves its own children (a wrapper's
   ``node``, a browser) running; this transport always ends the whole group;
-- it does not tell the host the server's pid, nor when the connection ended.
+- it does not tell the host the server's pid, nor when the connection ended;
+- one line without a newline grows its buffer without bound; here a message larger than
+  ``max_message`` bytes ends the session with ``MessageTooLargeError`` (checked once per
+  chunk read, never per byte);
+- a line that is not a message is handed to the session as an exception; here it is
+  reported once (``on_error``) and skipped, and an answer nested too deeply to read fails
+  the request it answers instead of leaving it waiting.
 
-Shutdown follows the MCP spec: close stdin, wait, then SIGTERM and SIGKILL the group, all
-bounded and shielded from cancellation. On Windows the SDK's transport is used instead.
+Shutdown follows the MCP spec: close stdin, wait a moment (``STDIN_GRACE``), then SIGTERM
+and SIGKILL the group, all bounded and shielded from cancellation. On Windows the SDK's
+transport is used instead.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
+import os
+import re
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -32,44 +42,103 @@ from typing import IO, Any, Self, TextIO, cast
 import anyio
 import anyio.lowlevel
 import mcp_types as types
+import pydantic_core
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import watched
+from mcpdeck._transports import TOO_DEEP, MessageTooLargeError, NotAMessageError, unreadable_reason, watched
 
 __all__ = ["StdioProcess", "stdio_transport"]
 
 logger = logging.getLogger(__name__)
 
-EXIT_GRACE = 2.0
-"""Seconds a server may take to exit after its stdin closes, and again after SIGTERM."""
+STDIN_GRACE = 0.2
+"""Seconds a server may take to exit by itself after its stdin closes, before SIGTERM."""
+TERM_GRACE = 2.0
+"""Seconds its process group may take to exit after SIGTERM, before SIGKILL."""
 _POLL = 0.01
 
 
 class StdioProcess:
-    """What the host may know of the running server process."""
+    """What the host may know of the server process: its pid, and how it ended (``returncode``,
+    negative for a signal; ``ended_by_host``: whether it was still running when the host ended it)."""
 
     pid: int | None = None
+    returncode: int | None = None
+    ended_by_host: bool = False
+
+    def exit_text(self) -> str:
+        """How the process ended, in words ("" while it runs)."""
+        code = self.returncode
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                how = f"was ended by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was ended by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        return f"{how}{' (sent by mcpdeck at shutdown)' if self.ended_by_host and code < 0 else ''}"
 
 
 _BIG_LINE = 64 * 1024
+_QUOTE = 300  # characters of a line that is not a message kept for the log
 _Item = SessionMessage | Exception
 _PIPE_ENDED = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
+_ID_FIRST = re.compile(rb'\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{}]')
+_KEY_VALUE = re.compile(rb'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     try:
-        if len(line) < _BIG_LINE:  # (as bytes: a validation error then quotes the line as before)
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(bytes(line), by_name=False))
-        # pydantic's JSON parser is the faster one for small messages, json.loads (C) for
-        # big ones: 1 MB validates in ~8 ms this way and ~40 ms the other.
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(json.loads(line), by_name=False))
-    except ValueError as error:
-        logger.warning("a server wrote a line that is not a JSON-RPC message: %r", bytes(line[:200]))
-        return error
+        if len(line) < _BIG_LINE:
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        # pydantic's JSON validator is the faster one for small messages; for big ones parsing
+        # first (jiter, like the validator, refuses nesting past ~200 levels) is about 5x faster.
+        return SessionMessage(
+            types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(line), by_name=False)
+        )
+    except (ValueError, RecursionError) as error:
+        reason = unreadable_reason(error)
+        if reason is TOO_DEEP and (answer := _unreadable_answer(line)) is not None:
+            return answer
+        return NotAMessageError(bytes(line[:_QUOTE]).decode("utf-8", "replace"), reason)
+
+
+def _unreadable_answer(line: bytes | bytearray) -> SessionMessage | None:
+    """An error answer to the request a too-deeply nested response was meant for, if its id can be found.
+
+    Only on this rare path is the line scanned in Python: the id at the top level, first
+    where the SDKs put it, else anywhere (strings are skipped whole, so brackets inside them
+    do not count).
+    """
+    match = _ID_FIRST.match(line)
+    if match is None:
+        depth = 0
+        for token in _TOKEN.finditer(line):
+            text = token.group()
+            if text in (b"{", b"["):
+                depth += 1
+            elif text in (b"}", b"]"):
+                depth -= 1
+            elif depth == 1 and text == b'"id"':
+                match = _KEY_VALUE.match(line, token.end())
+                if match is not None:
+                    break
+        if match is None:
+            return None
+    try:
+        request_id: types.RequestId = pydantic_core.from_json(match.group(1))
+    except ValueError:
+        return None
+    error = types.ErrorData(
+        code=types.PARSE_ERROR, message="the server's answer is nested too deeply to read (more than 200 levels)"
+    )
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
 def _ignore(error: Exception) -> None:
@@ -104,15 +173,24 @@ class _LineReader(_StreamEnd):
     """The read side: the server's stdout, one JSON-RPC message per line, read by the consumer's task.
 
     ``ended`` is set when the consumer meets the end (the pipe closed, or this stream was
-    closed); ``on_error`` hears of every line that is not a message (the item is an exception).
+    closed); ``on_error`` hears of every line that is not a message (``NotAMessageError``;
+    the line is skipped) and of a message over ``limit`` bytes (``MessageTooLargeError``;
+    the read side ends, and with it the session).
     """
 
-    __slots__ = ("_buffer", "_done", "_ended", "_on_error", "_scanned", "_start", "_stdout")
+    __slots__ = ("_buffer", "_done", "_ended", "_limit", "_on_error", "_scanned", "_start", "_stdout")
 
-    def __init__(self, stdout: ByteReceiveStream, ended: anyio.Event | None, on_error: Callable[[Exception], None]):
+    def __init__(
+        self,
+        stdout: ByteReceiveStream,
+        ended: anyio.Event | None,
+        on_error: Callable[[Exception], None],
+        limit: int,
+    ):
         self._stdout = stdout
         self._ended = ended
         self._on_error = on_error
+        self._limit = limit
         self._buffer = bytearray()
         self._start = 0  # where the next line starts in `_buffer`
         self._scanned = 0  # bytes of `_buffer` known to hold no newline
@@ -148,14 +226,20 @@ class _LineReader(_StreamEnd):
                     continue
                 item = _parse(line)
                 if isinstance(item, Exception):
-                    self._on_error(item)
+                    self._on_error(item)  # reported once, here; the session has no use for it
+                    continue
                 return item
             if self._done:
                 raise self._end(StopAsyncIteration)
             if start:
                 del buffer[:start]
                 self._start = 0
-            self._scanned = len(buffer)
+            scanned = self._scanned = len(buffer)
+            if scanned > self._limit:  # part of one message, and already too much: stop reading
+                self._done = True
+                buffer.clear()
+                self._on_error(MessageTooLargeError(self._limit))
+                raise self._end(StopAsyncIteration)
             try:
                 chunk = await self._stdout.receive()
             except _PIPE_ENDED:
@@ -168,6 +252,7 @@ class _LineReader(_StreamEnd):
                 item = _parse(chunk)
                 if isinstance(item, Exception):
                     self._on_error(item)
+                    continue
                 return item
             buffer += chunk
 
@@ -198,6 +283,54 @@ class _LineWriter(_StreamEnd):
             raise anyio.BrokenResourceError from error
 
 
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running (zombies do not count).
+
+    ``killpg(pgid, 0)`` also counts zombies, and an orphaned zombie lasts until init reaps
+    it, which some inits (those of containers and VMs) do only every second or so; on Linux
+    /proc tells the two apart.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc: trust the probe
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue  # it ended while we looked
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def _end_group(process: Process, grace: float) -> None:
+    """SIGTERM the server's process group, wait up to ``grace`` for it to end, then SIGKILL what is left."""
+    pgid = process.pid  # its own session: the leader's pid is the group's id, even after the leader is gone
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        logger.info("no permission to signal all of process group %d", pgid)
+    with anyio.move_on_after(grace):
+        while _group_running(pgid):
+            _ = process.returncode  # reaps the leader where that is how it is reaped
+            await anyio.sleep(_POLL)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
 async def _wait_exit(process: Process, timeout: float) -> bool:
     """Whether the process exited within ``timeout`` (polling: ``wait()`` also waits for pipe EOF)."""
     with anyio.move_on_after(timeout):
@@ -215,11 +348,16 @@ async def stdio_transport(
     *,
     ended: anyio.Event | None = None,
     on_error: Callable[[Exception], None] | None = None,
+    max_message: int,
+    on_stderr: Callable[[bytes], None] | None = None,
 ) -> AsyncGenerator[TransportStreams]:
     """Start the server and exchange newline-delimited JSON-RPC messages over its stdio.
 
     ``ended`` is set when the read side ends (the server exited or closed stdout);
-    ``on_error`` hears of each line that is not a JSON-RPC message.
+    ``on_error`` hears of each line that is not a JSON-RPC message, and of a message larger
+    than ``max_message`` bytes (which ends the session). ``info`` learns the pid, and how
+    the process ended. The server's stderr goes to ``on_stderr`` chunk by chunk (read by a
+    task of this transport, to its end), else straight into ``errlog`` (always on Windows).
     """
     if sys.platform == "win32":  # pragma: no cover - the SDK handles Job Objects there
         transport = stdio_client(params, errlog=cast(TextIO, errlog))
@@ -230,26 +368,39 @@ async def stdio_transport(
         [params.command, *params.args],
         env=params.env,
         cwd=Path(params.cwd) if params.cwd is not None else None,
-        stderr=errlog,
+        stderr=errlog if on_stderr is None else subprocess.PIPE,
         start_new_session=True,  # its own process group: shutdown reaches its children too
     )
     if info is not None:
         info.pid = process.pid
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
-    read_stream = _LineReader(stdout, ended, on_error or _ignore)
+    read_stream = _LineReader(stdout, ended, on_error or _ignore, max_message)
     write_stream = _LineWriter(stdin, stdout)
+    stderr = process.stderr
+    stderr_done = anyio.Event()
 
     async def stop() -> None:
         read_stream.close()
         write_stream.close()
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await stdin.aclose()
-        if not await _wait_exit(process, EXIT_GRACE):
-            logger.info("server process %d did not exit after stdin closed; terminating it", process.pid)
+        # A short grace: most servers exit at once when stdin closes; many (node servers among
+        # them) never do, and a command should not wait seconds for them after its answer.
+        if not await _wait_exit(process, STDIN_GRACE):
+            logger.debug("server process %d did not exit after stdin closed; terminating it", process.pid)
+            if info is not None:
+                info.ended_by_host = True
         # Always, even when the server exited by itself: its children may still be running.
-        await terminate_posix_process_tree(process, EXIT_GRACE)
-        await _wait_exit(process, EXIT_GRACE)
+        await _end_group(process, TERM_GRACE)
+        await _wait_exit(process, TERM_GRACE)
+        if info is not None:
+            info.returncode = process.returncode
+        if stderr is not None:
+            with anyio.move_on_after(TERM_GRACE):  # what it wrote last often says why it ended
+                await stderr_done.wait()
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await stderr.aclose()
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await stdout.aclose()
         transport = getattr(getattr(process, "_process", None), "_transport", None)
@@ -258,9 +409,24 @@ async def stdio_transport(
             with contextlib.suppress(PermissionError):
                 close()
 
-    try:
-        yield read_stream, write_stream
-    finally:
-        with anyio.CancelScope(shield=True):
-            await stop()
+    async with anyio.create_task_group() as tg:
+        if stderr is not None and on_stderr is not None:
+            tg.start_soon(_copy_stderr, stderr, on_stderr, stderr_done)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stop()
+            tg.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+async def _copy_stderr(stderr: ByteReceiveStream, sink: Callable[[bytes], None], done: anyio.Event) -> None:
+    """Hand each chunk the server writes to stderr to ``sink``, until the pipe ends."""
+    try:
+        async for chunk in stderr:
+            sink(chunk)
+    except _PIPE_ENDED:
+        pass
+    finally:
+        done.set()

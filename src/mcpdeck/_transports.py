@@ -1,30 +1,109 @@
-"""Transports for one server, built on the SDK's, with an end-of-stream signal.
+"""Transports for one server, built on the SDK's, with an end-of-stream signal and size bounds.
 
 The SDK tells a pending request that the connection closed, but nothing tells an idle
 host. ``watched`` wraps a transport's read side and sets an event when it ends, so the
 supervisor learns at once that an HTTP stream dropped. (mcpdeck's own stdio transport,
 ``_stdio``, reports the end of its read side itself, with no wrapper.)
+
+Streamable HTTP runs on the SDK's transport with three changes: one answer (a JSON body
+or one SSE event) may be at most ``max_message`` bytes, and past it the request fails
+with a clear error instead of the host buffering without end; an answer that cannot be
+read (nested too deep, not JSON) fails its request with one clear sentence; and the
+session is ended with an HTTP DELETE also when the connection is closed by cancellation
+(a disconnect, a reconnect, the host's exit), shielded and bounded in time.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Self
 
 import anyio
 import httpx2
+from httpx2 import ServerSentEvent
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp.client.streamable_http import StreamableHTTPTransport, StreamWriter
+from mcp.shared._context_streams import create_context_streams
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCResponse,
+    RequestId,
+)
+from mcp_types import jsonrpc_message_adapter as _message_adapter
+from pydantic import ValidationError
 
-__all__ = ["http_transport", "sse_transport", "watched"]
+__all__ = [
+    "END_SESSION_TIMEOUT",
+    "TOO_DEEP",
+    "MessageTooLargeError",
+    "NotAMessageError",
+    "http_transport",
+    "size_text",
+    "sse_transport",
+    "unreadable_reason",
+    "watched",
+]
+
+logger = logging.getLogger(__name__)
 
 _Item = SessionMessage | Exception
+
+END_SESSION_TIMEOUT = 2.0
+"""Seconds the HTTP DELETE that ends a streamable HTTP session may take."""
+
+
+def size_text(size: int) -> str:
+    """A byte count for people: ``128 MiB``, ``1.5 KiB``, ``900 bytes``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.4g} {unit}"
+    return f"{size} bytes"
+
+
+class MessageTooLargeError(Exception):
+    """A server sent one message larger than the limit; the stdio transport ends the session on it."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        super().__init__(
+            f"the server sent a message larger than {size_text(limit)}, mcpdeck's limit for one message; "
+            'if it is legitimate, raise "maxMessageSize" (bytes) in its config'
+        )
+
+
+class NotAMessageError(ValueError):
+    """A server sent something that is not a JSON-RPC message: ``text`` is (the start of) it,
+    ``where`` what it came in ("a line on stdout", "an SSE event")."""
+
+    def __init__(self, text: str, reason: str, where: str = "a line on stdout"):
+        self.text = text
+        self.reason = reason
+        self.where = where
+        super().__init__(f"{where} that is not an MCP message ({reason}): {text}")
+
+
+TOO_DEEP = "it is nested too deeply to read"
+
+
+def unreadable_reason(error: ValueError | RecursionError) -> str:
+    """Why a message could not be read, in one short phrase (no validation dump); ``TOO_DEEP`` for nesting."""
+    if isinstance(error, RecursionError) or "recursion limit" in str(error):
+        return TOO_DEEP
+    if isinstance(error, ValidationError):
+        kinds = {e["type"] for e in error.errors()}
+        return "it is not valid JSON" if "json_invalid" in kinds else "it is JSON but not a JSON-RPC message"
+    return "it is not valid JSON"
 
 
 class _WatchedReadStream:
@@ -55,17 +134,19 @@ class _WatchedReadStream:
 
     async def __anext__(self) -> _Item:
         # `receive` inlined: this runs for every message, and one coroutine less is measurable.
-        try:
-            item = await self._inner.receive()
-        except anyio.EndOfStream:
-            self._ended.set()
-            raise StopAsyncIteration from None
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._ended.set()
-            raise
-        if isinstance(item, Exception):
+        while True:
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                self._ended.set()
+                raise StopAsyncIteration from None
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._ended.set()
+                raise
+            if not isinstance(item, Exception):
+                return item
+            # Reported here, once; the session would only hand it to the message handler again.
             self._on_error(item)
-        return item
 
     async def __aenter__(self) -> Self:
         return self
@@ -86,9 +167,107 @@ async def watched(
         yield _WatchedReadStream(read_stream, ended, on_error), write_stream
 
 
-MAX_SSE_EVENT = 1024 * 1024 * 1024
-"""The largest SSE event accepted: a 1 GiB guard against a runaway stream. The SDK's
-default (1 MiB) fails any tool result over 1 MiB sent as an event, which real servers do."""
+class _BoundedStreamableHTTP(StreamableHTTPTransport):
+    """The SDK's streamable HTTP transport with a size bound on answers and a DELETE that always goes."""
+
+    def __init__(self, url: str, max_message: int):
+        # One SSE event is one message: the SDK's own bound on events is the limit. (Its default,
+        # 1 MiB, would fail any tool result over 1 MiB sent as an event, which real servers do.)
+        super().__init__(url, max_sse_event_size=max_message)
+        self._max_message = max_message
+
+    async def _handle_json_response(
+        self, response: httpx2.Response, read_stream_writer: StreamWriter, *, request_id: RequestId
+    ) -> None:
+        limit = self._max_message
+        declared = response.headers.get("content-length", "")
+        body = bytearray()
+        too_large = declared.isdigit() and int(declared) > limit
+        try:
+            if not too_large:
+                async for chunk in response.aiter_bytes():  # decoded bytes: a gzip bomb counts at its real size
+                    body += chunk
+                    if len(body) > limit:
+                        too_large = True
+                        break
+            if too_large:
+                await response.aclose()
+                await self._fail(read_stream_writer, request_id, str(MessageTooLargeError(limit)), INTERNAL_ERROR)
+                return
+            message = _message_adapter.validate_json(body, by_name=False)
+        except (httpx2.StreamError, ValueError) as error:
+            reason = unreadable_reason(error) if isinstance(error, ValueError) else str(error)
+            await self._fail(read_stream_writer, request_id, f"the server's answer cannot be read: {reason}")
+            return
+        await read_stream_writer.send(SessionMessage(message))
+
+    async def _handle_sse_event(
+        self,
+        sse: ServerSentEvent,
+        read_stream_writer: StreamWriter,
+        original_request_id: RequestId | None = None,
+        resumption_callback: Callable[[str], Awaitable[None]] | None = None,
+    ) -> bool:
+        if sse.event != "message" or not sse.data:  # priming events and the unknown: as the SDK does
+            return await super()._handle_sse_event(sse, read_stream_writer, original_request_id, resumption_callback)
+        # As the SDK does, except that an event that cannot be read is one clear sentence (and no
+        # traceback in the log): it fails the request it answers, or is reported if it answers none.
+        try:
+            message = _message_adapter.validate_json(sse.data, by_name=False)
+        except ValueError as error:
+            reason = unreadable_reason(error)
+            if original_request_id is None:
+                await read_stream_writer.send(NotAMessageError(sse.data[:300], reason, "an SSE event"))
+                return False
+            await self._fail(read_stream_writer, original_request_id, f"the server's answer cannot be read: {reason}")
+            return True
+        done = isinstance(message, JSONRPCResponse | JSONRPCError)
+        if done and original_request_id is not None:
+            message.id = original_request_id
+        await read_stream_writer.send(SessionMessage(message))
+        if sse.id and resumption_callback is not None:
+            await resumption_callback(sse.id)
+        return done
+
+    async def _resolve_abandoned_request(
+        self, read_stream_writer: StreamWriter, request_id: RequestId, message: str, *, code: int = CONNECTION_CLOSED
+    ) -> None:
+        # An SSE event over the bound fails only its request: the session itself is fine.
+        if message.startswith("SSE stream failed") and f"exceeded the {self._max_message} byte limit" in message:
+            message, code = str(MessageTooLargeError(self._max_message)), INTERNAL_ERROR
+        await super()._resolve_abandoned_request(read_stream_writer, request_id, message, code=code)
+
+    @staticmethod
+    async def _fail(writer: StreamWriter, request_id: RequestId, message: str, code: int = PARSE_ERROR) -> None:
+        error = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
+        await writer.send(SessionMessage(error))
+
+    async def terminate_session(self, client: httpx2.AsyncClient) -> None:
+        # The session usually ends by cancellation (disconnect, reconnect, the host's exit), which
+        # would cancel the DELETE before it is sent, and the server would keep the session.
+        with anyio.move_on_after(END_SESSION_TIMEOUT, shield=True) as scope:
+            await super().terminate_session(client)
+        if scope.cancelled_caught:
+            logger.info("the server at %s did not answer the DELETE that ends its session in time", self.url)
+
+
+@asynccontextmanager
+async def _streamable_http(url: str, client: httpx2.AsyncClient, max_message: int) -> AsyncGenerator[TransportStreams]:
+    """Streamable HTTP over ``client`` (which the caller owns), on ``_BoundedStreamableHTTP``."""
+    transport = _BoundedStreamableHTTP(url, max_message)
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    async with read_writer, read_stream, write_stream, write_reader, anyio.create_task_group() as tg:
+
+        def start_get_stream() -> None:
+            tg.start_soon(transport.handle_get_stream, client, read_writer)
+
+        tg.start_soon(transport.post_writer, client, write_reader, read_writer, write_stream, start_get_stream, tg)
+        try:
+            yield read_stream, write_stream
+        finally:
+            await transport.terminate_session(client)  # shielded and bounded; nothing to do without a session
+            tg.cancel_scope.cancel()
 
 
 @asynccontextmanager
@@ -98,13 +277,15 @@ async def http_transport(
     on_error_status: Callable[[int, str], None] | None = None,
     *,
     auth: httpx2.Auth | None = None,
+    max_message: int,
 ) -> AsyncGenerator[TransportStreams]:
     """Streamable HTTP with the given headers on every request.
 
     ``on_error_status(status, url)`` hears of every response with a status of 400 or more:
     the SDK turns most of them into a generic JSON-RPC error, and a user needs the status.
     With an ``auth`` (OAuth), a 401 and the authorization server's answers are its business,
-    and its own errors say what to do.
+    and its own errors say what to do. An answer larger than ``max_message`` bytes fails its
+    request (see the module's docstring).
     """
     endpoint = httpx2.URL(url).copy_with(query=None, fragment=None)
     async with create_mcp_http_client(headers=headers or None, auth=auth) as client:
@@ -121,7 +302,7 @@ async def http_transport(
                     report(status, str(response.request.url))
 
             client.event_hooks["response"].append(hook)
-        async with streamable_http_client(url, http_client=client, max_sse_event_size=MAX_SSE_EVENT) as streams:
+        async with _streamable_http(url, client, max_message) as streams:
             yield streams
 
 

@@ -43,13 +43,15 @@ from pydantic import ValidationError
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._environment import child_environment, find_command
 from mcpdeck._lists import ListKind, ServerLists
+from mcpdeck._masking import Redactor, mask_urls
 from mcpdeck._probe import DISCOVER, PROBE_BOUND, ProbeWatch
 from mcpdeck._server_log import ServerLog
 from mcpdeck._stdio import StdioProcess, stdio_transport
-from mcpdeck._transports import http_transport, sse_transport, watched
+from mcpdeck._transports import MessageTooLargeError, NotAMessageError, http_transport, sse_transport, watched
 from mcpdeck._version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig, expand_server_config
+from mcpdeck.config._expand import referenced_values
 from mcpdeck.errors import (
     ConfigError,
     ServerCrashedError,
@@ -200,10 +202,14 @@ class ServerConnection:
         self._last_http_status: int | None = None
         self._gone_reason: str | None = None  # why a request found the session gone, if it knows better
         self._reconnect_at_once = False
+        self._give_up = False  # the session ended in a way a reconnect would only repeat
+        self._first_stray: str | None = None  # this session's lines on stdout that are not messages: the first,
+        self._stray_count = 0  # and how many
         self._handshake_only = False  # learnt: this server does not understand the modern probe
         self._knows_probe = False  # learnt: it answered the probe once (a closed pipe then is no verdict on it)
         self._probe_log_at: int | None = None  # where the log stood when the probe went out
         self._probe_noise = 0  # lines the server wrote about the probe, left out of its log
+        self._probe_refusal = False  # the server answered the probe with an error
 
     # ----- what callers read -------------------------------------------------------
 
@@ -243,8 +249,9 @@ class ServerConnection:
         return self._log.path if isinstance(self._config, StdioServerConfig | RemoteServerConfig) else None
 
     def _write_log(self, line: str) -> None:
+        """A host's note in the server's log, with what the expanded config brings in masked (see ``_hide``)."""
         if self.log_path is not None:
-            self._log.write(line)
+            self._log.write(self._hide(line))
 
     def _list_warning(self, method: str, text: str | None) -> None:
         """An optional list failed (the server stays connected; the list is asked for again on its change
@@ -315,7 +322,7 @@ class ServerConnection:
             tool_count=len(self._lists.tools),
             log_path=self.log_path,
             pid=self._process.pid if client and self._process else None,
-            warnings=tuple(self._lists.warnings.values()),
+            warnings=tuple(self._hide(text) for text in self._lists.warnings.values()),
         )
 
     # ----- commands (from any task) -------------------------------------------------
@@ -379,6 +386,7 @@ class ServerConnection:
                     await self._wake.wait()
                     continue
                 was_connected, error = await self._session(reconnecting=attempt > 0)
+                error = self._hide(error)
                 if self._closing or self._commanded:
                     attempt = 0
                     continue
@@ -386,7 +394,7 @@ class ServerConnection:
                     attempt = 0
                 # A session that was up and then lost is retried; one that never came up is not
                 # (a missing command or a bad URL does not fix itself), unless it is a retry.
-                if (was_connected or attempt > 0) and attempt < self._retry.attempts:
+                if (was_connected or attempt > 0) and attempt < self._retry.attempts and not self._give_up:
                     attempt += 1
                     at_once, self._reconnect_at_once = self._reconnect_at_once, False
                     await self._back_off(attempt, error, wait=not at_once)
@@ -423,6 +431,8 @@ class ServerConnection:
         self._http_error = None
         self._last_http_status = None
         self._gone_reason = None
+        self._give_up = False
+        self._first_stray, self._stray_count = None, 0
         self._process = None
         ended = self._ended = anyio.Event()
         connected = False
@@ -451,12 +461,22 @@ class ServerConnection:
             reason = describe_error(failure)
             if self._http_error and self._http_error not in reason:
                 reason = f"{self._http_error} ({reason})"
-            return connected, reason + self._log.hint()
-        if scope.cancelled_caught and not connected:
-            return connected, f"did not finish {self._phase} within {timeout:g} s{self._log.hint()}"
-        if self._gone_reason is not None:
+        elif self._closing or self._commanded:
+            return connected, "stopped by the host"  # (not a failure: the caller goes on with the command)
+        elif scope.cancelled_caught and not connected:
+            reason = f"did not finish {self._phase} within {timeout:g} s"
+        elif self._gone_reason is not None:
+            self._write_log(f"[mcpdeck] session ended: {self._gone_reason}")
             return connected, self._gone_reason
-        return connected, "the connection was lost (the server exited or closed it)" + self._log.hint()
+        else:
+            reason = "the connection was lost (the server exited or closed it)"
+        if self._stray_count and not connected:
+            count = self._stray_count
+            lines = "a line that is not an MCP message" if count == 1 else f"{count} lines that are not MCP messages"
+            reason += f"; it printed {lines} on stdout; first: {self._first_stray!r}"
+        hint = self._log.hint()  # (before the note below, which it would quote)
+        self._write_log(f"[mcpdeck] {'session ended' if connected else 'failed'}: {reason}")
+        return connected, reason + hint
 
     async def _open_and_serve(self, ended: anyio.Event, scope: anyio.CancelScope) -> None:
         async with self._open(ended) as client:
@@ -521,7 +541,7 @@ class ServerConnection:
             on_sent=self._probe_sent,
             on_refused=self._probe_refused,
         )
-        self._probe_log_at, self._probe_noise = None, 0
+        self._probe_log_at, self._probe_noise, self._probe_refusal = None, 0, False
         entered = False
         try:
             async with self._client_for(probe.wrap(transport)) as client:
@@ -551,6 +571,10 @@ class ServerConnection:
             )
         if probe.understood is not False:
             return  # it knows the probe and chose the handshake (or an in-process server): nothing learnt
+        if self._probe_refusal:
+            # Its stderr reaches the log through a pipe mcpdeck reads: what it wrote about the
+            # probe may have landed after the answer. A round trip later it has; cut again.
+            self._probe_refused()
         self._handshake_only = True
         left_out = f"; {self._probe_noise} lines it wrote about it are left out" if self._probe_noise else ""
         note = (
@@ -566,8 +590,9 @@ class ServerConnection:
     def _probe_refused(self) -> None:
         """The server answered the probe with an error: what it wrote meanwhile about it is noise (SDK 1.x
         servers write a long validation report); it goes, and one line says what happened."""
+        self._probe_refusal = True
         if self._probe_log_at is not None:
-            self._probe_noise = self._log.cut_since(self._probe_log_at, markers=(DISCOVER, "validat"))
+            self._probe_noise += self._log.cut_since(self._probe_log_at, markers=(DISCOVER, "validat"))
 
     @asynccontextmanager
     async def _open(self, ended: anyio.Event) -> AsyncGenerator[Client]:
@@ -591,7 +616,9 @@ class ServerConnection:
         errors: list[str] = []
         for kind in kinds:
             transport = (
-                http_transport(resolved.url, resolved.headers, self._note_http_error, auth=auth)
+                http_transport(
+                    resolved.url, resolved.headers, self._note_http_error, auth=auth, max_message=resolved.message_limit
+                )
                 if kind == "http"
                 else sse_transport(resolved.url, resolved.headers, auth=auth)
             )
@@ -630,12 +657,24 @@ class ServerConnection:
         assert isinstance(self._config, StdioServerConfig)
         with self._log.stderr(self.name, self._config.target) as errlog:
             self._phase = "initializing"
-            self._process = StdioProcess()
-            transport = stdio_transport(params, errlog, self._process, ended=ended, on_error=self._on_error)
+            process = self._process = StdioProcess()
+            transport = stdio_transport(
+                params,
+                errlog,
+                process,
+                ended=ended,
+                on_error=self._on_error,
+                max_message=config.message_limit,
+                on_stderr=self._log.write_stderr,
+            )
             if self._traffic is not None:
                 transport = tapped(transport, self._traffic, self.name)
-            async with self._negotiated(transport, bounded=True, stdio=True) as client:
-                yield client
+            try:
+                async with self._negotiated(transport, bounded=True, stdio=True) as client:
+                    yield client
+            finally:
+                if process.returncode is not None:
+                    self._log.write(f"[mcpdeck] process {process.pid} {process.exit_text()}")
 
     def _cwd(self, cwd: str | None) -> Path | None:
         if cwd is None:
@@ -697,7 +736,30 @@ class ServerConnection:
         self._last_http_status = status
 
     def _on_error(self, error: Exception) -> None:
-        logger.warning("server %r: transport error: %s", self.name, describe_error(error))
+        if isinstance(error, NotAMessageError):
+            # Servers that print banners or debug output on stdout: one line for the user per
+            # session, every line in the server's log (also what an SSE event brings that is
+            # not a message).
+            self._stray_count += 1
+            if self._first_stray is None:
+                self._first_stray = error.text
+                logger.warning(
+                    "server %r sent %s that is not an MCP message (ignored; see %s)",
+                    self.name,
+                    error.where,
+                    self.log_path or "its log",
+                )
+            self._write_log(f"[mcpdeck] {error.where} that is not an MCP message ({error.reason}): {error.text!r}")
+        elif isinstance(error, MessageTooLargeError):
+            self._gone_reason, self._give_up = str(error), True
+        else:
+            logger.warning("server %r: transport error: %s", self.name, self._hide(describe_error(error)))
+
+    def _hide(self, text: str) -> str:
+        """``text`` (an error) with URL query strings and passwords, and the values the config's ``${VAR}``
+        references bring in, masked: what is built from the expanded config must not show them."""
+        environ = os.environ if self._environ is None else self._environ
+        return Redactor(referenced_values({self.name: self._config}, environ))(mask_urls(text))
 
     # ----- calls ---------------------------------------------------------------------
 
@@ -742,16 +804,19 @@ class ServerConnection:
                         if client is self._client:
                             self._session_gone()
                         message = f"the connection was lost during {what}{self._log.hint()}"
-                        raise ServerCrashedError(self.name, message) from error
+                        if self._gone_reason is not None:
+                            message = f"{what} failed: {self._gone_reason}"
+                        raise ServerCrashedError(self.name, self._hide(message)) from error
                     if _session_expired(error, self._last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)
                         if client is self._client:
                             self._session_gone("its HTTP session expired", at_once=True)
                         continue
                     text = protocol_error_text(error.code, error.message, method)
-                    raise ServerError(self.name, f"{what} failed: {text}") from error
+                    raise ServerError(self.name, self._hide(f"{what} failed: {text}")) from error
                 except (ValidationError, RuntimeError) as error:
-                    raise ServerError(self.name, f"{what}: the server sent an invalid result: {error}") from error
+                    message = f"{what}: the server sent an invalid result: {error}"
+                    raise ServerError(self.name, self._hide(message)) from error
         raise ServerTimeoutError(
             self.name, f'did not answer {what} within {limit:g} s; if it needs longer, raise "timeout" in its config'
         )

@@ -6,8 +6,11 @@ date by numbered migrations when it is opened, each in its own transaction, so a
 file is upgraded in place and a newer one is refused rather than misread.
 
 Secrets never land in it: every text stored passes through a redactor that replaces the
-literal secret values of the config (env values, header values, OAuth client secrets)
-with ``****``.
+literal secret values of the config (env values, header values, OAuth client secrets) and
+the values its ``${VAR}`` references bring in from the environment with ``****``.
+
+It is private: the file (and SQLite's ``-wal`` and ``-shm`` beside it) is ``0600``, and a
+folder mcpdeck creates for it ``0700`` (the default folder is made ``0700`` too).
 
 ``host.events.on(history.record)`` records a host's tool calls from its events.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +28,10 @@ from typing import Any, cast
 
 import platformdirs
 
+from mcpdeck._files import ensure_private_dir, ensure_private_file
+from mcpdeck._masking import Redactor
 from mcpdeck.config import McpConfig, StdioServerConfig
+from mcpdeck.config._expand import referenced_values
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
@@ -95,13 +101,14 @@ def _oauth_secrets(oauth: object) -> list[str]:
     return found
 
 
-def secrets_of(config: McpConfig) -> set[str]:
-    """The literal secret values a config holds: env and header values, OAuth client secrets.
+def secrets_of(config: McpConfig, environ: Mapping[str, str] | None = None) -> set[str]:
+    """The secret values a config holds: env and header values, OAuth client secrets, and
+    (given ``environ``) the values its ``${VAR}`` references bring in.
 
-    ``${VAR}`` references are not secrets themselves; values shorter than 6 characters are
-    too likely to be ordinary words to be worth hiding.
+    ``${VAR}`` references are not secrets themselves; literal values shorter than 6
+    characters are too likely to be ordinary words to be worth hiding.
     """
-    found: set[str] = set()
+    found: set[str] = set() if environ is None else referenced_values(config.servers, environ)
     for server in config.servers.values():
         values: list[str] = []
         if isinstance(server, StdioServerConfig):
@@ -113,19 +120,6 @@ def secrets_of(config: McpConfig) -> set[str]:
         # A header like "Bearer abc123..." carries its secret after the scheme.
         found.update(v.split(" ", 1)[1] for v in values if " " in v and len(v.split(" ", 1)[1]) >= 6)
     return found
-
-
-class Redactor:
-    """Replaces known secret values in text with ``****``."""
-
-    def __init__(self, secrets: Iterable[str] = ()):
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "****")
-        return text
 
 
 @dataclass(frozen=True)
@@ -173,7 +167,12 @@ class History:
         self._redact = redactor or Redactor()
         self._lock = threading.Lock()
         self._keys: dict[str, int] = {}  # conversation key -> id, so recording a call reads nothing
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        default = path is None or self.path == default_history_path()
+        ensure_private_dir(self.path.parent, tighten=default)
+        ensure_private_file(self.path)  # SQLite gives the -wal and -shm it creates the database file's mode
+        for suffix in ("-wal", "-shm"):  # ones an older mcpdeck left readable
+            if (beside := self.path.with_name(self.path.name + suffix)).exists():
+                ensure_private_file(beside)
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")

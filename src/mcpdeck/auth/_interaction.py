@@ -16,6 +16,7 @@ from typing import Protocol, TextIO, runtime_checkable
 import anyio
 from mcp.shared.auth import AuthorizationCodeResult
 
+from mcpdeck._safe_text import safe_text
 from mcpdeck.auth._callback import CallbackListener
 
 __all__ = [
@@ -72,7 +73,8 @@ class BrowserInteraction:
     async def redirect(self, server: str, authorization_url: str) -> None:
         """Print the URL, then try to open it in a browser."""
         out = self._stream or sys.stderr
-        print(f"To authorize mcpdeck for {server!r}, open this URL in a browser:\n\n  {authorization_url}\n", file=out)
+        shown = safe_text(authorization_url)  # it comes from the server's metadata
+        print(f"To authorize mcpdeck for {server!r}, open this URL in a browser:\n\n  {shown}\n", file=out)
         opened = False
         if self.open_browser:
             opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)

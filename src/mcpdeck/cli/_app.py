@@ -21,8 +21,19 @@ from typing import Any, ParamSpec, TypeVar, cast
 import anyio
 import click
 
+from mcpdeck._masking import mask_urls
 from mcpdeck.catalog import CatalogTool
-from mcpdeck.cli._render import echo_json, mask_secrets, state_label, status_row, table
+from mcpdeck.cli._render import (
+    echo_json,
+    install_safe_logging,
+    mask_secrets,
+    safe,
+    state_label,
+    status_row,
+    style,
+    table,
+    target_of,
+)
 from mcpdeck.cli._terminal import ProgressLine, terminal_approval, terminal_elicitation
 from mcpdeck.config import (
     ConfigStore,
@@ -68,7 +79,7 @@ class _Context:
         if value.lower() in ("off", "0", "false", "no"):
             return None
         path = Path(value).expanduser() if value else default_history_path()
-        return History(path, redactor=Redactor(secrets_of(self.store.read())))
+        return History(path, redactor=Redactor(secrets_of(self.store.read(), os.environ)))
 
     def host(
         self, only: list[str] | None = None, *, interactive: bool = False, approve: bool = False, yes: bool = False
@@ -98,7 +109,7 @@ class _Context:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
+    click.echo(click.style("error: ", fg="red", bold=True) + safe(mask_urls(message)), err=True)
     sys.exit(code)
 
 
@@ -177,6 +188,7 @@ def cli(
     ctx: click.Context, config: str | None, no_attach: bool, log_dir: str | None, startup_timeout: float | None
 ) -> None:
     """mcpdeck: connect MCP servers, list their tools, call them."""
+    install_safe_logging()
     ctx.obj = _Context(config, log_dir, startup_timeout)
 
 
@@ -185,24 +197,29 @@ def cli(
 
 @cli.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--show-secrets", is_flag=True, help="Show arguments and URLs unmasked.")
 @pass_ctx
 @_run
-async def list_servers(ctx: _Context, as_json: bool) -> None:
+async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None:
     """Connect every server and show its status and tool count."""
     async with ctx.host() as host:
         statuses = list(host.servers.values())
+    configs = ctx.store.read().servers if show_secrets else {}
+    targets = {name: target_of(config, show=True) for name, config in configs.items()}
     if as_json:
-        echo_json({"config": str(ctx.path), "servers": [s.to_json() for s in statuses]})
+        servers = [s.to_json() | ({"target": targets[s.name]} if s.name in targets else {}) for s in statuses]
+        echo_json({"config": str(ctx.path), "servers": servers})
         return
     if not statuses:
         click.echo(f"No servers in {ctx.path}. Add one with `mcpdeck add NAME -- COMMAND [ARGS...]`.")
         return
-    click.echo(table(["name", "status", "tools", "transport", "command / url"], [status_row(s) for s in statuses]))
+    rows = [status_row(s, targets.get(s.name)) for s in statuses]
+    click.echo(table(["name", "status", "tools", "transport", "command / url"], rows))
     for status in statuses:
         if status.state is ServerState.FAILED:
-            click.echo(click.style(f"\n{status.name}: {status.error}", fg="red"))
+            click.echo(style(f"\n{status.name}: {status.error}", fg="red"))
         for warning in status.warnings:
-            click.echo(click.style(f"\n{status.name}: warning: {warning}", fg="yellow"))
+            click.echo(style(f"\n{status.name}: warning: {warning}", fg="yellow"))
     connected = sum(s.state is ServerState.CONNECTED for s in statuses)
     tools = sum(s.tool_count for s in statuses)
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
@@ -211,35 +228,36 @@ async def list_servers(ctx: _Context, as_json: bool) -> None:
 @cli.command()
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--show-secrets", is_flag=True, help="Show env and header values, arguments and URLs unmasked.")
 @pass_ctx
 @_run
-async def get(ctx: _Context, name: str, as_json: bool) -> None:
+async def get(ctx: _Context, name: str, as_json: bool, show_secrets: bool) -> None:
     """Show one server: its config (secrets masked) and live status."""
     server = ctx.server(name)
     async with ctx.host(only=[name]) as host:
         status = host.servers[name]
         tools = [tool.original_name for tool in host.catalog.for_server(name)]
     if as_json:
-        echo_json({"config": mask_secrets(server), "status": status.to_json(), "tools": tools})
+        status_json = status.to_json() | ({"target": target_of(server, show=True)} if show_secrets else {})
+        echo_json({"config": mask_secrets(server, show=show_secrets), "status": status_json, "tools": tools})
         return
-    _print_status(status, server)
+    _print_status(status, server, show_secrets=show_secrets)
     if tools:
-        click.echo(f"{'tools':>12}: " + ", ".join(tools))
+        click.echo(f"{'tools':>12}: " + safe(", ".join(tools)))
 
 
-def _print_status(status: ServerStatus, server: ServerConfig | None = None) -> None:
+def _print_status(status: ServerStatus, server: ServerConfig | None = None, *, show_secrets: bool = False) -> None:
     info = status.server_info
     rows: list[tuple[str, str]] = [("name", status.name), ("status", state_label(status.state))]
     if status.error:
-        rows.append(("error", click.style(status.error, fg="red")))
-    rows.extend(("warning", click.style(warning, fg="yellow")) for warning in status.warnings)
+        rows.append(("error", style(status.error, fg="red")))
+    rows.extend(("warning", style(warning, fg="yellow")) for warning in status.warnings)
     rows.append(("transport", status.transport))
     if server is not None:
-        rows.extend(
-            (key, json.dumps(value, ensure_ascii=False)) for key, value in mask_secrets(server).items() if key != "type"
-        )
+        shown = mask_secrets(server, show=show_secrets)
+        rows.extend((key, safe(json.dumps(value, ensure_ascii=False))) for key, value in shown.items() if key != "type")
     if info:
-        rows.append(("server", f"{info.name} {info.version}".strip()))
+        rows.append(("server", safe(f"{info.name} {info.version}".strip())))
     if status.protocol_version:
         rows.append(("protocol", status.protocol_version))
     if status.state is ServerState.CONNECTED:
@@ -390,10 +408,10 @@ async def test(ctx: _Context, name: str, as_json: bool) -> None:
         click.echo(f"{name}: {state_label(status.state)} in {report.duration:.2f} s")
         if report.ok:
             info = status.server_info
-            click.echo(f"  server: {info.name} {info.version}" if info else "  server: (anonymous)")
-            click.echo(f"  {len(report.tools)} tools: " + ", ".join(tool.name for tool in report.tools))
+            click.echo(safe(f"  server: {info.name} {info.version}") if info else "  server: (anonymous)")
+            click.echo(f"  {len(report.tools)} tools: " + safe(", ".join(tool.name for tool in report.tools)))
         else:
-            click.echo(click.style(f"  {status.error}", fg="red"))
+            click.echo(style(f"  {status.error}", fg="red"))
     if not report.ok:
         sys.exit(1)
 
@@ -422,7 +440,7 @@ async def tools(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
         rows = [[t.name, _first_line(t.description)] for t in catalog]
         click.echo(table(["tool", "description"], rows) if rows else "No tools.")
     for status in failed:
-        click.echo(click.style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
+        click.echo(style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
 
 
 def json_object_option(text: str, option: str, example: str) -> dict[str, Any]:
@@ -470,7 +488,7 @@ async def call(ctx: _Context, tool: str, args_json: str, as_json: bool, timeout:
     if as_json:
         echo_json(result.to_json())
     else:
-        click.echo(result.text())
+        click.echo(safe(result.text(), multiline=True))
     if result.is_error:
         sys.exit(1)
 
@@ -500,9 +518,9 @@ def import_(
     added = {n: s for n, s in result.servers.items() if force or n not in taken}
     kept = [n for n in result.servers if n not in added]
     for note in result.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"note: {safe(note)}")
     for name, why in result.skipped.items():
-        click.echo(click.style(f"skipped {name}: {why}", fg="yellow"))
+        click.echo(style(f"skipped {name}: {why}", fg="yellow"))
     for name in kept:
         click.echo(click.style(f"skipped {name}: already in {ctx.path} (use --force to replace)", fg="yellow"))
     if not added:
@@ -542,7 +560,7 @@ def _show_auto_approve(approving: dict[str, list[str]]) -> None:
     heading = "\nautoApprove: these tools would run without asking, even where a rule says ask:"
     click.echo(click.style(heading, bold=True))
     for name, patterns in approving.items():
-        click.echo(f"  {name}: {', '.join(patterns)}")
+        click.echo(safe(f"  {name}: {', '.join(patterns)}"))  # from another host's file
 
 
 def _keep_auto_approve(approving: dict[str, list[str]], keep: bool) -> bool:
@@ -591,6 +609,6 @@ def logs(ctx: _Context, name: str, lines: int) -> None:
     text = path.read_text(encoding="utf-8", errors="replace").splitlines()
     click.echo(f"==> {path} <==", err=True)
     for line in text[-lines:] if lines > 0 else text:
-        click.echo(line)
+        click.echo(safe(line, multiline=True))
     if isinstance(server, StdioServerConfig) and not text:
         click.echo("(empty)")

@@ -15,11 +15,13 @@ from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 import click
 
+from mcpdeck._masking import Redactor, mask_url
 from mcpdeck.auth import BrowserInteraction, StoredAuth, TokenStore, oauth_settings
 from mcpdeck.auth._interaction import DEFAULT_LOGIN_TIMEOUT
 from mcpdeck.cli._app import _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._render import echo_json, table
 from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig, expand_vars, validate_server_name
+from mcpdeck.config._expand import referenced_values
 from mcpdeck.errors import ConfigError
 from mcpdeck.host import Host
 
@@ -154,9 +156,10 @@ def _status_rows(name: str | None) -> list[dict[str, Any]]:
         stored = store.get(server_name, url)
         if stored is not None:
             shown.add(str(stored.path))
-        rows.append(_row(server_name, url, stored, configured=True))
+        rows.append(_row(server_name, mask_url(server.url), stored, configured=True))  # as written, masked
+    hide = Redactor(referenced_values(config.servers, os.environ))
     rows.extend(
-        _row(stored.server, stored.url, stored, configured=False)
+        _row(stored.server, hide(mask_url(stored.url)), stored, configured=False)
         for stored in store.records(name)
         if str(stored.path) not in shown
     )

@@ -28,7 +28,7 @@ from mcpdeck.agent import (
     ToolsFound,
 )
 from mcpdeck.cli._app import _Context, pass_ctx, run_async  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json
+from mcpdeck.cli._render import echo_json, safe, style
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers import chat_model, default_model, parse_provider_settings
 
@@ -40,7 +40,7 @@ _HELP = "commands: /reset (new conversation), /tools (what the model is offered)
 def _short(value: Any, limit: int = 160) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return safe(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 class _Printer:
@@ -61,29 +61,29 @@ class _Printer:
             return
         match event:
             case TextChunk(text=text):
-                click.echo(text, nl=False)
+                click.echo(safe(text, multiline=True), nl=False)
                 self.open_line = not text.endswith("\n")
             case ModelTurn():
                 self._end_text()
             case ToolCallRequested(name=name, arguments=arguments):
-                click.echo(click.style(f"→ {name} ", fg="cyan") + _short(arguments), err=True)
+                click.echo(style(f"→ {name} ", fg="cyan") + _short(arguments), err=True)
             case ToolProgress(name=name, progress=progress, total=total, message=message):
                 amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-                click.echo(f"  … {name} {amount} {message or ''}".rstrip(), err=True)
+                click.echo(safe(f"  … {name} {amount} {message or ''}".rstrip()), err=True)
             case ToolCallDone(name=name, result=result, denied=denied, cut=cut, duration=duration):
                 if denied:
-                    click.echo(click.style(f"✗ {name} denied: ", fg="red") + result.text(), err=True)
+                    click.echo(style(f"✗ {name} denied: ", fg="red") + safe(result.text()), err=True)
                 else:
                     mark = click.style("✗", fg="red") if result.is_error else click.style("✓", fg="green")
                     note = f" ({cut:,} characters cut for the model)" if cut else ""
                     summary = _short(result.text(), 120)
-                    click.echo(f"{mark} {name} {duration * 1000:.0f} ms: {summary}{note}", err=True)
+                    click.echo(f"{mark} {safe(name)} {duration * 1000:.0f} ms: {summary}{note}", err=True)
             case ToolsFound(names=names):
-                click.echo(click.style("  found: ", fg="cyan") + ", ".join(names), err=True)
+                click.echo(click.style("  found: ", fg="cyan") + safe(", ".join(names)), err=True)
             case AgentError(message=message, kind=kind):
                 self._end_text()
                 label = "error" if kind != "tool" else "tool error"
-                click.echo(click.style(f"{label}: ", fg="red", bold=True) + message, err=True)
+                click.echo(click.style(f"{label}: ", fg="red", bold=True) + safe(message, multiline=True), err=True)
             case RunFinished(reason=reason, steps=steps):
                 self._end_text()
                 if reason == "max_steps":
@@ -131,6 +131,8 @@ async def _one_run(agent: Agent, prompt: str, printer: _Printer) -> RunFinished 
 
 
 def _read_prompt() -> str | None:
+    if sys.stdin is None:  # no standard input at all: the conversation ends
+        return None
     if sys.stdin.isatty():
         click.echo(click.style("you> ", bold=True), nl=False, err=True)
     line = sys.stdin.readline()
@@ -151,7 +153,7 @@ async def _interactive(agent: Agent, printer: _Printer) -> None:
             continue
         if prompt.strip() == "/tools":
             for name in [t.name for t in agent.native_tools] + agent.host.catalog.names():
-                click.echo(f"  {name}", err=True)
+                click.echo(f"  {safe(name)}", err=True)
             continue
         await _one_run(agent, prompt, printer)
 
@@ -217,7 +219,7 @@ def register_chat_command(cli: click.Group) -> None:
                     host.events.on(history.record)
                 for name, status in host.servers.items():
                     if status.error and not as_json:
-                        click.echo(click.style(f"{name}: ", fg="yellow") + status.error, err=True)
+                        click.echo(click.style(f"{name}: ", fg="yellow") + safe(status.error), err=True)
                 agent = Agent(
                     host, model=chat_with, system=system, max_steps=max_steps, tool_search=search, history=history
                 )

@@ -9,8 +9,9 @@ from typing import Any
 import click
 import mcp_types as types
 
+from mcpdeck._files import private_opener
 from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, table
+from mcpdeck.cli._render import echo_json, safe, style, table
 from mcpdeck.status import ServerState
 
 __all__ = ["register_content_commands"]
@@ -19,7 +20,7 @@ __all__ = ["register_content_commands"]
 def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
     for status in ctx_host_servers.values():
         if status.state is ServerState.FAILED:
-            click.echo(click.style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
+            click.echo(style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
 
 
 @click.command()
@@ -47,22 +48,24 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
 
 
 def _print_contents(result: types.ReadResourceResult, output: str | None) -> None:
+    """Text to the terminal made safe; to FILE as it is (a new FILE is ``0600``); binary data as it is
+    to FILE or a pipe (asked for as data), only described on a terminal."""
     for item in result.contents:
         if isinstance(item, types.TextResourceContents):
             if output:
-                with open(output, "w", encoding="utf-8") as handle:
+                with open(output, "w", encoding="utf-8", opener=private_opener) as handle:
                     handle.write(item.text)
             else:
-                click.echo(item.text)
+                click.echo(safe(item.text, multiline=True))
         else:
             data = base64.b64decode(item.blob)
             if output:
-                with open(output, "wb") as handle:
+                with open(output, "wb", opener=private_opener) as handle:
                     handle.write(data)
             elif not sys.stdout.isatty():
                 sys.stdout.buffer.write(data)
             else:
-                click.echo(f"[binary {item.mime_type or 'data'}, {len(data)} bytes: use --output FILE or a pipe]")
+                click.echo(f"[binary {safe(item.mime_type or 'data')}, {len(data)} bytes: use --output FILE or a pipe]")
 
 
 @click.command()
@@ -119,7 +122,7 @@ def _render_message(message: types.PromptMessage) -> str:
         body = content.resource.text
     else:
         body = f"[{content.type} content]"
-    return f"{click.style(message.role, bold=True)}: {body}"
+    return f"{style(message.role, bold=True)}: {safe(body, multiline=True)}"
 
 
 @click.command()
@@ -139,7 +142,7 @@ async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> Non
         echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
         return
     if result.description:
-        click.echo(click.style(result.description, dim=True))
+        click.echo(style(result.description, multiline=True, dim=True))
     for message in result.messages:
         click.echo(_render_message(message))
 

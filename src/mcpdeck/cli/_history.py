@@ -8,7 +8,7 @@ from datetime import datetime
 import click
 
 from mcpdeck.cli._app import HISTORY_ENV, _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, table
+from mcpdeck.cli._render import echo_json, safe, style, table
 from mcpdeck.errors import ConfigError
 from mcpdeck.history import History
 
@@ -50,7 +50,7 @@ def history(
         [
             call.started_at.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
             call.name,
-            call.status if call.status not in ("error", "denied") else click.style(call.status, fg="red"),
+            call.status if call.status not in ("error", "denied") else style(call.status, fg="red"),
             call.approved_by or "-",
             f"{call.duration * 1000:.0f} ms" if call.duration is not None else "-",
             str(call.result_size) if call.result_size is not None else "-",
@@ -82,8 +82,8 @@ def _conversations(db: History, limit: int, conversation: int | None, as_json: b
     if not messages:
         raise ConfigError(f"no conversation {conversation} in {db.path}; see `mcpdeck history --conversations`")
     for message in messages:
-        click.echo(click.style(f"[{_local(message['at'])}] {message['role']}", bold=True))
-        click.echo(json.dumps(message["content"], indent=2, ensure_ascii=False))
+        click.echo(style(f"[{_local(message['at'])}] {message['role']}", bold=True))
+        click.echo(safe(json.dumps(message["content"], indent=2, ensure_ascii=False), multiline=True))
 
 
 def _local(iso: str) -> str:

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any, cast
 
 from mcpdeck.config._models import RemoteServerConfig, ServerConfig, StdioServerConfig
 from mcpdeck.errors import UnsetVariableError
 
-__all__ = ["expand_server_config", "expand_vars"]
+__all__ = ["ORDINARY_VARIABLES", "expand_server_config", "expand_vars", "referenced_values"]
 
 _REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+ORDINARY_VARIABLES = frozenset(
+    {"HOME", "USER", "USERNAME", "LOGNAME", "PATH", "PWD", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "TERM"}
+)
+"""Variables that describe the user's environment, not a secret: their values are not redacted
+(redacting the home folder would hide every path)."""
 
 
 def expand_vars(text: str, environ: Mapping[str, str], *, field: str, server: str | None = None) -> str:
@@ -65,3 +72,34 @@ def expand_server_config(name: str, config: ServerConfig, environ: Mapping[str, 
             "headers": {key: ex(value, f"headers.{key}") for key, value in config.headers.items()},
         }
     )
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in cast(dict[str, object], value).values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in cast(list[object], value) for s in _strings(item)]
+    return []
+
+
+def referenced_values(configs: Mapping[str, ServerConfig | Any], environ: Mapping[str, str]) -> set[str]:
+    """The values that ``${VAR}`` references anywhere in these configs bring in from ``environ``.
+
+    What a user keeps in the environment and refers to is what they did not want in the
+    file, so error messages and the history hide these values. Defaults
+    (``${VAR:-default}``) are in the file already and not counted; nor are
+    ``ORDINARY_VARIABLES`` or values shorter than 4 characters.
+    """
+    found: set[str] = set()
+    for config in configs.values():
+        if not isinstance(config, StdioServerConfig | RemoteServerConfig):
+            continue
+        for text in _strings(config.to_json()):
+            for match in _REF.finditer(text):
+                name = match.group(1)
+                value = environ.get(name) if name and name not in ORDINARY_VARIABLES else None
+                if value and len(value) >= 4:
+                    found.add(value)
+    return found

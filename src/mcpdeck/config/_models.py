@@ -14,6 +14,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from mcpdeck._masking import mask_command_line, mask_url
 from mcpdeck.errors import ConfigError
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_REQUEST_TIMEOUT = 60.0
+DEFAULT_MAX_MESSAGE_SIZE = 128 * 1024 * 1024
 MAX_SERVER_NAME = 48
 
 # Keys some hosts write into their files at run time; they describe a moment, not a
@@ -98,6 +100,8 @@ class _ServerBase(BaseModel):
     """Seconds a request may take (default 60); progress from the server resets it."""
     startup_timeout: float | None = Field(default=None, gt=0, alias="startupTimeout")
     """Seconds to connect and list tools (default 30)."""
+    max_message_size: int | None = Field(default=None, gt=0, alias="maxMessageSize")
+    """The largest message (bytes) read from the server (default 128 MiB)."""
     tools: ToolFilter | None = None
     """Include/exclude filter on the server's tools."""
     roots: list[str] | bool | None = None
@@ -125,6 +129,11 @@ class _ServerBase(BaseModel):
     def connect_timeout(self) -> float:
         """The startup timeout in seconds, default applied."""
         return self.startup_timeout if self.startup_timeout is not None else DEFAULT_STARTUP_TIMEOUT
+
+    @property
+    def message_limit(self) -> int:
+        """The largest message in bytes, default applied."""
+        return self.max_message_size if self.max_message_size is not None else DEFAULT_MAX_MESSAGE_SIZE
 
     def allows_tool(self, tool_name: str) -> bool:
         """Whether the tool filter lets this original tool name through."""
@@ -157,8 +166,8 @@ class StdioServerConfig(_ServerBase):
 
     @property
     def target(self) -> str:
-        """The command line, for display."""
-        return " ".join([self.command, *self.args])
+        """The command line, for display: secret-looking arguments masked (``--api-key ****``)."""
+        return mask_command_line(self.command, self.args)
 
 
 class IdentityProviderConfig(BaseModel):
@@ -277,8 +286,8 @@ class RemoteServerConfig(_ServerBase):
 
     @property
     def target(self) -> str:
-        """The URL, for display."""
-        return self.url
+        """The URL, for display: its query values and password masked."""
+        return mask_url(self.url)
 
 
 ServerConfig = StdioServerConfig | RemoteServerConfig

@@ -1,0 +1,168 @@
+"""Secrets kept out of what mcpdeck shows: URL query strings and passwords, secret-looking
+arguments and values, and the known secret values of a config (``Redactor``).
+
+What is shown in place of a secret: ``****`` (query values, passwords, values), or the
+first three characters and ``…****`` for a long value under a secret-sounding name, so the
+user can still tell which key it is. ``${VAR}`` references are shown as they are: they
+are names, not secrets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import SplitResult, urlsplit, urlunsplit
+
+__all__ = [
+    "MASK",
+    "Redactor",
+    "is_reference",
+    "looks_like_token",
+    "mask_args",
+    "mask_command_line",
+    "mask_url",
+    "mask_urls",
+    "mask_value",
+    "secret_name",
+]
+
+MASK = "****"
+
+_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$")
+_SECRET_WORDS = re.compile(
+    r"token|secret|key|password|passwd|pwd|auth|credential|bearer|cookie|session|private|signature|sig\b",
+    re.IGNORECASE,
+)
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+_TOKEN_PREFIX = re.compile(
+    r"^(sk-|sk_|pk_|rk_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|ya29\.|eyJ)"
+)
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_\-+=.~/]+$")
+
+
+def is_reference(value: str) -> bool:
+    """Whether ``value`` is a ``${VAR}`` (or ``${VAR:-default}``) reference and nothing else."""
+    return bool(_REFERENCE.match(value))
+
+
+def secret_name(name: str) -> bool:
+    """Whether a key, header, flag or variable name sounds like it holds a secret."""
+    return bool(_SECRET_WORDS.search(name))
+
+
+def looks_like_token(value: str) -> bool:
+    """Whether a bare value looks like an API key or token: a known prefix, or a long random-looking word."""
+    if _TOKEN_PREFIX.match(value) and len(value) >= 12:
+        return True
+    if len(value) < 20 or not _TOKEN_CHARS.match(value) or "/" in value:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]{32,}", value):
+        return True
+    return bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[0-9]", value))
+
+
+def mask_value(value: str) -> str:
+    """A secret value as shown: references as they are, short values ``****``, long ones their first 3 characters."""
+    if is_reference(value):
+        return value
+    return MASK if len(value) <= 8 else f"{value[:3]}…{MASK}"
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password and every query value (and a fragment) masked; the rest as it is.
+
+    ``https://u:pw@host/p?key=abc&x=1`` becomes ``https://u:****@host/p?key=****&x=****``. A
+    ``${VAR}`` reference is kept (it names the secret, it is not one).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _mask_query_text(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if colon:
+            netloc = f"{user}:{password if is_reference(password) else MASK}@{hostport}"
+        else:
+            netloc = f"{user if is_reference(user) or len(user) < 20 else MASK}@{hostport}"
+    query = _mask_query(parts.query) if parts.query else ""
+    fragment = MASK if parts.fragment and not is_reference(parts.fragment) else parts.fragment
+    return urlunsplit(SplitResult(parts.scheme, netloc, parts.path, query, fragment))
+
+
+def _mask_query(query: str) -> str:
+    masked: list[str] = []
+    for pair in query.split("&"):
+        name, equals, value = pair.partition("=")
+        if not equals:
+            masked.append(name if is_reference(name) or not name else MASK)
+        else:
+            masked.append(f"{name}={value if is_reference(value) or not value else MASK}")
+    return "&".join(masked)
+
+
+def _mask_query_text(text: str) -> str:
+    base, question, query = text.partition("?")
+    return f"{base}?{_mask_query(query)}" if question else text
+
+
+def mask_urls(text: str) -> str:
+    """``text`` with every URL in it masked as ``mask_url`` does."""
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda match: mask_url(match.group()), text)
+
+
+def mask_args(args: Iterable[str]) -> list[str]:
+    """Command-line arguments with what looks secret masked.
+
+    The value after a secret-sounding flag (``--api-key X``, ``--token=X``), ``NAME=value``
+    and ``Name: value`` under a secret-sounding name, bare values that look like tokens,
+    and the query strings and passwords of URLs.
+    """
+    masked: list[str] = []
+    hide_next = False
+    for arg in args:
+        if hide_next and not arg.startswith("-"):
+            masked.append(mask_value(arg))
+            hide_next = False
+            continue
+        hide_next = False
+        masked.append(_mask_arg(arg))
+        if arg.startswith("-") and "=" not in arg and secret_name(arg):
+            hide_next = True
+    return masked
+
+
+def _mask_arg(arg: str) -> str:
+    if is_reference(arg):
+        return arg
+    for separator in ("=", ": ", ":"):
+        name, found, value = arg.partition(separator)
+        if found and name and " " not in name.strip() and "://" not in arg[: len(name) + 3] and secret_name(name):
+            return f"{name}{separator}{mask_value(value.strip()) if value.strip() else value}"
+    if "://" in arg:
+        return mask_urls(arg)
+    scheme, space, rest = arg.partition(" ")
+    if space and scheme.lower() in ("bearer", "basic", "token") and rest:
+        return f"{scheme} {mask_value(rest)}"
+    return mask_value(arg) if looks_like_token(arg) else arg
+
+
+def mask_command_line(command: str, args: Iterable[str]) -> str:
+    """The command line ``command args...`` for display, with secret-looking arguments masked."""
+    return " ".join([command, *mask_args(args)])
+
+
+class Redactor:
+    """Replaces known secret values in text with ``****``."""
+
+    def __init__(self, secrets: Iterable[str] = ()):
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
