@@ -148,3 +148,15 @@ def test_a_look_at_an_unchanged_file_costs_microseconds(tmp_path: Path) -> None:
         _stamp(str(path))
     per_look = (time.perf_counter() - started) / rounds
     assert per_look < 0.001, f"{per_look * 1e6:.1f} us per look"
+
+
+async def test_while_a_change_of_ours_is_made_the_follower_holds_off(followed: Followed) -> None:
+    changing = [True]
+    follower = ConfigFollower(followed.host, ConfigStore(followed.path), paused=lambda: changing[0])
+    await follower.prime()
+    followed.write({"one": stdio_server("basic")})
+    assert not await follower.check()  # held off: "two" is still there
+    assert "two" in followed.host.servers
+    changing[0] = False
+    assert await follower.check()
+    assert "two" not in followed.host.servers

@@ -36,9 +36,12 @@ _ERRORS = {
     status: {"model": ErrorOut, "description": description}
     for status, description in {
         400: "The request or a config in it cannot be used.",
+        401: "No token, or a wrong one (`Authorization: Bearer TOKEN`, or the console's cookie).",
+        403: "The Host header does not name this server, or a change came from another origin.",
         404: "No such server, tool, prompt, resource or call.",
         409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
         422: "The request does not fit its schema.",
+        429: "Too many wrong tokens from this address: wait `Retry-After` seconds.",
         502: "The server failed the request.",
         504: "The server did not answer in time.",
     }.items()

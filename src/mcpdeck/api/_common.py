@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -12,15 +13,30 @@ from mcpdeck.api._errors import ApiError
 from mcpdeck.api._secrets import mask_url
 from mcpdeck.status import ServerState, ServerStatus
 
-__all__ = ["Ctx", "get_ctx", "require_server", "server_json"]
+__all__ = ["Changing", "Ctx", "get_ctx", "require_server", "server_json"]
 
 
 async def get_ctx(request: Request) -> ApiContext:
-    """The API's shared state (async: FastAPI runs a plain function dependency in a worker thread)."""
+    """The API's shared state (async: a sync dependency would cost a worker-thread hop a request)."""
     return request.app.state.ctx
 
 
 Ctx = Annotated[ApiContext, Depends(get_ctx)]
+
+
+async def _changing(request: Request) -> AsyncGenerator[None]:
+    # The host writes the file before (not atomically with) switching what runs; while such
+    # a request is in flight the config follower holds off, so it never applies a half-made change.
+    ctx: ApiContext = request.app.state.ctx
+    ctx.changing += 1
+    try:
+        yield
+    finally:
+        ctx.changing -= 1
+
+
+Changing = Depends(_changing)
+"""For endpoints that change the config file: ``dependencies=[Changing]``."""
 
 
 def server_json(ctx: ApiContext, status: ServerStatus) -> dict[str, Any]:

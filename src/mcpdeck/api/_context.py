@@ -65,6 +65,8 @@ class ApiContext:
     chats: ChatRoom = field(default_factory=ChatRoom)
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
+    changing: int = 0
+    """Requests changing the config file through the host right now (the follower waits for them)."""
     _redactor: Redactor | None = None
     _feeds: set[MemoryObjectSendStream[Event]] = field(default_factory=set[MemoryObjectSendStream[Event]])
 

@@ -40,12 +40,12 @@ __all__ = [
     "TestOut",
     "ToolOut",
     "ToolResultOut",
-    "TrafficOut",
 ]
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    # Keys a shape gains below (a new field of ServerStatus.to_json ...) pass through as they are.
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
 
 
 class ErrorBody(BaseModel):
@@ -82,7 +82,7 @@ class ServerOut(_Out):
     toolCount: int
     logPath: str | None
     pid: int | None
-    warnings: list[str] = Field(default_factory=list[str], description="What is missing although it is connected.")
+    warnings: list[str] = Field(default_factory=list[str], description="Optional lists the server failed to give.")
     uptime: float | None = Field(description="Seconds since the current session started (connected only).")
     calls: int = Field(description="Tool calls made through this process since it started.")
     errors: int = Field(description="Of those, the ones that failed or returned an error result.")
@@ -229,14 +229,6 @@ class LogOut(_Out):
     server: str
     path: str | None
     lines: list[str]
-
-
-class TrafficOut(_Out):
-    """JSON-RPC messages between the host and its servers, oldest first."""
-
-    limit: int = Field(description="Messages kept per server.")
-    maxBody: int = Field(description="Characters of a message kept; longer bodies are cut (`truncated`).")
-    messages: list[dict[str, Any]]
 
 
 class HistoryOut(_Out):

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from starlette.responses import StreamingResponse
 
 from mcpdeck._version import __version__
-from mcpdeck.api._common import Ctx, require_server
+from mcpdeck.api._common import Changing, Ctx, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import sse, stream_response
@@ -172,7 +172,13 @@ async def get_permissions(ctx: Ctx) -> dict[str, Any]:
     return _rules_json(gate.rules, gate.problem)
 
 
-@router.put("/permissions", response_model=PermissionsOut, tags=["permissions"], summary="Replace the rules")
+@router.put(
+    "/permissions",
+    response_model=PermissionsOut,
+    tags=["permissions"],
+    summary="Replace the rules",
+    dependencies=[Changing],
+)
 async def put_permissions(ctx: Ctx, body: PermissionsIn) -> dict[str, Any]:
     """Check the new rules, save them to the config file's ``permissions`` object, and apply them."""
     section = {kind: patterns for kind, patterns in body.model_dump().items() if patterns}
@@ -213,7 +219,9 @@ async def host_info(ctx: Ctx) -> dict[str, Any]:
     return _host_json(ctx)
 
 
-@router.post("/host/{switch}", response_model=HostOut, tags=["host"], summary="The global switch")
+@router.post(
+    "/host/{switch}", response_model=HostOut, tags=["host"], summary="The global switch", dependencies=[Changing]
+)
 async def host_switch(ctx: Ctx, switch: Literal["enable", "disable"]) -> dict[str, Any]:
     """Turn every server off (``disable``: saved as ``mcpEnabled: false``) or on again."""
     await ctx.host.set_enabled(switch == "enable")

@@ -1,13 +1,15 @@
 """Secrets in configs going out (masked) and coming back (a masked value means "keep the stored one").
 
-Out: a config's ``env`` and ``headers`` values under secret-looking keys and its OAuth
-secrets are masked as the CLI masks them (``mask_secrets``), and a URL's query values
-(API keys often ride there) become ``****``. ``${VAR}`` references are shown as they are:
-they are not secrets.
+Out: every ``env`` and ``headers`` value and the OAuth secrets are masked (``****``, or the
+first three characters and ``…****`` for a long value, so the user can tell which is
+which), secret-looking ``args`` too, and a URL's query values and password become
+``****`` (the helpers of ``mcpdeck._masking``, as the CLI's ``get --json``). ``${VAR}``
+references are shown as they are: they name secrets, they are not secrets.
 
 Back in: a console shows the masked form and sends the whole config back on save. A value
 that still looks masked (``****``, or ``abc…****``) is replaced by the stored value of the
-same key, so a save never writes the mask over the real secret. A masked value with no
+same key (for ``args``: the stored argument at the same place), so a save never writes the
+mask over the real secret. A masked value with no
 stored value to keep is refused: there is nothing it could mean.
 """
 
@@ -15,33 +17,40 @@ from __future__ import annotations
 
 import re
 from typing import Any, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from mcpdeck._masking import mask_args, mask_url, mask_value
 from mcpdeck.config import ServerConfig
-from mcpdeck.config._masking import mask_secrets
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 
-__all__ = ["mask_config", "mask_url", "restore_masked"]
+__all__ = ["mask_config", "restore_masked"]
 
-_MASKED = re.compile(r"^(?:\*{4}|.{0,3}…\*{4})$")
+_MASKED = re.compile(r"(?:^|[=: ])(?:\*{4}|[^=: ]{0,3}…\*{4})$")
 
 
-def mask_url(url: str) -> str:
-    """``url`` with the values of its query string replaced by ``****``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if not parts.query:
-        return url
-    query = [(key, "****") for key, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit(parts._replace(query=urlencode(query, safe="*")))
+def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    masked: dict[str, Any] = {}
+    for key, value in data.items():
+        inner = _as_dict(value)
+        if inner is not None:
+            masked[key] = _mask_keys(inner, keys)
+        else:
+            masked[key] = mask_value(value) if key in keys and isinstance(value, str) else value
+    return masked
 
 
 def mask_config(config: ServerConfig) -> dict[str, Any]:
-    """A config's JSON form with its secrets masked (as ``mcpdeck get --json`` shows it)."""
-    data = mask_secrets(config)
+    """A config's JSON form with its secrets masked."""
+    data = config.to_json()
+    for section in ("env", "headers"):
+        values = _as_dict(data.get(section))
+        if values is not None:
+            data[section] = {key: mask_value(str(value)) for key, value in values.items()}
+    oauth = _as_dict(data.get("oauth"))
+    if oauth is not None:
+        data["oauth"] = _mask_keys(oauth, OAUTH_SECRET_KEYS)
+    if isinstance(data.get("args"), list):
+        data["args"] = mask_args(str(arg) for arg in cast(list[object], data["args"]))
     if isinstance(data.get("url"), str):
         data["url"] = mask_url(data["url"])
     return data
@@ -52,7 +61,7 @@ def _as_dict(value: object) -> dict[str, Any] | None:
 
 
 def _is_masked(value: object) -> bool:
-    return isinstance(value, str) and bool(_MASKED.match(value))
+    return isinstance(value, str) and bool(_MASKED.search(value))
 
 
 def _restore_map(new: dict[str, Any], old: dict[str, Any], where: str, keys: frozenset[str] | None) -> dict[str, Any]:
@@ -81,6 +90,13 @@ def restore_masked(new: dict[str, Any], old: dict[str, Any] | None) -> dict[str,
         given = _as_dict(new.get(section))
         if given is not None:
             result[section] = _restore_map(given, _as_dict(old.get(section)) or {}, section, keys)
+    args, stored_args = new.get("args"), old.get("args")
+    if isinstance(args, list) and any(_is_masked(arg) for arg in cast(list[object], args)):
+        given = cast(list[object], args)
+        if not isinstance(stored_args, list) or len(cast(list[object], stored_args)) != len(given):
+            raise ConfigError("args holds masked values but not as many arguments as are stored; send the real ones")
+        kept = cast(list[object], stored_args)
+        result["args"] = [kept[i] if _is_masked(arg) else arg for i, arg in enumerate(given)]
     url, stored_url = new.get("url"), old.get("url")
     if isinstance(url, str) and "****" in url:
         if isinstance(stored_url, str) and mask_url(stored_url) == url:

@@ -9,7 +9,7 @@ from typing import Any, cast
 import anyio.to_thread
 from fastapi import APIRouter
 
-from mcpdeck.api._common import Ctx, require_server, server_json
+from mcpdeck.api._common import Changing, Ctx, require_server, server_json
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._models import (
@@ -76,7 +76,9 @@ async def get_server(ctx: Ctx, name: str) -> dict[str, Any]:
     return _detail(ctx, name)
 
 
-@router.post("/servers", response_model=ServerDetailOut, status_code=201, summary="Add a server")
+@router.post(
+    "/servers", response_model=ServerDetailOut, status_code=201, summary="Add a server", dependencies=[Changing]
+)
 async def add_server(ctx: Ctx, body: ServerIn) -> dict[str, Any]:
     """Save a new server to the config file and connect it; answers once it has connected or failed."""
     validate_server_name(body.name)
@@ -89,7 +91,9 @@ async def add_server(ctx: Ctx, body: ServerIn) -> dict[str, Any]:
     return _detail(ctx, body.name)
 
 
-@router.put("/servers/{name}", response_model=ServerDetailOut, summary="Replace a server's config")
+@router.put(
+    "/servers/{name}", response_model=ServerDetailOut, summary="Replace a server's config", dependencies=[Changing]
+)
 async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn) -> dict[str, Any]:
     """Save the server's whole new config and reconnect it. Masked values keep the stored ones; the name is locked."""
     require_server(ctx, name)
@@ -100,7 +104,12 @@ async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn) -> dict[str,
     return _detail(ctx, name)
 
 
-@router.patch("/servers/{name}", response_model=ServerDetailOut, summary="Change some keys of a server's config")
+@router.patch(
+    "/servers/{name}",
+    response_model=ServerDetailOut,
+    summary="Change some keys of a server's config",
+    dependencies=[Changing],
+)
 async def update_server(ctx: Ctx, name: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Change the given keys (JSON names, e.g. ``{"timeout": 120}``), keep the rest, reconnect."""
     status = require_server(ctx, name)
@@ -115,7 +124,7 @@ async def update_server(ctx: Ctx, name: str, changes: dict[str, Any]) -> dict[st
     return _detail(ctx, name)
 
 
-@router.delete("/servers/{name}", summary="Remove a server")
+@router.delete("/servers/{name}", summary="Remove a server", dependencies=[Changing])
 async def remove_server(ctx: Ctx, name: str) -> dict[str, str]:
     """Disconnect the server and delete its config."""
     require_server(ctx, name)
@@ -123,14 +132,14 @@ async def remove_server(ctx: Ctx, name: str) -> dict[str, str]:
     return {"removed": name}
 
 
-@router.post("/servers/{name}/enable", response_model=ServerOut, summary="Enable a server")
+@router.post("/servers/{name}/enable", response_model=ServerOut, summary="Enable a server", dependencies=[Changing])
 async def enable_server(ctx: Ctx, name: str) -> dict[str, Any]:
     """Clear ``disabled`` in its config and connect it."""
     require_server(ctx, name)
     return server_json(ctx, await ctx.host.set_server_disabled(name, False))
 
 
-@router.post("/servers/{name}/disable", response_model=ServerOut, summary="Disable a server")
+@router.post("/servers/{name}/disable", response_model=ServerOut, summary="Disable a server", dependencies=[Changing])
 async def disable_server(ctx: Ctx, name: str) -> dict[str, Any]:
     """Set ``disabled`` in its config and disconnect it (the config is kept)."""
     require_server(ctx, name)
@@ -188,7 +197,12 @@ def _tool_filter(ctx: ApiContext, name: str) -> ToolFilter:
     return config.tools.model_copy(deep=True) if config.tools else ToolFilter()
 
 
-@router.post("/servers/{name}/tools/{tool}/disable", response_model=ServerDetailOut, summary="Disable a tool")
+@router.post(
+    "/servers/{name}/tools/{tool}/disable",
+    response_model=ServerDetailOut,
+    summary="Disable a tool",
+    dependencies=[Changing],
+)
 async def disable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
     """Add the tool (its original name) to the server's ``tools.exclude`` in the config, and reload the server."""
     filters = _tool_filter(ctx, name)
@@ -198,7 +212,12 @@ async def disable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
     return _detail(ctx, name)
 
 
-@router.post("/servers/{name}/tools/{tool}/enable", response_model=ServerDetailOut, summary="Enable a tool")
+@router.post(
+    "/servers/{name}/tools/{tool}/enable",
+    response_model=ServerDetailOut,
+    summary="Enable a tool",
+    dependencies=[Changing],
+)
 async def enable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
     """Take the tool out of ``tools.exclude`` (and into ``tools.include`` if there is one), and reload the server."""
     filters = _tool_filter(ctx, name)
@@ -248,7 +267,7 @@ async def preview_import(ctx: Ctx, body: ImportIn) -> dict[str, Any]:
     }
 
 
-@router.post("/import", response_model=ImportOut, tags=["import"], summary="Import servers")
+@router.post("/import", response_model=ImportOut, tags=["import"], summary="Import servers", dependencies=[Changing])
 async def import_(ctx: Ctx, body: ImportIn) -> dict[str, Any]:
     """Add the servers of another host's config (all, or ``names``) and connect them."""
     result = await anyio.to_thread.run_sync(_read_import, body)

@@ -13,8 +13,8 @@ reported as a ``ConfigReloadFailed`` event and a warning in the log, and kept in
 ``ConfigFollower.problems`` until a later edit fixes them.
 
 The host's own changes (``add_server`` and friends, as the API makes them) write the file
-and switch the running config with no await in between, so the follower finds nothing to
-do when it reads them back.
+and then switch what runs. While the API makes one, ``paused()`` is true and the follower
+holds off; afterwards it reads the file back, finds what runs, and does nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -89,8 +90,12 @@ def _same(running: object, wanted: ServerConfig) -> bool:
 class ConfigFollower:
     """Applies edits of one config file to a running ``Host``."""
 
-    def __init__(self, host: Host, store: ConfigStore, *, interval: float = 0.5):
+    def __init__(
+        self, host: Host, store: ConfigStore, *, interval: float = 0.5, paused: Callable[[], bool] = lambda: False
+    ):
+        """Follow ``store``'s file for ``host``; ``paused()`` true means "a change of ours is being made: wait"."""
         self._host = host
+        self._paused = paused
         self._store = store
         self._path = os.fspath(store.path)
         self.interval = interval
@@ -120,6 +125,8 @@ class ConfigFollower:
 
     async def check(self) -> bool:
         """Look at the file once; apply it if its content changed. Returns whether it was applied."""
+        if self._paused():  # looked at again once the change is made (its stamp is not taken yet)
+            return False
         self.checks += 1
         stamp = _stamp(self._path)
         if stamp == self._stamp:

@@ -87,8 +87,8 @@ def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Accepted connections inherit it: uvicorn writes a response's head and body apart, and
-        # with Nagle's algorithm on, the body waits for the client's delayed ACK (40 ms a request).
+        # Accepted connections inherit it: without it a small answer written as headers, then
+        # body waits for the client's delayed ACK (about 40 ms a request on Linux).
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(128)
@@ -147,8 +147,9 @@ async def run_serve(
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
     )
-    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5)
-    context = ApiContext(host=host, store=store, history=history, problems=lambda: follower.problems, chats=chats)
+    context = ApiContext(host=host, store=store, history=history, chats=chats)
+    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
+    context.problems = lambda: follower.problems
     app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port)
     server = _Server(
         uvicorn.Config(

@@ -1,0 +1,63 @@
+"""Secrets going out masked, and coming back masked meaning "keep the stored one"."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpdeck._masking import mask_url
+from mcpdeck.api._secrets import mask_config, restore_masked
+from mcpdeck.config import parse_server_config
+from mcpdeck.errors import ConfigError
+
+STORED = {
+    "url": "https://api.example.com/mcp?key=abcdef123456&team=x",
+    "headers": {"Authorization": "Bearer abcdef123456", "X-Trace": "on"},
+    "oauth": {"clientId": "me", "clientSecret": "shhh-very-secret"},
+}
+
+
+def test_a_config_goes_out_with_its_secrets_masked() -> None:
+    shown = mask_config(parse_server_config("remote", STORED))
+    assert shown["url"] == "https://api.example.com/mcp?key=****&team=****"
+    assert shown["headers"] == {"Authorization": "Bea…****", "X-Trace": "****"}
+    assert shown["oauth"] == {"clientId": "me", "clientSecret": "shh…****"}
+    assert mask_url("http://127.0.0.1:9/mcp") == "http://127.0.0.1:9/mcp"
+
+
+def test_what_went_out_comes_back_as_the_stored_values() -> None:
+    shown = mask_config(parse_server_config("remote", STORED))
+    shown["headers"]["X-Trace"] = "off"
+    restored = restore_masked(shown, STORED)
+    assert restored["url"] == STORED["url"]
+    assert restored["headers"] == {"Authorization": "Bearer abcdef123456", "X-Trace": "off"}
+    assert restored["oauth"]["clientSecret"] == "shhh-very-secret"
+
+
+def test_a_new_real_value_replaces_the_stored_one() -> None:
+    restored = restore_masked({"headers": {"Authorization": "Bearer new-token"}}, STORED)
+    assert restored["headers"]["Authorization"] == "Bearer new-token"
+
+
+@pytest.mark.parametrize(
+    ("sent", "message"),
+    [
+        ({"headers": {"X-New": "****"}}, "headers.X-New holds a masked value"),
+        ({"env": {"TOKEN": "abc…****"}}, "env.TOKEN holds a masked value"),
+        ({"url": "https://other.example.com/mcp?key=****"}, "url holds masked query values"),
+    ],
+)
+def test_a_mask_with_nothing_stored_behind_it_is_refused(sent: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        restore_masked(sent, STORED)
+
+
+def test_masked_arguments_come_back_as_the_stored_ones() -> None:
+    stored = {"command": "server", "args": ["--api-key", "sk-live-abcdefghijklmnop", "--port=1", "--token=abcdefghijk"]}
+    shown = mask_config(parse_server_config("s", stored))
+    assert shown["args"][1] != stored["args"][1]
+    assert shown["args"][3].startswith("--token=")
+    assert shown["args"][3] != stored["args"][3]
+    restored = restore_masked(shown, stored)
+    assert restored["args"] == stored["args"]
+    with pytest.raises(ConfigError, match="args holds masked values"):
+        restore_masked({"args": shown["args"][:2]}, stored)
