@@ -105,6 +105,9 @@ def test_the_wheel_and_sdist_carry_the_licence_types_marker_and_entry_points(ins
         entry_points = wheel.read(f"mcpdeck-{__version__}.dist-info/entry_points.txt").decode()
     assert "mcpdeck/py.typed" in names
     assert "mcpdeck/__main__.py" in names
+    console = {n.removeprefix("mcpdeck/console/") for n in names if n.startswith("mcpdeck/console/")}
+    shipped = {p.name for p in (ROOT / "src" / "mcpdeck" / "console").iterdir()}
+    assert console == shipped and "index.html" in console  # the web console's files, every one
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(names)[-10:]
     assert "mcpdeck = mcpdeck.cli:main" in entry_points
     with tarfile.open(installed.sdist) as sdist:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,7 +24,7 @@ import anyio
 import anyio.from_thread
 import pytest
 import uvicorn
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 from mcpdeck import Host
 from mcpdeck.api import ApiContext
@@ -45,6 +44,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 WAIT_MS = WAIT * 1000
+expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.fixture(scope="module")
@@ -242,10 +242,3 @@ def in_process(tmp_path: Path) -> Iterator[Callable[[Callable[[Host], Any]], InP
     yield start
     for _, close in reversed(stack):
         close()
-
-
-def chromium_available() -> bool:
-    return CHROMIUM.exists() or shutil.which("chromium") is not None
-
-
-__all__ = ["CHROMIUM", "Browser", "Console", "InProcess", "watch_errors"]

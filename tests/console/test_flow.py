@@ -8,6 +8,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -115,9 +116,11 @@ def test_add_call_edit_reconnect_logs_remove(console_for: Callable[[dict[str, An
     expect(page).to_have_url(re.compile(r"#/logs/basic$"))
     log = page.get_by_role("log")
     expect(log).to_contain_text("mcpdeck starting basic")
-    starts = log.locator(".line", has_text="mcpdeck starting basic").count()
+    starts = log.locator(".line", has_text="mcpdeck starting basic")
+    in_file = sum("mcpdeck starting basic" in line for line in api_json(page, "/servers/basic/logs?lines=0")["lines"])
+    expect(starts).to_have_count(in_file)
     page.evaluate("() => fetch('/api/servers/basic/reconnect', {method: 'POST'})")
-    expect(log.locator(".line", has_text="mcpdeck starting basic")).to_have_count(starts + 1)  # followed live
+    expect(starts).to_have_count(in_file + 1)  # followed live
 
     # Remove, after a confirmation.
     page.get_by_role("link", name="Servers").click()
@@ -129,6 +132,19 @@ def test_add_call_edit_reconnect_logs_remove(console_for: Callable[[dict[str, An
     page.get_by_role("dialog", name="Remove basic?").get_by_role("button", name="Remove").click()
     expect(row).to_have_count(0)
     assert "basic" not in console.config_file()["mcpServers"]
+
+    # The call is in the history, filtered by outcome and name.
+    page.get_by_role("link", name="History").click()
+    calls = page.locator("table.history tbody tr")
+    expect(calls.filter(has_text="mcp__basic__slow_progress")).to_have_count(1)
+    expect(calls.filter(has_text="mcp__basic__slow_progress").locator("td").nth(3)).to_have_text("ok")
+    page.get_by_label("Only calls with this outcome").select_option("error")
+    expect(page.get_by_text("No tool calls match.")).to_be_visible()
+    page.get_by_label("Only calls with this outcome").select_option("")
+    page.get_by_label("Tool name contains").fill("slow")
+    expect(calls).to_have_count(1)
+    calls.get_by_role("button", name="mcp__basic__slow_progress").click()
+    expect(page.locator(".tree")).to_contain_text("steps: 4")
     assert console.errors == []
 
 
@@ -167,4 +183,116 @@ def test_servers_are_added_by_pasting_json(console_for: Callable[[dict[str, Any]
     expect(dialog.get_by_role("alert")).to_contain_text("That is not JSON")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
+    assert console.errors == []
+
+
+def test_resources_and_prompts_with_completions_and_live_updates(
+    console_for: Callable[[dict[str, Any]], Console],
+) -> None:
+    console = console_for({"features": stdio_server("features")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=features] .status")).to_have_attribute("data-state", "connected")
+
+    # A prompt: its argument completed by the server, then its messages.
+    page.get_by_role("link", name="Prompts").click()
+    page.get_by_role("button", name=re.compile("mcp__features__review")).click()
+    panel = page.locator(".panel")
+    language = panel.get_by_label("language")
+    language.fill("p")
+    options = panel.locator("datalist option")
+    expect(options).to_have_count(3)  # python, pascal, perl
+    assert sorted(o.get_attribute("value") or "" for o in options.all()) == ["pascal", "perl", "python"]
+    language.fill("perl")
+    panel.get_by_label("code").fill("print 1")
+    panel.get_by_role("button", name="Get messages").click()
+    expect(panel.locator(".message")).to_contain_text("Review this perl code: print 1")
+
+    # A resource template: its argument completed, then read.
+    page.get_by_role("link", name="Resources").click()
+    page.get_by_role("tab", name="Templates").click()
+    page.get_by_role("button", name="note://{id}").click()
+    viewer = page.locator(".panel")
+    ident = viewer.get_by_label("id", exact=True)
+    ident.fill("s")
+    expect(viewer.locator("datalist option")).to_have_count(1)
+    expect(viewer.locator("datalist option")).to_have_attribute("value", "second")
+    ident.fill("42")
+    expect(viewer.locator("code", has_text="note://42")).to_be_visible()
+    viewer.get_by_role("button", name="Read").click()
+    expect(viewer).to_contain_text("note 42 (from the template)")
+
+    # A subscribed resource is read again when its server says it changed.
+    page.get_by_role("tab", name="Resources").click()
+    page.get_by_role("button", name="features://info").click()
+    expect(viewer).to_contain_text("the features server")
+    viewer.get_by_role("button", name="Subscribe to changes").click()
+    expect(viewer.get_by_role("button", name="Unsubscribe")).to_be_visible()
+    page.evaluate(
+        "() => fetch('/api/tools/mcp__features__touch/call', {method: 'POST', headers: {'content-type':"
+        " 'application/json'}, body: JSON.stringify({arguments: {uri: 'features://info'}})})"
+    )
+    expect(viewer).to_contain_text("updated at")
+    assert console.errors == []
+
+
+def test_servers_are_imported_from_another_app_after_a_preview(
+    console_for: Callable[[dict[str, Any]], Console], tmp_path: Path
+) -> None:
+    cursor = tmp_path / "cursor-mcp.json"
+    cursor.write_text(json.dumps({"mcpServers": {"from-cursor": stdio_server("basic"), "broken": {"args": []}}}))
+    console = console_for({})
+    page = console.open()
+    page.get_by_role("button", name="Import…").click()
+    dialog = page.get_by_role("dialog", name="Add a server")
+    dialog.get_by_label("From", exact=True).select_option("cursor")
+    dialog.get_by_label("Config file").fill(str(cursor))
+    dialog.get_by_role("button", name="Preview").click()
+    expect(dialog.get_by_text(f"From {cursor}: 1 server.")).to_be_visible()
+    expect(dialog.get_by_text("Skipped:")).to_be_visible()  # the entry without a command says why
+    assert console.config_file()["mcpServers"] == {}  # a preview changes nothing
+    dialog.get_by_role("button", name="Import selected").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("tr[data-name=from-cursor] .status")).to_have_attribute("data-state", "connected")
+    assert list(console.config_file()["mcpServers"]) == ["from-cursor"]
+    assert console.errors == []
+
+
+def test_bulk_actions_grouping_and_the_enable_switch(console_for: Callable[[dict[str, Any]], Console]) -> None:
+    console = console_for(
+        {"one": stdio_server("basic"), "two": stdio_server("basic"), "bad": {"command": "/no/such/x"}}
+    )
+    page = console.open()
+    rows = {name: page.locator(f"tr[data-name={name}]") for name in ("one", "two", "bad")}
+    for name in ("one", "two"):
+        expect(rows[name].locator(".status")).to_have_attribute("data-state", "connected")
+    expect(rows["bad"].locator(".status")).to_have_attribute("data-state", "failed")
+    expect(rows["bad"].locator(".error-text")).to_contain_text("/no/such/x")
+
+    # Group by status: failing servers first.
+    page.get_by_label("Group servers").select_option("state")
+    groups = page.locator("tr.group")
+    expect(groups).to_have_text(["failed (1)", "connected (2)"])
+    page.get_by_label("Group servers").select_option("none")
+    expect(groups).to_have_count(0)
+
+    # Bulk: select two, disable both, enable both.
+    bulk = page.get_by_role("group", name="Selected servers")
+    expect(bulk.get_by_role("button", name="Disable")).to_be_disabled()
+    page.get_by_label("Select one").check()
+    page.get_by_label("Select two").check()
+    bulk.get_by_role("button", name="Disable").click()
+    for name in ("one", "two"):
+        expect(rows[name].locator(".status")).to_have_attribute("data-state", "disabled")
+        expect(page.get_by_role("switch", name=f"Enable {name}")).not_to_be_checked()
+    assert all(console.config_file()["mcpServers"][n].get("disabled") is True for n in ("one", "two"))
+    bulk.get_by_role("button", name="Enable").click()
+    for name in ("one", "two"):
+        expect(rows[name].locator(".status")).to_have_attribute("data-state", "connected")
+
+    # The row's switch, and the filter.
+    page.get_by_role("switch", name="Enable two").uncheck()
+    expect(rows["two"].locator(".status")).to_have_attribute("data-state", "disabled")
+    page.get_by_label("Filter servers").fill("disab")
+    expect(rows["two"]).to_be_visible()
+    expect(rows["one"]).to_be_hidden()
     assert console.errors == []

@@ -87,6 +87,10 @@ class ServerOut(_Out):
     calls: int = Field(description="Tool calls made through this process since it started.")
     errors: int = Field(description="Of those, the ones that failed or returned an error result.")
     lastCallAt: str | None
+    warnings: list[str] = Field(
+        default_factory=list[str],
+        description="What is missing although the server is connected (e.g. a list it failed to send).",
+    )
 
 
 class ServerListOut(_Out):

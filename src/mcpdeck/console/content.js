@@ -30,7 +30,8 @@ function sizeOf(base64) {
   return n > 1024 * 1024 ? `${(n / 1048576).toFixed(1)} MB` : n > 1024 ? `${(n / 1024).toFixed(1)} kB` : `${n} bytes`;
 }
 
-function resourceBody(resource) {
+/** A resource's contents (text, or an image or audio blob of an allowed type). */
+export function resourceBody(resource) {
   if (typeof resource.text === 'string') return h('pre', {}, resource.text);
   if (typeof resource.blob === 'string') {
     const img = dataUrl(resource.mimeType, resource.blob, IMAGE_TYPES);

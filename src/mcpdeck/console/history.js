@@ -1,5 +1,5 @@
 // History: tool calls with filters and who approved each; conversations and their messages.
-import { get } from './api.js';
+import { get, on } from './api.js';
 import { add, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
 import { contentBlock, tree } from './content.js';
 
@@ -8,14 +8,14 @@ export default { title: 'History', mount };
 function mount(root) {
   const offs = [];
   const t = tabs([
-    { id: 'calls', label: 'Tool calls', render: callsPane },
+    { id: 'calls', label: 'Tool calls', render: () => callsPane(offs) },
     { id: 'conversations', label: 'Conversations', render: conversationsPane },
   ]);
   add(root, h('div', { class: 'page-head' }, h('h1', {}, 'History')), t.element);
   return () => offs.forEach((off) => off());
 }
 
-function callsPane() {
+function callsPane(offs) {
   const server = h('input', { type: 'text', placeholder: 'server', 'aria-label': 'Only calls to this server', spellcheck: false });
   const status = h('select', { 'aria-label': 'Only calls with this outcome' }, h('option', { value: '' }, 'Any outcome'),
     ['ok', 'tool-error', 'error', 'denied', 'running'].map((s) => h('option', { value: s }, s)));
@@ -36,7 +36,7 @@ function callsPane() {
       h('td', {}, c.server),
       h('td', { class: `state-${c.status}` }, c.status),
       h('td', { class: 'num' }, c.duration == null ? '' : formatDuration(c.duration)),
-      h('td', {}, c.approvedBy || '—'),
+      h('td', { title: c.approvedBy ? 'Who let the call through' : 'No permission rule or user decision was involved' }, c.approvedBy || '—'),
       h('td', { class: 'error-text' }, c.error || '')));
     add(clear(out), 
       h('p', { class: 'hint' }, `${r.toolCalls.length} calls · ${r.path}`),
@@ -47,6 +47,7 @@ function callsPane() {
   }, 150);
   for (const el of [server, text]) el.addEventListener('input', load);
   for (const el of [status, limit]) el.addEventListener('change', load);
+  offs.push(on('ToolCallFinished', load), on('ToolCallStarted', load)); // live
   load();
   return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', load, { class: 'small' })), out);
 }

@@ -53,7 +53,7 @@ function mount(root, route) {
     clear(log);
     if (!name) { state.textContent = ''; path.textContent = 'Pick a server to follow its log.'; return; }
     state.textContent = 'connecting…';
-    get(`/servers/${encodeURIComponent(name)}/logs?lines=0`).then((r) => { path.textContent = `File: ${r.path}`; }, (error) => { path.textContent = error.message; });
+    get(`/servers/${encodeURIComponent(name)}/logs?lines=1`).then((r) => { path.textContent = `File: ${r.path}`; }, (error) => { path.textContent = error.message; });
     source = new EventSource(`/api/servers/${encodeURIComponent(name)}/logs/follow?lines=500`);
     source.onopen = () => { state.textContent = 'following (live)'; };
     source.addEventListener('line', (message) => {

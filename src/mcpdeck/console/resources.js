@@ -2,7 +2,7 @@
 // fill a template's arguments with the server's completions.
 import { get, on, post } from './api.js';
 import { add, button, clear, debounce, field, h, tabs, toast } from './dom.js';
-import { contentBlock } from './content.js';
+import { resourceBody } from './content.js';
 import { completingInput } from './completion.js';
 
 export default { title: 'Resources', mount };
@@ -67,7 +67,7 @@ function mount(root) {
         } catch (error) { toast(error.message, 'error'); }
       }, { class: 'small', 'aria-pressed': String(subscribed.has(k)) });
       add(clear(viewer), h('h2', {}, uri), h('p', {}, h('span', { class: 'badge server' }, server), ' ', sub, ' ', h('span', { class: 'muted', 'aria-live': 'polite' }, note)),
-        (r.contents || []).map((c) => h('div', {}, h('p', { class: 'hint' }, `${c.uri}${c.mimeType ? ` · ${c.mimeType}` : ''}`), contentBlock({ type: 'resource', resource: c }))));
+        (r.contents || []).map((c) => h('div', {}, h('p', { class: 'hint' }, `${c.uri}${c.mimeType ? ` · ${c.mimeType}` : ''}`), resourceBody(c))));
     } catch (error) {
       add(clear(viewer), h('p', { class: 'error-text' }, error.message));
     }

@@ -163,7 +163,7 @@ function arrayEditor(s, root, value, path, depth, label) {
   const items = [];
   const list = h('div', {});
   const box = h('div', { class: 'array' }, list);
-  function add(v) {
+  function addItem(v) {
     const idx = items.length;
     const ed = editor(s.items, root, v, `${path}[${idx}]`, depth + 1, `${label} item ${idx + 1}`, true);
     const row = h('div', { class: 'array-item' }, ed.element);
@@ -173,8 +173,8 @@ function arrayEditor(s, root, value, path, depth, label) {
     add(list, row);
     return ed;
   }
-  for (const v of Array.isArray(value) ? value : []) add(v);
-  add(box, button('Add item', () => { const ed = add(undefined); ed.element.querySelector?.('input,select,textarea')?.focus?.(); ed.element.focus?.(); }, { class: 'small', 'aria-label': `Add an item to ${label}` }));
+  for (const v of Array.isArray(value) ? value : []) addItem(v);
+  add(box, button('Add item', () => { const ed = addItem(undefined); ed.element.querySelector?.('input,select,textarea')?.focus?.(); ed.element.focus?.(); }, { class: 'small', 'aria-label': `Add an item to ${label}` }));
   return {
     element: box,
     get(errors, p) {

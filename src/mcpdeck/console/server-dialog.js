@@ -272,6 +272,7 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
     busy(true, 'Connecting to test it (nothing is saved)…');
     try {
       add(clear(report), testReport(await post('/test', { name: n || 'test', config })));
+      report.scrollIntoView({ block: 'nearest' });
     } catch (error) {
       add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
     } finally { busy(false); }

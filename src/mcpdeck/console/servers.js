@@ -118,7 +118,8 @@ function mount(root) {
     row.note.dataset.kind = n ? n.kind : '';
     row.toggle.checked = s.state !== 'disabled';
     row.haystack = [s.name, s.transport, s.target, s.state, s.error || '', ...(s.warnings || [])].join(' ').toLowerCase();
-    row.tr.hidden = Boolean(filter) && !row.haystack.includes(filter);
+    const hide = Boolean(filter) && !row.haystack.includes(filter);
+    if (row.tr.hidden !== hide) row.tr.hidden = hide;
   }
 
   function layout() {
@@ -144,7 +145,10 @@ function mount(root) {
   }
 
   function applyFilter() {
-    for (const row of rows.values()) row.tr.hidden = Boolean(filter) && !row.haystack.includes(filter);
+    for (const row of rows.values()) {
+      const hide = Boolean(filter) && !row.haystack.includes(filter);
+      if (row.tr.hidden !== hide) row.tr.hidden = hide; // touch only what changes
+    }
     count();
   }
 

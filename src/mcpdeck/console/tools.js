@@ -82,7 +82,10 @@ function mount(root, route) {
 
   // ----- one tool -----------------------------------------------------------------------
   function select(name) {
-    if (running) return; // keep the running call on screen
+    if (running) { // keep the running call on screen
+      if (name !== running.name) toast(`${running.name} is still running: wait for it or cancel it first.`);
+      return;
+    }
     for (const item of items.values()) item.el.removeAttribute('aria-current');
     const item = name ? items.get(name) : null;
     selected = item ? item.tool : null;
@@ -179,9 +182,18 @@ function mount(root, route) {
       add(clear(list), h('p', { class: 'error-text' }, error.message));
       return;
     }
+    const before = selected ? JSON.stringify(selected) : null;
     renderList();
     const wanted = route.args[0] || (selected && selected.name);
-    if (wanted && !running) select(wanted);
+    if (!wanted || running) return;
+    const now = items.get(wanted);
+    // A reload that left the shown tool as it was keeps its form (and what was typed in it).
+    if (now && before === JSON.stringify(now.tool) && detail.querySelector('h2')?.textContent === wanted) {
+      selected = now.tool;
+      now.el.setAttribute('aria-current', 'true');
+      return;
+    }
+    select(wanted);
   }
   const reload = debounce(load, 300);
 

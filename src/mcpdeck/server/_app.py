@@ -1,5 +1,6 @@
-"""The one ASGI app of ``mcpdeck serve``: the console at ``/`` (files under ``/console/``), the API at
-``/api``, the gateway at ``/mcp``.
+"""The one ASGI app of ``mcpdeck serve``: the console at ``/``, the API at ``/api``, the gateway at ``/mcp``.
+
+The console is files of the package, served by ``_console`` (its page at ``/``, the rest under ``/console/``).
 
 Everything sits behind ``Guard`` (token, Host, Origin, rate limit). The gateway is mounted
 when ``mcpdeck.gateway`` exists and offers ``create_gateway(host)``; until then ``/mcp``
