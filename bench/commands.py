@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,7 +99,7 @@ SERVED = "served.json"
 
 
 @contextlib.contextmanager
-def serve_running(home: Path, env: dict[str, str]) -> Iterator[None]:
+def serve_running(home: Path, env: dict[str, str]) -> Generator[None]:
     """``mcpdeck serve`` for the line server's config, until the block ends (its server connected first)."""
     config = home / SERVED
     line = {"command": str(VENV_BIN / "python"), "args": ["-S", str(ROOT / "bench" / "servers" / "line.py")]}
