@@ -165,3 +165,81 @@ def test_an_entry_exposes_what_the_server_said_of_the_tool() -> None:
         "outputSchema": {"type": "object"},
         "annotations": {"title": "Look up", "readOnlyHint": True},
     }
+
+
+# ----- long server names --------------------------------------------------------------------
+
+LONG_SERVER = "acme-corporation-internal-configuration-services"  # 48 characters: the most a name may have
+
+
+def test_a_long_server_name_is_shortened_first_so_the_tool_name_stays_readable() -> None:
+    catalog = build_catalog({LONG_SERVER: [tool("get_config"), tool("set_config")]}, version=1)
+    by_tool = {entry.original_name: entry.name for entry in catalog}
+    digest = hashlib.sha256(LONG_SERVER.encode()).hexdigest()[:4]
+    for original, name in by_tool.items():
+        assert len(name) <= MAX_TOOL_NAME and SAFE.fullmatch(name)
+        assert name.endswith(f"-{digest}__{original}")  # the tool's own name whole, after a hash of the server
+        assert name.startswith("mcp__acme-corporation")
+    assert catalog.find(LONG_SERVER, "get_config") is catalog.get(by_tool["get_config"])
+
+
+def test_a_tool_name_too_long_even_beside_a_short_server_part_is_cut_with_a_hash() -> None:
+    long = "describe_every_configuration_value_of_the_whole_service_now"  # 59 characters
+    (name,) = build_catalog({LONG_SERVER: [tool(long)]}, version=1).names()
+    assert len(name) == MAX_TOOL_NAME
+    assert name.startswith("mcp__acme-cor-") and name.endswith("_" + suffix(LONG_SERVER, long))
+    assert "__describe_every_configuration" in name
+
+
+def test_shortened_names_are_stable_and_still_never_collide() -> None:
+    tools = [tool("get_config"), tool("get config"), tool("get.config")]
+    first = names(build_catalog({LONG_SERVER: tools, "other": [tool("get_config")]}, version=1))
+    again = names(build_catalog({"other": [tool("get_config")], LONG_SERVER: list(reversed(tools))}, version=2))
+    assert first == again
+    assert len(set(first.values())) == 4
+    assert first[("other", "get_config")] == "mcp__other__get_config"
+
+
+# ----- argument checks: only what is certain to fail -----------------------------------------
+
+
+def test_a_required_property_with_a_default_is_filled_and_then_fits() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "scale": {"type": "string", "enum": ["css", "device"], "default": "css"},
+            "n": {"type": "integer"},
+        },
+        "required": ["scale", "n"],
+    }
+    entry = build_catalog({"pw": [tool("shot", schema)]}, version=1).get("mcp__pw__shot")
+    assert entry is not None
+    filled = entry.with_defaults({"n": 1})
+    assert filled == {"n": 1, "scale": "css"}
+    assert entry.validate_arguments(filled) == []
+    assert entry.with_defaults({"n": 1, "scale": "device"}) == {"n": 1, "scale": "device"}  # given wins
+    assert entry.validate_arguments(entry.with_defaults({})) == [
+        "'n' is a required property"
+    ]  # no default: still needed
+
+
+def test_a_ref_cycle_is_a_clear_problem_of_that_tool_not_a_crash() -> None:
+    loop = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+    }
+    catalog = build_catalog({"m": [tool("loop", loop), tool("fine", {"type": "object"})]}, version=1)
+    entry, fine = catalog.get("mcp__m__loop"), catalog.get("mcp__m__fine")
+    assert entry is not None and fine is not None
+    problems = entry.validate_arguments({"x": 1})
+    assert len(problems) == 1 and "loops back to itself" in problems[0] and "--no-validate" in problems[0]
+    assert entry.validate_arguments({"x": 1}) == problems  # asked again: the same answer, no crash
+    assert fine.validate_arguments({"y": 2}) == []
+
+
+def test_a_reference_the_validator_cannot_resolve_leaves_the_check_to_the_server() -> None:
+    schema = {"type": "object", "properties": {"x": {"$ref": "https://example.invalid/schema.json"}}}
+    entry = build_catalog({"m": [tool("remote", schema)]}, version=1).get("mcp__m__remote")
+    assert entry is not None
+    assert entry.validate_arguments({"x": 1}) == []

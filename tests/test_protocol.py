@@ -136,7 +136,10 @@ async def host(
     """An open host whose server ``features`` is the features server, with elicitation and sampling handlers."""
     logs = tmp_path_factory.mktemp("logs")
     servers = {"features": feature_server.spec}
-    async with Host(servers, log_dir=logs, elicitation=shared_answers.elicit, sampling=shared_answers.sample) as opened:
+    answers = shared_answers
+    async with Host(
+        servers, log_dir=logs, elicitation=answers.elicit, sampling=answers.sample, roots=[Path.cwd()]
+    ) as opened:
         status = opened.servers["features"]
         assert (status.state, status.error) == (ServerState.CONNECTED, None)
         yield opened
@@ -352,11 +355,21 @@ async def test_sampling_is_answered_by_the_hosts_model(host: Host, answers: Answ
 # ----- roots --------------------------------------------------------------------------------------------
 
 
-async def test_roots_are_the_working_directory_by_default(host: Host) -> None:
+async def test_roots_given_to_the_host_are_offered(host: Host) -> None:
     cwd = Path.cwd()
     assert [(str(r.uri), r.name) for r in host.roots] == [(cwd.as_uri(), cwd.name)]
     answer = json.loads((await host.call_tool("mcp__features__list_roots")).text())
     assert answer == {"capability": True, "roots": [{"uri": cwd.as_uri(), "name": cwd.name}]}
+
+
+async def test_without_roots_asked_for_none_are_offered_and_the_capability_is_not_announced(
+    feature_server: FeatureServer, tmp_path: Path
+) -> None:
+    async with Host({"features": feature_server.spec}, log_dir=tmp_path / "logs") as host:
+        assert host.roots == []
+        with anyio.fail_after(WAIT):
+            answer = json.loads((await host.call_tool("mcp__features__list_roots")).text())
+    assert answer == {"capability": False, "roots": []}
 
 
 async def test_new_roots_reach_the_server_and_older_servers_are_told(

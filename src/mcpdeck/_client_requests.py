@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import mcp_types as types
@@ -37,7 +37,8 @@ class ClientHandlers:
 
     elicitation: ElicitationHandler | None = None
     sampling: SamplingHandler | None = None
-    roots: list[types.Root] = field(default_factory=list[types.Root])
+    roots: list[types.Root] | None = None
+    """The host's roots; None when nobody asked for any (then none are offered)."""
 
 
 def fill_defaults(schema: dict[str, Any] | None, content: dict[str, Any] | None) -> dict[str, Any]:
@@ -144,7 +145,13 @@ class ServerRequests:
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
         """The folders the host offers the server."""
         self._report("roots", "answered")
-        return types.ListRootsResult(roots=list(self._roots if self._roots is not None else self._handlers.roots))
+        roots = self._roots if self._roots is not None else self._handlers.roots
+        return types.ListRootsResult(roots=list(roots or []))
+
+    @property
+    def offers_roots(self) -> bool:
+        """Whether this server is offered roots at all: its own ``roots`` list, or the host's."""
+        return self._roots is not None or self._handlers.roots is not None
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
         """A log message from the server: to its log file and to the event bus."""

@@ -1,11 +1,13 @@
 """One catalog of every server's tools, under stable, safe names.
 
 A tool ``read_file`` of server ``fs`` is ``mcp__fs__read_file``. Names hold only
-``[A-Za-z0-9_-]`` and at most 64 characters. A name that had to be changed to fit (bad
-characters, too long) and collides with another, or is cut for length, gets a suffix of
-six hex digits hashed from (server, original name): the same tool gets the same name in
-every run, whatever order servers answer in. Names that several tools would share get the
-suffix too (all but one unaltered name among them). Nothing is ever silently overwritten.
+``[A-Za-z0-9_-]`` and at most 64 characters. When a name is too long, the server part
+gives way first (cut, with four hex digits hashed from the whole server name), so the
+tool's own name stays readable; only a tool name too long by itself is cut, with six hex
+digits hashed from (server, original name). Names that several tools would share get that
+suffix too (all but one unaltered name among them). Every name depends only on (server,
+tool): the same in every run, whatever order servers answer in. Nothing is ever silently
+overwritten.
 
 The index maps each name back to ``(server, original tool name)``: names are looked up,
 never split.
@@ -90,17 +92,35 @@ def _suffix(server: str, tool: str) -> str:
     return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:6]
 
 
+_ROOM = MAX_TOOL_NAME - len(PREFIX) - len("__")
+"""Characters a server name and a tool name share in a public name (57)."""
+_SERVER_KEEP = 8
+"""A shortened server part keeps at least this many of the server's characters (then ``-`` and 4 hex digits)."""
+
+
+def _short_server(server: str, room: int) -> str:
+    """The server part cut to ``room`` characters: its start, ``-``, and 4 hex digits of the whole name."""
+    digest = hashlib.sha256(server.encode()).hexdigest()[:4]
+    return f"{server[: room - 5]}-{digest}"
+
+
 def tool_name(server: str, tool: str) -> tuple[str, bool]:
     """The plain namespaced name of a tool, and whether it is exactly the original (not altered).
 
-    Callers that need the final, collision-free name use ``build_catalog``.
+    A name longer than 64 characters is shortened: the server part first (down to 8 of its
+    characters and a hash of the whole server name), then, only if the tool's own name is
+    still too long, the tool part, which then ends in a hash of (server, tool). Callers that
+    need the final, collision-free name use ``build_catalog``.
     """
     safe = _UNSAFE.sub("_", tool) or "_"
-    name = f"{PREFIX}{server}__{safe}"
-    exact = safe == tool and len(name) <= MAX_TOOL_NAME
-    if len(name) > MAX_TOOL_NAME:
-        name = name[: MAX_TOOL_NAME - 7]
-    return name, exact
+    if len(server) + len(safe) <= _ROOM:
+        return f"{PREFIX}{server}__{safe}", safe == tool
+    smallest = _SERVER_KEEP + 5
+    if _ROOM - len(safe) >= smallest:  # the tool's name fits beside a shortened server part
+        return f"{PREFIX}{_short_server(server, _ROOM - len(safe))}__{safe}", False
+    part = _short_server(server, smallest) if len(server) > smallest else server
+    room = _ROOM - len(part) - 7
+    return f"{PREFIX}{part}__{safe[:room]}_{_suffix(server, tool)}", False
 
 
 def _with_suffix(base: str, server: str, tool: str) -> str:
@@ -161,14 +181,35 @@ class CatalogTool:
         """Whether the server says the tool does not change anything."""
         return bool(self.tool.annotations and self.tool.annotations.read_only_hint)
 
+    def with_defaults(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``arguments`` with the declared ``default`` of each missing required property filled in.
+
+        A property that is both required and given a default (common in generated schemas)
+        is one the server fills itself; sending the default keeps a strict server happy too.
+        """
+        filled = dict(arguments)
+        schema = self.input_schema
+        required: Any = schema.get("required")
+        properties: Any = schema.get("properties")
+        if not isinstance(required, list) or not isinstance(properties, dict):
+            return filled
+        for key in cast(list[Any], required):
+            spec: Any = cast(dict[Any, Any], properties).get(key)
+            if isinstance(key, str) and key not in filled and isinstance(spec, dict) and "default" in spec:
+                filled[key] = cast(dict[str, Any], spec)["default"]
+        return filled
+
     def validate_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
         """Problems with ``arguments`` against the input schema ([] when they fit).
 
-        Most tools take a flat object of simply typed fields; for those a direct check of
-        required keys and types answers "fits" without the general validator (which
-        costs ~10 µs a call). Anything else — and every misfit, for its messages — goes
-        to the compiled ``jsonschema`` validator, which is kept. A schema the validator
-        cannot read is the server's problem; then nothing is checked here.
+        Only what is certain to fail is reported (callers fill defaults first, see
+        ``with_defaults``). Most tools take a flat object of simply typed fields; for those a
+        direct check of required keys and types answers "fits" without the general validator
+        (which costs ~10 µs a call). Anything else — and every misfit, for its messages — goes
+        to the compiled ``jsonschema`` validator, which is kept. A schema the validator cannot
+        read, or one whose references it cannot resolve, is the server's to judge: nothing is
+        checked here. A schema whose ``$ref`` chain loops back on itself cannot be checked at
+        all, and says so (the call can still be sent unchecked).
         """
         fast = self._fast
         if fast is _UNSET:
@@ -182,13 +223,22 @@ class CatalogTool:
                 cls = validator_for(self.input_schema)
                 cls.check_schema(self.input_schema)
                 validator = cls(self.input_schema)
-            except SchemaError:
+            except (SchemaError, RecursionError):
                 validator = None
             object.__setattr__(self, "_validator", validator)
         if validator is None:
             return []
+        try:
+            errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        except RecursionError:
+            return [
+                "its input schema cannot be checked: a $ref in it loops back to itself; "
+                "send the call unchecked (validate=False, or `mcpdeck call --no-validate`) to let the server judge"
+            ]
+        except Exception:  # an unresolvable $ref (remote, missing) and the like: the server decides
+            return []
         problems: list[str] = []
-        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
+        for error in errors:
             where = "/".join(str(p) for p in error.path)
             problems.append(f"{where}: {error.message}" if where else error.message)
         return problems
@@ -251,7 +301,7 @@ def assign_names(items: Sequence[tuple[str, str]]) -> list[str]:
     Names do not depend on the order items come in. A name that fits and was not altered
     is kept, unless other items want the same name; then, if exactly one of them is
     unaltered, it keeps the name and the others get the hash suffix, and otherwise they all
-    do. A cut name always has the suffix.
+    do. A shortened name carries its own hashes (see ``tool_name``).
     """
     planned: list[tuple[str, bool]] = []
     exact_claims: dict[str, int] = {}
@@ -264,8 +314,7 @@ def assign_names(items: Sequence[tuple[str, str]]) -> list[str]:
     names: list[str] = []
     taken: set[str] = set()
     for (server, original), (base, exact) in zip(items, planned, strict=True):
-        too_long = len(f"{PREFIX}{server}__{original}") > MAX_TOOL_NAME
-        keeps = not too_long and (claims[base] == 1 or (exact and exact_claims[base] == 1))
+        keeps = claims[base] == 1 or (exact and exact_claims[base] == 1)
         name = base if keeps else _with_suffix(base, server, original)
         if name in taken:  # a 24-bit suffix collision: astronomically rare, but never overwrite
             name = _with_suffix(name, server, f"{original}\0{len(taken)}")

@@ -144,6 +144,18 @@ class _ProgressRelay:
             await self._progress(progress, total, message)
 
 
+def _missing_command(command: str, path: str) -> str:
+    """Why a stdio server's command cannot be run: not on PATH, or (given as a path) missing or not executable."""
+    if os.sep in command or (os.altsep is not None and os.altsep in command):
+        target = Path(command).expanduser()
+        if target.is_dir():
+            return f"command {command!r} is a folder, not a program; give the program's path"
+        if target.exists():
+            return f"command {command!r} is not executable; make it so (chmod +x) or run it through its interpreter"
+        return f"command {command!r} does not exist; check the path"
+    return f"command {command!r} was not found on PATH; install it or give its full path (searched {path})"
+
+
 class ServerConnection:
     """The supervisor of one server's connection. Created and driven by ``Host``."""
 
@@ -464,7 +476,8 @@ class ServerConnection:
         elif self._closing or self._commanded:
             return connected, "stopped by the host"  # (not a failure: the caller goes on with the command)
         elif scope.cancelled_caught and not connected:
-            reason = f"did not finish {self._phase} within {timeout:g} s"
+            advice = '(its "startupTimeout"; raise it if it needs longer)'
+            reason = f"did not finish {self._phase} within {timeout:g} s {advice}"
         elif self._gone_reason is not None:
             self._write_log(f"[mcpdeck] session ended: {self._gone_reason}")
             return connected, self._gone_reason
@@ -500,7 +513,10 @@ class ServerConnection:
     def _client_for(self, server: Any, mode: Literal["auto", "legacy"] = "auto") -> Client:
         requests = self._requests
         config = self._config
-        offers_roots = not (isinstance(config, StdioServerConfig | RemoteServerConfig) and config.roots is False)
+        own = config.roots if isinstance(config, StdioServerConfig | RemoteServerConfig) else None
+        # Roots only where someone asked: the server's own list, or the host's (Host(roots=...));
+        # never by default, since a server may trade its command line's folders for them.
+        offers_roots = own is not False and requests.offers_roots
         return Client(
             server,
             client_info=_CLIENT_INFO,
@@ -648,11 +664,7 @@ class ServerConnection:
             config.env, npm_registry=config.npm_registry or self._npm_registry, environ=self._environ
         )
         if find_command(config.command, env["PATH"]) is None:
-            raise ServerError(
-                self.name,
-                f"command {config.command!r} was not found on PATH; install it or give its full path "
-                f"(searched {env['PATH']})",
-            )
+            raise ServerError(self.name, _missing_command(config.command, env["PATH"]))
         params = StdioServerParameters(command=config.command, args=config.args, env=env, cwd=self._cwd(config.cwd))
         assert isinstance(self._config, StdioServerConfig)
         with self._log.stderr(self.name, self._config.target) as errlog:

@@ -1,16 +1,18 @@
 """History: every tool call and every conversation, in SQLite.
 
-The database lives in the user data dir (``<data dir>/mcpdeck/history.sqlite3``) unless a
-path is given. Its schema is versioned with SQLite's ``user_version`` and brought up to
-date by numbered migrations when it is opened, each in its own transaction, so an old
-file is upgraded in place and a newer one is refused rather than misread.
+The database lives in mcpdeck's data folder (``<data dir>/history.sqlite3``, or
+``$MCPDECK_HISTORY``; see ``mcpdeck._paths``) unless a path is given. Its schema is
+versioned with SQLite's ``user_version`` and brought up to date by numbered migrations
+when it is opened, each in its own transaction, so an old file is upgraded in place and
+a newer one is refused rather than misread.
 
 Secrets never land in it: every text stored passes through a redactor that replaces the
 literal secret values of the config (env values, header values, OAuth client secrets) and
 the values its ``${VAR}`` references bring in from the environment with ``****``.
 
 It is private: the file (and SQLite's ``-wal`` and ``-shm`` beside it) is ``0600``, and a
-folder mcpdeck creates for it ``0700`` (the default folder is made ``0700`` too).
+folder mcpdeck creates for it ``0700`` (mcpdeck's data folder is made ``0700`` too; a folder
+the user named for the file is left as it is).
 
 ``host.events.on(history.record)`` records a host's tool calls from its events.
 """
@@ -26,10 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-import platformdirs
-
 from mcpdeck._files import ensure_private_dir, ensure_private_file
 from mcpdeck._masking import Redactor
+from mcpdeck._paths import data_dir, history_path
 from mcpdeck.config import McpConfig, StdioServerConfig
 from mcpdeck.config._expand import referenced_values
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
@@ -84,8 +85,8 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 def default_history_path() -> Path:
-    """``<user data dir>/mcpdeck/history.sqlite3``."""
-    return platformdirs.user_data_path("mcpdeck", appauthor=False) / "history.sqlite3"
+    """``$MCPDECK_HISTORY``, else ``<data dir>/history.sqlite3`` (see ``mcpdeck._paths``)."""
+    return history_path() or data_dir() / "history.sqlite3"
 
 
 def _oauth_secrets(oauth: object) -> list[str]:
@@ -167,7 +168,7 @@ class History:
         self._redact = redactor or Redactor()
         self._lock = threading.Lock()
         self._keys: dict[str, int] = {}  # conversation key -> id, so recording a call reads nothing
-        default = path is None or self.path == default_history_path()
+        default = self.path == data_dir() / "history.sqlite3"  # mcpdeck's own folder, not one the user named
         ensure_private_dir(self.path.parent, tighten=default)
         ensure_private_file(self.path)  # SQLite gives the -wal and -shm it creates the database file's mode
         for suffix in ("-wal", "-shm"):  # ones an older mcpdeck left readable

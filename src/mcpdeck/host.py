@@ -29,11 +29,11 @@ from typing import Any, Self
 import anyio
 import anyio.to_thread
 import mcp_types as types
-import platformdirs
 from anyio.abc import TaskGroup
 
 from mcpdeck._client_requests import ClientHandlers
 from mcpdeck._lists import ListKind
+from mcpdeck._paths import log_dir
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
@@ -82,9 +82,9 @@ ServerSpec = ServerConfig | InProcessServer | Mapping[str, Any]
 """What a server can be given as in code: a config model, its JSON form, or an SDK server object."""
 
 
-def default_log_dir() -> Path:
-    """Where server logs go: ``<user log dir>/mcpdeck/servers``."""
-    return platformdirs.user_log_path("mcpdeck", appauthor=False) / "servers"
+def default_log_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where server logs go: ``$MCPDECK_LOG_DIR``, ``$MCPDECK_HOME/logs``, else ``<user log dir>/mcpdeck/servers``."""
+    return log_dir(environ)
 
 
 @dataclass(frozen=True)
@@ -107,10 +107,15 @@ class ServerTest:
         return self.status.state is ServerState.CONNECTED
 
 
-def _roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root]:
-    """Roots as the protocol gives them: ``file://`` URIs of absolute folders, named after the folder."""
+def _roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root] | None:
+    """Roots as the protocol gives them: ``file://`` URIs of absolute folders, named after the folder.
+
+    None (nobody asked for roots) stays None: the host then offers no roots at all.
+    """
+    if roots is None:
+        return None
     result: list[types.Root] = []
-    for root in [Path.cwd()] if roots is None else roots:
+    for root in roots:
         text = os.fspath(root)
         if text.startswith("file://"):
             result.append(types.Root.model_validate({"uri": text, "name": Path(text[7:]).name or text}))
@@ -172,8 +177,9 @@ class Host:
                 1 s doubling to 30 s, with jitter).
             elicitation: Answers servers' requests for user input; without it they are declined.
             sampling: Answers servers' requests for a model completion; without it they are refused.
-            roots: Folders (paths or ``file://`` URIs) offered to servers as roots (default: the
-                working directory).
+            roots: Folders (paths or ``file://`` URIs) offered to servers as roots. Default: none,
+                and the roots capability is not announced, so a server keeps to what its own
+                command line says (a server's ``roots`` config key still gives it its own).
             oauth_interaction: How to ask the user to authorize a remote server that needs OAuth
                 (e.g. ``mcpdeck.auth.BrowserInteraction()``). Without it the host never asks: such a
                 server fails with "needs authorization: run `mcpdeck auth login NAME`". The user's
@@ -191,7 +197,7 @@ class Host:
         """
         self._initial = servers
         self._store = store
-        self._log_dir = Path(log_dir) if log_dir is not None else default_log_dir()
+        self._log_dir = Path(log_dir) if log_dir is not None else default_log_dir(environ)
         self._environ = environ
         self._only = set(only) if only is not None else None
         self._wait = wait
@@ -421,6 +427,7 @@ class Host:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         check_permission: bool = False,
+        validate: bool = True,
     ) -> ToolResult:
         """Call a tool by its catalog name.
 
@@ -431,6 +438,9 @@ class Host:
             progress: Called with each progress notification.
             check_permission: Pass ``permissions`` first, asking the approver when the rules
                 say ``ask``: for calls a model made. A call the user makes directly needs no gate.
+            validate: Check the arguments against the input schema first (only what is certain
+                to fail: declared defaults fill missing required properties). ``False`` sends them
+                as they are and lets the server judge.
 
         A tool that runs and fails returns a result with ``is_error``; these raise:
 
@@ -447,9 +457,11 @@ class Host:
         if entry is None:
             raise self._not_found(name)
         args = dict(arguments or {})
-        problems = entry.validate_arguments(args)
-        if problems:
-            raise InvalidArgumentsError(name, problems)
+        if validate:
+            args = entry.with_defaults(args)
+            problems = entry.validate_arguments(args)
+            if problems:
+                raise InvalidArgumentsError(name, problems)
         server, tool = entry.server, entry.original_name
         connection = self._connection(server)
         approved_by: str | None = None
@@ -559,7 +571,10 @@ class Host:
         for server, connection in self._connections.items():
             if name.startswith(f"mcp__{server}__") and connection.state is not ServerState.CONNECTED:
                 return ServerUnavailableError(server, connection._unavailable_reason())  # pyright: ignore[reportPrivateUsage]
-        return ToolNotFoundError(name, suggestions=difflib.get_close_matches(name, self._catalog.names(), n=3))
+        # A server's own name for a tool (`echo`) points at its public name(s) first.
+        same = [tool.name for tool in self._catalog if tool.original_name == name]
+        close = difflib.get_close_matches(name, self._catalog.names(), n=3)
+        return ToolNotFoundError(name, suggestions=same + [n for n in close if n not in same][: max(0, 3 - len(same))])
 
     # ----- resources, prompts, completions ---------------------------------------------
 
@@ -690,11 +705,15 @@ class Host:
 
     @property
     def roots(self) -> list[types.Root]:
-        """The folders offered to servers as roots."""
-        return list(self._handlers.roots)
+        """The folders offered to servers as roots ([] when the host offers none)."""
+        return list(self._handlers.roots or [])
 
     async def set_roots(self, roots: Iterable[str | os.PathLike[str]]) -> None:
-        """Offer other roots, and tell connected servers that they changed."""
+        """Offer other roots, and tell connected servers that they changed.
+
+        A server that connected while the host offered no roots was not told the host has
+        any; it sees them from its next connect (``reconnect``).
+        """
         self._handlers.roots = _roots(roots)
         for connection in self._connections.values():
             await connection.roots_changed()
@@ -747,6 +766,10 @@ class Host:
     async def set_server_disabled(self, name: str, disabled: bool, *, save: bool = True) -> ServerStatus:
         """Disable (keep the config, don't connect) or enable a server."""
         return await self.update_server(name, {"disabled": disabled}, save=save)
+
+    async def wait_settled(self, name: str) -> ServerStatus:
+        """Wait until the server has connected, failed, or is disabled or stopped (with ``Host(wait=False)``)."""
+        return await self._connection(name).wait_settled()
 
     async def reconnect(self, name: str) -> ServerStatus:
         """Close the server's session and connect again."""

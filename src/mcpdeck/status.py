@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
+if TYPE_CHECKING:  # annotations only: importing the status costs no SDK import
+    import mcp_types as types
 
 __all__ = ["RetryPolicy", "ServerState", "ServerStatus"]
 

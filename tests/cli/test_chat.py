@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import cli_environment
+from tests.helpers import cli_environment, closed_port
 from tests.llm.scripted import Call, Fail, Received, Reply, Step, serve_scripted_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,3 +203,14 @@ def test_an_unknown_conversation_is_a_clear_error(tmp_path: Path) -> None:
     done = mcpdeck(config, "history", "--conversation", "99")
     assert done.returncode == 2
     assert "no conversation 99 in" in done.stderr and "mcpdeck history --conversations" in done.stderr
+
+
+def test_a_chat_that_never_reached_the_provider_leaves_no_conversation(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    with closed_port() as port:
+        env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"}
+        done = chat(config, "-m", "openai:m", "hi", env=env)
+    assert done.returncode == 1
+    assert "cannot reach" in done.stderr
+    listed = mcpdeck(config, "history", "--conversations", "--json")
+    assert json.loads(listed.stdout)["conversations"] == []

@@ -152,7 +152,21 @@ def test_add_remove_enable_disable_change_only_their_server(tmp_path: Path) -> N
     assert "disabled" not in json.loads(path.read_text())["mcpServers"]["basic"]
 
     remote = run(path, "add", "api", "--url", "http://127.0.0.1:9/mcp", "--type", "http", "--header", "X-Key: ${KEY}")
-    assert remote.returncode == 1 and "did not connect" in remote.stderr
+    assert remote.returncode == 1 and "did not connect, so it was not saved" in remote.stderr
+    assert "api" not in json.loads(path.read_text())["mcpServers"]
+    remote = run(
+        path,
+        "add",
+        "api",
+        "--save-anyway",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--type",
+        "http",
+        "--header",
+        "X-Key: ${KEY}",
+    )
+    assert remote.returncode == 1 and "saved anyway" in remote.stderr
     assert json.loads(path.read_text())["mcpServers"]["api"] == {
         "type": "http",
         "url": "http://127.0.0.1:9/mcp",

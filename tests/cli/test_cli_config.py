@@ -96,7 +96,7 @@ def test_an_unusable_config_is_a_clear_error_naming_the_file(tmp_path: Path, tex
     done = run(config, "list")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
-    assert done.stderr.startswith(f"error: {config}{message}"), done.stderr
+    assert done.stderr.startswith(f"Error: {config}{message}"), done.stderr
 
 
 KEPT = {"fs": ["*"], "gh": ["create_issue", "delete_*"]}

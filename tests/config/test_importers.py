@@ -603,7 +603,7 @@ def test_a_missing_default_file_names_the_default_path(tmp_path: Path, monkeypat
     assert caught.value.path == str(Path.cwd() / ".mcp.json")
 
 
-def test_malformed_json_is_refused_with_its_line(tmp_path: Path) -> None:
+def test_malformed_json_is_refused_with_its_line_and_column(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "claude_desktop_config.json",
         """{

@@ -130,6 +130,10 @@ class Agent:
         self._search = search_tool(self._find, self._on_found)
         self._check_names()
         self._conversation: str | None = None
+        self._pending: list[tuple[str, Any]] | None = None
+        """Messages of a conversation not in the history yet: it is written once the model first answers,
+        so an attempt that never reached the model (provider unreachable) leaves no one-message conversation."""
+        self._title: str | None = None
 
     def _check_names(self) -> None:
         seen: set[str] = set()
@@ -164,6 +168,7 @@ class Agent:
         self.messages = []
         self.found = []
         self._conversation = None
+        self._pending = None
 
     # ----- the tool list ------------------------------------------------------------------
 
@@ -251,15 +256,28 @@ class Agent:
     def _conversation_key(self, prompt: str) -> str:
         if self._conversation is None:
             self._conversation = uuid.uuid4().hex
-            if self.history is not None:
-                self.history.start_conversation(model=self.model.name, title=prompt[:80], key=self._conversation)
+            self._title = prompt[:80]
+            self._pending = [] if self.history is not None else None
         return self._conversation
 
     def _record(self, role: str, content: Any) -> None:
-        if self.history is not None and self._conversation is not None:
-            conversation = self.history.conversation_id(self._conversation)
-            if conversation is not None:
-                self.history.add_message(conversation, role, content)
+        if self.history is None or self._conversation is None:
+            return
+        if self._pending is not None:  # the model has not answered yet
+            self._pending.append((role, content))
+            return
+        conversation = self.history.conversation_id(self._conversation)
+        if conversation is not None:
+            self.history.add_message(conversation, role, content)
+
+    def _answered(self) -> None:
+        """The model answered: the conversation goes into the history now, with what was held back."""
+        if self.history is None or self._conversation is None or self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        self.history.start_conversation(model=self.model.name, title=self._title, key=self._conversation)
+        for role, content in pending:
+            self._record(role, content)
 
     async def _run(self, prompt: str, send: MemoryObjectSendStream[AgentEvent]) -> None:
         user = self.model.user_message(prompt)
@@ -287,6 +305,7 @@ class Agent:
                 return
             if turn is None:  # pragma: no cover - every adapter ends with a Turn
                 raise RuntimeError("the model's stream ended without a turn")
+            self._answered()
             if turn.usage is not None:
                 usage_in += turn.usage.input_tokens or 0
                 usage_out += turn.usage.output_tokens or 0

@@ -20,10 +20,10 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-import platformdirs
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
+from mcpdeck._paths import data_dir
 from mcpdeck.auth._files import write_private
 from mcpdeck.auth._keyring import SERVICE, KeyringModule, keyring_wanted, load_keyring
 from mcpdeck.auth._records import Backend, Record, Secrets, StoredAuth, record_key
@@ -35,9 +35,9 @@ __all__ = ["TokenStore", "default_auth_dir"]
 logger = logging.getLogger(__name__)
 
 
-def default_auth_dir() -> Path:
-    """Where token records go: ``<user data dir>/mcpdeck/auth``."""
-    return platformdirs.user_data_path("mcpdeck", appauthor=False) / "auth"
+def default_auth_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where token records go: ``<data dir>/auth`` (``$MCPDECK_DATA_DIR``, ``$MCPDECK_HOME``; see ``_paths``)."""
+    return data_dir(environ) / "auth"
 
 
 class TokenStore:
@@ -60,7 +60,7 @@ class TokenStore:
         environ: Mapping[str, str] | None = None,
         keyring_module: KeyringModule | None = None,
     ):
-        self.directory = Path(directory) if directory is not None else default_auth_dir()
+        self.directory = Path(directory) if directory is not None else default_auth_dir(environ)
         self._fresh: frozenset[str] = frozenset()
         wanted = keyring if keyring is not None else keyring_wanted(os.environ if environ is None else environ)
         self._keyring: KeyringModule | None = None

@@ -290,7 +290,8 @@ def _call(
         sys.exit(1)
 
 
-def _test(api: Attached, config: Path, name: str, as_json: bool, **_: Any) -> None:
+def _test(api: Attached, config: Path, target: tuple[str, ...], as_json: bool, **_: Any) -> None:
+    name = target[0]
     report = api.request("POST", f"/servers/{quote(name, safe='')}/test")
     data = _status(report)
     if as_json:
@@ -344,6 +345,17 @@ _RUN: dict[str, Callable[..., None]] = {
 }
 
 
+def _attachable(name: str, kwargs: dict[str, Any]) -> bool:
+    """Whether ``serve`` can answer this command as asked (some options need the command's own host)."""
+    if kwargs.get("show_secrets") or kwargs.get("no_connect") or kwargs.get("no_validate"):
+        return False  # secrets stay masked in the API; the rest asks for this process's own way
+    if name == "test":
+        target: tuple[str, ...] = kwargs.get("target") or ()
+        given = ("url", "kind", "headers", "envs", "cwd", "roots")
+        return len(target) == 1 and not any(kwargs.get(option) for option in given)  # a saved server, by name
+    return True
+
+
 def attached_command(name: str, original: click.Command, config_of: Callable[[click.Context], Path]) -> click.Command:
     """``original`` with the same options, run through a running ``serve`` when there is one.
 
@@ -353,7 +365,7 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
     def callback(**kwargs: Any) -> Any:
         ctx = click.get_current_context()
         config = config_of(ctx)
-        api = connect(config)
+        api = connect(config) if _attachable(name, kwargs) else None
         if api is None:
             return ctx.invoke(original, **kwargs)
         try:

@@ -11,19 +11,20 @@ import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 import click
 
 from mcpdeck._masking import Redactor, mask_url
-from mcpdeck.auth import BrowserInteraction, StoredAuth, TokenStore, oauth_settings
-from mcpdeck.auth._interaction import DEFAULT_LOGIN_TIMEOUT
-from mcpdeck.cli._app import _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, table
-from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig, expand_vars, validate_server_name
-from mcpdeck.config._expand import referenced_values
+from mcpdeck.cli._app import SECONDS, _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.errors import ConfigError
-from mcpdeck.host import Host
+
+if TYPE_CHECKING:
+    from mcpdeck.auth import StoredAuth
+    from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig
+
+LOGIN_TIMEOUT = 300.0
+"""``auth login --timeout`` by default (``DEFAULT_LOGIN_TIMEOUT``; spelled out so ``--help`` imports nothing)."""
 
 __all__ = ["auth_group"]
 
@@ -52,6 +53,8 @@ _run = run_async
 
 def _url_of(name: str, server: RemoteServerConfig) -> str:
     """The server's URL as the host connects to it (``${VAR}`` expanded when set)."""
+    from mcpdeck.config import expand_vars
+
     try:
         return expand_vars(server.url, os.environ, field="url", server=name)
     except ConfigError:
@@ -89,15 +92,24 @@ def auth_group() -> None:
 @click.option("--no-browser", is_flag=True, help="Only print the URL; don't try to open a browser.")
 @click.option(
     "--timeout",
-    type=float,
-    default=DEFAULT_LOGIN_TIMEOUT,
+    type=SECONDS,
+    default=LOGIN_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
     help="How long to wait for the browser.",
 )
 @_run
 async def login(name: str, no_browser: bool, timeout: float) -> None:
-    """Authorize mcpdeck for server NAME in a browser, and store the tokens."""
+    """Authorize mcpdeck for server NAME in a browser, and store the tokens.
+
+    \b
+    Example:
+      mcpdeck auth login github --no-browser
+    """
+    from mcpdeck.auth import BrowserInteraction, TokenStore, oauth_settings
+    from mcpdeck.config import RemoteServerConfig
+    from mcpdeck.host import Host
+
     ctx = _context()
     server = ctx.server(name)
     if not isinstance(server, RemoteServerConfig):
@@ -133,6 +145,9 @@ async def login(name: str, no_browser: bool, timeout: float) -> None:
 @errors_to_exit
 def logout(name: str) -> None:
     """Delete server NAME's stored tokens and client registration."""
+    from mcpdeck.auth import TokenStore
+    from mcpdeck.config import validate_server_name
+
     validate_server_name(name)
     removed = TokenStore().clear(name)
     if removed:
@@ -142,6 +157,10 @@ def logout(name: str) -> None:
 
 
 def _status_rows(name: str | None) -> list[dict[str, Any]]:
+    from mcpdeck.auth import TokenStore, oauth_settings
+    from mcpdeck.config import RemoteServerConfig
+    from mcpdeck.config._expand import referenced_values
+
     ctx = _context()
     config = ctx.store.read()
     store = TokenStore()
@@ -179,6 +198,9 @@ def _row(server: str, url: str, stored: StoredAuth | None, *, configured: bool) 
 @errors_to_exit
 def status(name: str | None, as_json: bool) -> None:
     """Show which remote servers are authorized: expiry and scopes (never a token)."""
+    from mcpdeck.auth import TokenStore
+    from mcpdeck.cli._render import echo_json, table
+
     rows = _status_rows(name)
     if as_json:
         echo_json({"backend": TokenStore().backend, "servers": rows})

@@ -4,32 +4,42 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import mcp_types as types
 
 from mcpdeck._files import private_opener
 from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, safe, style, table
-from mcpdeck.status import ServerState
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = ["register_content_commands"]
 
 
 def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
+    from mcpdeck.cli._render import style
+    from mcpdeck.status import ServerState
+
     for status in ctx_host_servers.values():
         if status.state is ServerState.FAILED:
             click.echo(style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
 
 
-@click.command()
+@click.command(short_help="List every server's resources and resource templates.")
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @_run
 async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
-    """List the resources and resource templates of every connected server."""
+    """List the resources and resource templates of every connected server.
+
+    \b
+    Example:
+      mcpdeck resources --server everything
+    """
+    from mcpdeck.cli._render import echo_json, table
+
     for name in servers:
         ctx.server(name)  # an unknown name is an error, not an empty list
     async with ctx.host(only=list(servers) or None) as host:
@@ -50,6 +60,10 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
 def _print_contents(result: types.ReadResourceResult, output: str | None) -> None:
     """Text to the terminal made safe; to FILE as it is (a new FILE is ``0600``); binary data as it is
     to FILE or a pipe (asked for as data), only described on a terminal."""
+    import mcp_types as types
+
+    from mcpdeck.cli._render import safe
+
     for item in result.contents:
         if isinstance(item, types.TextResourceContents):
             if output:
@@ -68,7 +82,7 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
                 click.echo(f"[binary {safe(item.mime_type or 'data')}, {len(data)} bytes: use --output FILE or a pipe]")
 
 
-@click.command()
+@click.command(short_help="Read a resource by URI.")
 @click.argument("uri")
 @click.option("--server", metavar="NAME", help="The server to read from (needed when several offer the URI).")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
@@ -76,7 +90,15 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
 @pass_ctx
 @_run
 async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
-    """Read a resource by URI."""
+    """Read a resource by URI.
+
+    \b
+    Examples:
+      mcpdeck read demo://resource/static/document/architecture.md
+      mcpdeck read file:///tmp/report.pdf --server fs -o report.pdf
+    """
+    from mcpdeck.cli._render import echo_json
+
     if server is not None:
         ctx.server(server)
     async with ctx.host(only=[server] if server else None, interactive=True) as host:
@@ -87,13 +109,20 @@ async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, outpu
         _print_contents(result, output)
 
 
-@click.command()
+@click.command(short_help="List every server's prompts under their namespaced names.")
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @_run
 async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
-    """List the prompts of every connected server, under their namespaced names."""
+    """List the prompts of every connected server, under their namespaced names.
+
+    \b
+    Example:
+      mcpdeck prompts --server everything
+    """
+    from mcpdeck.cli._render import echo_json, table
+
     for name in servers:
         ctx.server(name)
     async with ctx.host(only=list(servers) or None) as host:
@@ -115,6 +144,10 @@ async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> Non
 
 
 def _render_message(message: types.PromptMessage) -> str:
+    import mcp_types as types
+
+    from mcpdeck.cli._render import safe, style
+
     content = message.content
     if isinstance(content, types.TextContent):
         body = content.text
@@ -125,14 +158,21 @@ def _render_message(message: types.PromptMessage) -> str:
     return f"{style(message.role, bold=True)}: {safe(body, multiline=True)}"
 
 
-@click.command()
+@click.command(short_help="Get a prompt by its namespaced name, with --args JSON.")
 @click.argument("name")
 @click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object of strings.")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
 @pass_ctx
 @_run
 async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
-    """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args."""
+    """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args.
+
+    \b
+    Example:
+      mcpdeck prompt mcp__everything__args-prompt --args '{"city": "Oslo"}'
+    """
+    from mcpdeck.cli._render import echo_json, style
+
     arguments = json_object_option(args_json, "--args", '{"topic": "rain"}')
     known = list(ctx.store.read().servers)
     only = [s for s in known if name.startswith(f"mcp__{s}__")] or None

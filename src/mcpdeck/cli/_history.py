@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from mcpdeck.cli._app import HISTORY_ENV, _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._render import echo_json, safe, style, table
 from mcpdeck.errors import ConfigError
-from mcpdeck.history import History
+
+if TYPE_CHECKING:
+    from mcpdeck.history import History
 
 __all__ = ["register_history_command"]
 
 
-@click.command("history")
-@click.option("-n", "--limit", type=int, default=30, show_default=True, help="How many calls, newest first.")
+@click.command("history", short_help="Show the tool calls and chats made through mcpdeck.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=30,
+    show_default=True,
+    help="How many calls, newest first.",
+)
 @click.option("--server", metavar="NAME", help="Only this server's calls.")
 @click.option("--conversations", is_flag=True, help="List the chat conversations instead.")
 @click.option("--conversation", "conversation", type=int, metavar="ID", help="Show one conversation's messages.")
@@ -29,7 +39,16 @@ def history(
     """Show the tool calls made through mcpdeck (time, tool, status, who approved, duration, size).
 
     With --conversations, the chat conversations; with --conversation ID, one conversation.
+
+    \b
+    Examples:
+      mcpdeck history -n 10 --server fs
+      mcpdeck history --conversations
     """
+    from mcpdeck.cli._render import echo_json, style, table
+
+    if conversations and conversation is not None:
+        raise click.UsageError("give --conversations (the list) or --conversation ID (one), not both")
     db = ctx.history()
     if db is None:
         click.echo(f"History is off (${HISTORY_ENV}=off).")
@@ -62,6 +81,8 @@ def history(
 
 
 def _conversations(db: History, limit: int, conversation: int | None, as_json: bool) -> None:
+    from mcpdeck.cli._render import echo_json, safe, style, table
+
     if conversation is None:
         found = db.conversations(limit=limit)
         if as_json:

@@ -25,33 +25,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import platformdirs
-
 from mcpdeck._files import atomic_write, locked
+from mcpdeck._paths import config_path
 from mcpdeck.config._json import load_json
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.errors import ConfigError
 
 __all__ = ["ConfigStore", "McpConfig", "default_config_path", "parse_config_document", "resolve_config_path"]
 
-CONFIG_ENV = "MCPDECK_CONFIG"
 
-
-def default_config_path() -> Path:
-    """The per-user config file: ``<user config dir>/mcpdeck/mcp.json``."""
-    return platformdirs.user_config_path("mcpdeck", appauthor=False) / "mcp.json"
+def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The config file when none is named: ``$MCPDECK_CONFIG``, ``$MCPDECK_HOME/mcp.json`` or the user config dir's."""
+    return config_path(environ)
 
 
 def resolve_config_path(
     explicit: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Path:
-    """The config file to use: ``explicit``, else ``$MCPDECK_CONFIG``, else the user config dir."""
-    env = os.environ if environ is None else environ
+    """The config file to use: ``explicit``, else ``$MCPDECK_CONFIG``, else the default (``default_config_path``)."""
     if explicit:
         return Path(explicit).expanduser()
-    if env.get(CONFIG_ENV):
-        return Path(env[CONFIG_ENV]).expanduser()
-    return default_config_path()
+    return config_path(environ)
 
 
 @dataclass(frozen=True)

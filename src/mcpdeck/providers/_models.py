@@ -85,8 +85,7 @@ def chat_model(
         if builtin is not None and builtin.needs_key and url.rstrip("/") == builtin.default_url:
             variable = " or ".join(builtin.key_env)
             raise ProviderError(
-                f"no API key for {name}: set {variable} "
-                f'(or "apiKey" under providers.{canonical} in the config, or pass api_key=)',
+                f'no API key for {name}: set {variable} (or "apiKey" under providers.{canonical} in the config)',
                 provider=name,
             )
         key = "ollama" if canonical == "ollama" else "no-key"  # servers that take none still want a header

@@ -1,0 +1,482 @@
+"""Commands about configured servers: list, get, add, add-json, remove, enable, disable, test."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpdeck.cli._app import SECONDS, _Context, _fail, _run, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcpdeck.config import ServerConfig
+    from mcpdeck.host import ServerTest
+    from mcpdeck.status import ServerStatus
+
+__all__ = ["register_server_commands"]
+
+
+def startup_hint(error: str | None) -> str:
+    """A server's error as the CLI shows it: a startup timeout also names ``--startup-timeout``."""
+    text = error or ""
+    marker = '(its "startupTimeout"; raise it if it needs longer)'
+    if marker in text:
+        text = text.replace(marker, '(raise "startupTimeout" in its config, or pass --startup-timeout SECONDS)')
+    return text
+
+
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--show-secrets", is_flag=True, help="Show arguments and URLs unmasked.")
+@pass_ctx
+@_run
+async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None:
+    """Connect every server and show its status and tool count.
+
+    \b
+    Examples:
+      mcpdeck list
+      mcpdeck --startup-timeout 60 list --json
+    """
+    from mcpdeck.cli._render import echo_json, style, target_of
+    from mcpdeck.status import ServerState
+
+    configs = ctx.store.read().servers if show_secrets else {}
+    targets = {name: target_of(config, show=True) for name, config in configs.items()}
+    if as_json:
+        async with ctx.host() as host:
+            statuses = list(host.servers.values())
+        servers = [s.to_json() | ({"target": targets[s.name]} if s.name in targets else {}) for s in statuses]
+        echo_json({"config": str(ctx.path), "servers": servers})
+        return
+    statuses = await _list_as_they_settle(ctx, targets)
+    if not statuses:
+        click.echo(f"No servers in {ctx.path}. Add one with `mcpdeck add NAME -- COMMAND [ARGS...]`.")
+        return
+    for status in statuses:
+        if status.state is ServerState.FAILED:
+            click.echo(style(f"\n{status.name}: {startup_hint(status.error)}", fg="red"))
+        for warning in status.warnings:
+            click.echo(style(f"\n{status.name}: warning: {warning}", fg="yellow"))
+    connected = sum(s.state is ServerState.CONNECTED for s in statuses)
+    tools = sum(s.tool_count for s in statuses)
+    click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
+
+
+READY_WAIT = 2.0
+"""Seconds ``list`` waits for every server before it prints what is ready; the rest follow as they settle."""
+
+
+async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
+    """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
+
+    A slow or hanging server delays only its own row (at most its startup timeout). ``targets``
+    holds the unmasked command lines and URLs to show instead (``--show-secrets``).
+    """
+    import anyio
+
+    from mcpdeck.cli._render import status_row, table
+
+    headers = ["name", "status", "tools", "transport", "command / url"]
+    statuses: list[ServerStatus] = []
+    send, receive = anyio.create_memory_object_stream[str](1000)
+    with send, receive:
+        async with ctx.host(wait=False) as host, anyio.create_task_group() as tg:
+            names = list(host.servers)
+
+            async def settle(name: str) -> None:
+                with contextlib.suppress(ConfigError):  # an unusable entry: failed from the start
+                    await host.wait_settled(name)
+                await send.send(name)
+
+            waiting = set(names)
+            for name in names:
+                tg.start_soon(settle, name)
+            with anyio.move_on_after(READY_WAIT):
+                while waiting:
+                    waiting.discard(await receive.receive())
+            if not names:
+                return []
+            # Widths come from every row as it is now (the waiting ones say "connecting"), so the
+            # rows printed later line up with the first ones.
+            now = [status_row(status, targets.get(status.name)) for status in host.servers.values()]
+            lines = table(headers, now).splitlines()
+            click.echo(
+                "\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n not in waiting)])
+            )
+            if waiting:
+                click.echo(f"(still starting: {', '.join(sorted(waiting))}; each is shown when it settles)", err=True)
+            while waiting:
+                name = await receive.receive()
+                waiting.discard(name)
+                row = status_row(host.servers[name], targets.get(name))
+                click.echo(table(headers, [*now, row]).splitlines()[-1])
+            statuses = list(host.servers.values())
+    return statuses
+
+
+@click.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--no-connect", is_flag=True, help="Only show the config; don't start the server.")
+@click.option("--show-secrets", is_flag=True, help="Show env and header values, arguments and URLs unmasked.")
+@pass_ctx
+@_run
+async def get(ctx: _Context, name: str, as_json: bool, no_connect: bool, show_secrets: bool) -> None:
+    """Show one server: its config (secrets masked) and live status.
+
+    \b
+    Examples:
+      mcpdeck get fs
+      mcpdeck get fs --no-connect --json
+    """
+    from mcpdeck.cli._render import echo_json, mask_secrets, safe, target_of
+
+    server = ctx.server(name)
+    if no_connect:
+        if as_json:
+            echo_json({"config": mask_secrets(server, show=show_secrets)})
+        else:
+            _print_config(name, server, show_secrets=show_secrets)
+        return
+    async with ctx.host(only=[name]) as host:
+        status = host.servers[name]
+        tools = [tool.original_name for tool in host.catalog.for_server(name)]
+    if as_json:
+        status_json = status.to_json() | ({"target": target_of(server, show=True)} if show_secrets else {})
+        echo_json({"config": mask_secrets(server, show=show_secrets), "status": status_json, "tools": tools})
+        return
+    _print_status(status, server, show_secrets=show_secrets)
+    if tools:
+        click.echo(f"{'tools':>12}: " + safe(", ".join(tools)))
+
+
+def _config_rows(server: ServerConfig, *, show_secrets: bool = False) -> list[tuple[str, str]]:
+    from mcpdeck.cli._render import mask_secrets, safe
+
+    shown = mask_secrets(server, show=show_secrets)
+    return [(key, safe(json.dumps(value, ensure_ascii=False))) for key, value in shown.items() if key != "type"]
+
+
+def _print_config(name: str, server: ServerConfig, *, show_secrets: bool = False) -> None:
+    rows = [("name", name), ("transport", server.transport), *_config_rows(server, show_secrets=show_secrets)]
+    for key, value in rows:
+        click.echo(f"{key:>12}: {value}")
+
+
+def _print_status(status: ServerStatus, server: ServerConfig | None = None, *, show_secrets: bool = False) -> None:
+    from mcpdeck.cli._render import safe, state_label, style
+    from mcpdeck.status import ServerState
+
+    info = status.server_info
+    rows: list[tuple[str, str]] = [("name", status.name), ("status", state_label(status.state))]
+    if status.error:
+        rows.append(("error", style(startup_hint(status.error), fg="red")))
+    rows.extend(("warning", style(warning, fg="yellow")) for warning in status.warnings)
+    rows.append(("transport", status.transport))
+    if server is not None:
+        rows.extend(_config_rows(server, show_secrets=show_secrets))
+    if info:
+        rows.append(("server", safe(f"{info.name} {info.version}".strip())))
+    if status.protocol_version:
+        rows.append(("protocol", status.protocol_version))
+    if status.state is ServerState.CONNECTED:
+        rows.append(("tool count", str(status.tool_count)))
+    if status.log_path:
+        rows.append(("log", str(status.log_path)))
+    for key, value in rows:
+        click.echo(f"{key:>12}: {value}")
+
+
+def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, found, rest = value.partition(sep)
+        if not found or not key.strip():
+            raise ConfigError(f"{what} {value!r} must look like KEY{sep.strip()}VALUE")
+        pairs[key.strip()] = rest.strip() if sep.strip() == ":" else rest
+    return pairs
+
+
+def _server_from_options(
+    name: str,
+    command: tuple[str, ...],
+    *,
+    url: str | None = None,
+    kind: str | None = None,
+    headers: tuple[str, ...] = (),
+    envs: tuple[str, ...] = (),
+    cwd: str | None = None,
+    timeout: float | None = None,
+    roots: tuple[str, ...] = (),
+) -> ServerConfig:
+    """The config ``add`` and ``test`` build from a command line or ``--url`` and their options."""
+    from pathlib import Path
+
+    from mcpdeck.config import parse_server_config
+
+    if bool(command) == bool(url):
+        raise ConfigError("give either a command after `--` (stdio) or --url (remote), not both or neither")
+    raw: dict[str, Any]
+    if url:
+        if envs or cwd:
+            raise ConfigError("--env and --cwd are for stdio servers; a remote server takes --header")
+        raw = {"url": url, "headers": _parse_pairs(headers, ":", "header")}
+        if kind:
+            raw["type"] = kind
+    else:
+        if headers or kind:
+            raise ConfigError("--header and --type are for remote servers (--url)")
+        raw = {"command": command[0], "args": list(command[1:]), "env": _parse_pairs(envs, "=", "--env")}
+        if cwd:
+            raw["cwd"] = cwd
+    if timeout is not None:
+        raw["timeout"] = timeout
+    if roots:
+        raw["roots"] = [str(Path(root).expanduser().resolve()) for root in roots]
+    return parse_server_config(name, raw)
+
+
+async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
+    """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
+    from mcpdeck.host import Host
+
+    if ctx.startup_timeout is not None:
+        server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
+    async with Host({}, log_dir=ctx.log_dir, roots=list(ctx.roots) or None) as host:
+        return await host.test_server(server, name=name)
+
+
+async def _check_and_save(
+    ctx: _Context, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
+) -> None:
+    """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
+    from mcpdeck.cli._render import state_label
+    from mcpdeck.config import validate_server_name
+
+    validate_server_name(name)
+    existing = ctx.store.read()
+    if (name in existing.servers or name in existing.problems) and not force:
+        raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
+    if not connect or server.disabled:
+        ctx.store.put_server(name, server, replace=force)  # checked again under the lock: another add may race
+        click.echo(f"Saved {name!r} to {ctx.path} (not connected).")
+        return
+    report = await _try(ctx, name, server)
+    status = report.status
+    if report.ok:
+        ctx.store.put_server(name, server, replace=force)
+        click.echo(f"{state_label(status.state)}: {len(report.tools)} tools. Saved {name!r} to {ctx.path}.")
+    elif save_anyway:
+        ctx.store.put_server(name, server, replace=force)
+        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(status.error)}", 1)
+    else:
+        _fail(
+            f"{name!r} did not connect, so it was not saved: {startup_hint(status.error)}\n"
+            "Fix it and run the command again, or save it as it is with --save-anyway.",
+            1,
+        )
+
+
+_REMOTE_OPTIONS = [
+    click.option("--url", metavar="URL", help="A remote server's URL (instead of a command)."),
+    click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both)."),
+    click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server."),
+    click.option("--env", "envs", multiple=True, metavar="K=V", help="Environment variable for a stdio server."),
+    click.option("--cwd", metavar="DIR", help="Working directory for a stdio server."),
+    click.option(
+        "--root", "roots", multiple=True, metavar="DIR", help="Offer DIR to the server as an MCP root (repeatable)."
+    ),
+]
+
+
+def _server_options(fn: Any) -> Any:
+    for option in reversed(_REMOTE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@_server_options
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help='Request timeout, saved as "timeout".')
+@click.option("--force", is_flag=True, help="Replace a server of the same name.")
+@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
+@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@pass_ctx
+@_run
+async def add(
+    ctx: _Context,
+    name: str,
+    command: tuple[str, ...],
+    url: str | None,
+    kind: str | None,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    cwd: str | None,
+    roots: tuple[str, ...],
+    timeout: float | None,
+    force: bool,
+    no_connect: bool,
+    save_anyway: bool,
+) -> None:
+    """Add a server: NAME -- COMMAND [ARGS...], or NAME --url URL.
+
+    The server is connected first and saved only if it works (--save-anyway saves it
+    regardless, --no-connect without trying). Options go before `--`.
+
+    \b
+    Examples:
+      mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+      mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
+    """
+    server = _server_from_options(
+        name, command, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, timeout=timeout, roots=roots
+    )
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
+
+
+@click.command("add-json")
+@click.argument("name")
+@click.argument("config_json", metavar="JSON")
+@click.option("--force", is_flag=True, help="Replace a server of the same name.")
+@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
+@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@pass_ctx
+@_run
+async def add_json(
+    ctx: _Context, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
+) -> None:
+    """Add a server from its JSON config, as other hosts write it.
+
+    \b
+    Examples:
+      mcpdeck add-json time '{"command": "uvx", "args": ["mcp-server-time"]}'
+      mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
+    """
+    from mcpdeck.config import parse_server_config
+
+    try:
+        raw = json.loads(config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    server = parse_server_config(name, raw)
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
+
+
+@click.command()
+@click.argument("name")
+@pass_ctx
+@_sync
+def remove(ctx: _Context, name: str) -> None:
+    """Delete a server's config.
+
+    \b
+    Example:
+      mcpdeck remove fs
+    """
+    ctx.store.remove_server(name)
+    click.echo(f"Removed {name!r} from {ctx.path}.")
+
+
+@click.command()
+@click.argument("name")
+@pass_ctx
+@_sync
+def enable(ctx: _Context, name: str) -> None:
+    """Enable a server (clear "disabled").
+
+    \b
+    Example:
+      mcpdeck enable fs
+    """
+    ctx.store.set_server_disabled(name, False)
+    click.echo(f"Enabled {name!r}.")
+
+
+@click.command()
+@click.argument("name")
+@pass_ctx
+@_sync
+def disable(ctx: _Context, name: str) -> None:
+    """Disable a server: keep its config, don't connect it.
+
+    \b
+    Example:
+      mcpdeck disable fs
+    """
+    ctx.store.set_server_disabled(name, True)
+    click.echo(f"Disabled {name!r}.")
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[NAME | -- COMMAND [ARGS...]]")
+@_server_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_ctx
+@_run
+async def test(
+    ctx: _Context,
+    target: tuple[str, ...],
+    url: str | None,
+    kind: str | None,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    cwd: str | None,
+    roots: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Connect one server, list its tools, disconnect. Saves nothing.
+
+    NAME is a server of the config; a command after `--`, or --url, tests a server that
+    is not in it.
+
+    \b
+    Examples:
+      mcpdeck test fs
+      mcpdeck test -- npx -y @modelcontextprotocol/server-everything
+      mcpdeck test --url http://127.0.0.1:8000/mcp
+    """
+    from mcpdeck.cli._render import echo_json, safe, state_label, style
+
+    word = target[0] if len(target) == 1 and not url else None
+    if word is not None and os.sep not in word and (word in ctx.store.read().servers or not shutil.which(word)):
+        name = word
+        server = ctx.server(name)
+        if roots and not server.roots:
+            server = server.model_copy(update={"roots": [str(r) for r in roots]})
+    else:
+        if not target and not url:
+            raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
+        name = "test"
+        server = _server_from_options(
+            name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots
+        )
+    report = await _try(ctx, name, server)
+    status = report.status
+    if as_json:
+        data = status.to_json() | {"name": name, "ok": report.ok, "duration": round(report.duration, 3)}
+        echo_json(data | {"tools": [tool.name for tool in report.tools]})
+    else:
+        click.echo(f"{name}: {state_label(status.state)} in {report.duration:.2f} s")
+        if report.ok:
+            info = status.server_info
+            click.echo(safe(f"  server: {info.name} {info.version}") if info else "  server: (anonymous)")
+            click.echo(f"  {len(report.tools)} tools: " + safe(", ".join(tool.name for tool in report.tools)))
+        else:
+            click.echo(style(f"  {startup_hint(status.error)}", fg="red"))
+    if not report.ok:
+        sys.exit(1)
+
+
+def register_server_commands(group: click.Group) -> None:
+    """Add the server commands to the CLI."""
+    for command in (list_servers, get, add, add_json, remove, enable, disable, test):
+        group.add_command(command)

@@ -1,0 +1,202 @@
+"""Commands about tools: tools, tool, call."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
+
+if TYPE_CHECKING:
+    from mcpdeck.catalog import CatalogTool
+    from mcpdeck.status import ServerStatus
+
+__all__ = ["register_tool_commands"]
+
+
+def _known_servers(ctx: _Context, servers: tuple[str, ...]) -> None:
+    """An unknown ``--server`` name is an error, not an empty list."""
+    for name in servers:
+        ctx.server(name)
+
+
+def _warn_failed(statuses: list[ServerStatus]) -> None:
+    from mcpdeck.cli._render import style
+    from mcpdeck.cli._servers import startup_hint
+    from mcpdeck.status import ServerState
+
+    for status in statuses:
+        if status.state is ServerState.FAILED:
+            message = f"warning: {status.name} is not connected: {startup_hint(status.error)}"
+            click.echo(style(message, fg="yellow"), err=True)
+
+
+@click.command(short_help="List every server's tools under their namespaced names.")
+@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's tools (repeatable).")
+@click.option("-v", "--verbose", is_flag=True, help="Each tool's arguments and whole description.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with schemas).")
+@pass_ctx
+@_run
+async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
+    """List the tools of every connected server, under their namespaced names.
+
+    \b
+    Examples:
+      mcpdeck tools
+      mcpdeck tools --server fs --verbose
+    """
+    from mcpdeck.cli._render import echo_json, table
+
+    _known_servers(ctx, servers)
+    async with ctx.host(only=list(servers) or None) as host:
+        catalog = [t for t in host.tools if not servers or t.server in servers]
+        statuses = list(host.servers.values())
+    if as_json:
+        echo_json([tool.to_json() for tool in catalog])
+    elif verbose:
+        for index, tool in enumerate(catalog):
+            if index:
+                click.echo("")
+            _describe(tool)
+        if not catalog:
+            click.echo("No tools.")
+    else:
+        rows = [[t.name, _first_line(t.description)] for t in catalog]
+        click.echo(table(["tool", "description"], rows) if rows else "No tools.")
+    _warn_failed(statuses)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _type_of(spec: dict[str, Any]) -> str:
+    kind: Any = spec.get("type")
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in cast(list[Any], kind))
+    if isinstance(kind, str):
+        if kind == "array" and isinstance(spec.get("items"), dict):
+            return f"array of {_type_of(cast(dict[str, Any], spec['items']))}"
+        return kind
+    if "enum" in spec:
+        return "one of " + ", ".join(json.dumps(v) for v in cast(list[Any], spec["enum"]))
+    return "any"
+
+
+def argument_lines(schema: dict[str, Any]) -> list[str]:
+    """One line per argument of an input schema: name, type, required or default, description."""
+    properties: Any = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return []
+    required: Any = schema.get("required")
+    needed = set(cast(list[Any], required)) if isinstance(required, list) else set[Any]()
+    lines: list[str] = []
+    for key, raw in cast(dict[str, Any], properties).items():
+        spec = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+        notes = [_type_of(spec)]
+        if "enum" in spec and "type" in spec:
+            notes.append("one of " + ", ".join(json.dumps(v) for v in cast(list[Any], spec["enum"])))
+        if "default" in spec:
+            notes.append(f"default {json.dumps(spec['default'])}")
+        elif key in needed:
+            notes.append("required")
+        description = _first_line(str(spec.get("description") or ""))
+        lines.append(f"{key} ({', '.join(notes)})" + (f": {description}" if description else ""))
+    return lines
+
+
+def _describe(tool: CatalogTool) -> None:
+    """A tool as ``tool`` and ``tools --verbose`` show it: everything the server wrote made safe."""
+    from mcpdeck.cli._render import safe, style
+
+    click.echo(style(tool.name, bold=True) + (safe(f"  ({tool.title})") if tool.title else ""))
+    for line in tool.description.strip().splitlines():
+        click.echo(f"  {safe(line)}")
+    lines = argument_lines(tool.input_schema)
+    click.echo("  arguments:" if lines else "  arguments: none")
+    for line in lines:
+        click.echo(f"    {safe(line)}")
+    if tool.read_only:
+        click.echo("  read-only (the server says)")
+
+
+def _servers_for(name: str, known: list[str]) -> list[str]:
+    """Which servers a namespaced tool name can belong to (connect only those)."""
+    return [server for server in known if name.startswith(f"mcp__{server}__")] or known
+
+
+@click.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="The tool's entry as JSON (with its schemas).")
+@pass_ctx
+@_run
+async def tool(ctx: _Context, name: str, as_json: bool) -> None:
+    """Show one tool: its description and the arguments it takes.
+
+    \b
+    Examples:
+      mcpdeck tool mcp__everything__echo
+      mcpdeck tool mcp__fs__read_file --json
+    """
+    from mcpdeck.cli._render import echo_json
+
+    known = list(ctx.read().servers)
+    async with ctx.host(only=_servers_for(name, known)) as host:
+        entry = host.catalog.get(name)
+        if entry is None:
+            raise host._not_found(name)  # pyright: ignore[reportPrivateUsage]
+    if as_json:
+        echo_json(entry.to_json())
+    else:
+        _describe(entry)
+
+
+@click.command(short_help="Call a tool by its namespaced name, with --args JSON.")
+@click.argument("tool")
+@click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Request timeout (default: the server's).")
+@click.option("--no-validate", is_flag=True, help="Send the arguments unchecked; the server judges them.")
+@pass_ctx
+@_run
+async def call(
+    ctx: _Context, tool: str, args_json: str, as_json: bool, timeout: float | None, no_validate: bool
+) -> None:
+    """Call TOOL (its namespaced name, e.g. mcp__fs__read_file) with --args JSON.
+
+    \b
+    Examples:
+      mcpdeck call mcp__everything__echo --args '{"message": "hi"}'
+      mcpdeck call mcp__fs__read_file --args '{"path": "README.md"}' --json
+    """
+    from mcpdeck.cli._render import echo_json, safe
+    from mcpdeck.cli._terminal import ProgressLine
+
+    arguments = json_object_option(args_json, "--args", '{"path": "README.md"}')
+    known = list(ctx.read().servers)
+    progress = ProgressLine(tool)
+    history = ctx.history()
+    try:
+        async with ctx.host(only=_servers_for(tool, known), interactive=True) as host:
+            if history is not None:
+                host.events.on(history.record)
+            result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress, validate=not no_validate)
+    finally:
+        progress.close()
+        if history is not None:
+            history.close()
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(safe(result.text(), multiline=True))
+    if result.is_error:
+        sys.exit(1)
+
+
+def register_tool_commands(group: click.Group) -> None:
+    """Add ``tools``, ``tool`` and ``call`` to the CLI."""
+    for command in (tools, tool, call):
+        group.add_command(command)
