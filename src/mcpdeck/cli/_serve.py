@@ -64,13 +64,18 @@ _port_option = click.option(
 )
 
 
-@click.command()
+@click.command(short_help="Keep the servers running behind the web console and the REST API.")
 @_host_option
 @_port_option
 @pass_ctx
 @_sync
 def serve(ctx: _Context, host: str, port: int) -> None:
-    """Keep the servers running and serve the web console, the REST API (/api) and the gateway (/mcp)."""
+    """Keep the servers running and serve the web console, the REST API (/api) and the gateway (/mcp).
+
+    \b
+    Example:
+      mcpdeck serve --port 0
+    """
     _run(ctx, host, port, open_browser=False)
 
 
@@ -81,7 +86,12 @@ def serve(ctx: _Context, host: str, port: int) -> None:
 @pass_ctx
 @_sync
 def ui(ctx: _Context, host: str, port: int, no_browser: bool) -> None:
-    """`serve`, and open the web console in the browser."""
+    """`serve`, and open the web console in the browser.
+
+    \b
+    Example:
+      mcpdeck ui --no-browser
+    """
     _run(ctx, host, port, open_browser=not no_browser)
 
 
