@@ -9,7 +9,7 @@ every request as an event.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -39,6 +39,9 @@ class ClientHandlers:
     sampling: SamplingHandler | None = None
     roots: list[types.Root] | None = None
     """The host's roots; None when nobody asked for any (then none are offered)."""
+    roots_for: Callable[[str], Awaitable[list[types.Root] | None]] | None = None
+    """Roots for a server that has none of its own, when someone else decides them (the gateway:
+    the roots of the client whose call is running); None from it means the host's ``roots``."""
 
 
 def fill_defaults(schema: dict[str, Any] | None, content: dict[str, Any] | None) -> dict[str, Any]:
@@ -144,14 +147,21 @@ class ServerRequests:
 
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
         """The folders the host offers the server."""
+        roots = self._roots
+        if roots is None and self._handlers.roots_for is not None:
+            try:
+                roots = await self._handlers.roots_for(self._server)
+            except Exception as error:  # the other side failed: the server gets an error, the host goes on
+                self._report("roots", "error", str(error))
+                return types.ErrorData(code=INTERNAL_ERROR, message=f"the client could not list its roots: {error}")
         self._report("roots", "answered")
-        roots = self._roots if self._roots is not None else self._handlers.roots
-        return types.ListRootsResult(roots=list(roots or []))
+        return types.ListRootsResult(roots=list(roots if roots is not None else self._handlers.roots or []))
 
     @property
     def offers_roots(self) -> bool:
-        """Whether this server is offered roots at all: its own ``roots`` list, or the host's."""
-        return self._roots is not None or self._handlers.roots is not None
+        """Whether this server is offered roots at all: its own ``roots`` list, the host's, or the ones
+        someone else decides (``roots_for``)."""
+        return self._roots is not None or self._handlers.roots is not None or self._handlers.roots_for is not None
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
         """A log message from the server: to its log file and to the event bus."""

@@ -922,6 +922,22 @@ class ServerConnection:
             method="resources/subscribe" if subscribe else "resources/unsubscribe",
         )
 
+    async def set_log_level(self, level: types.LoggingLevel, *, timeout: float | None = None) -> None:
+        """Ask the server to send log messages from ``level`` up; a server without logging is left alone."""
+        client = self._client
+        if client is None or client.server_capabilities.logging is None:
+            return
+
+        async def send(client: Client, _: ProgressFnT) -> None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # logging is deprecated as of 2026-07-28
+                await client.set_logging_level(level)  # pyright: ignore[reportDeprecated]
+
+        try:
+            await self.request("setting the log level", send, timeout=timeout)
+        except ServerError as error:
+            self._write_log(f"[mcpdeck] could not set the log level to {level}: {error.reason}")
+
     def _session_gone(self, reason: str | None = None, *, at_once: bool = False) -> None:
         """The connection is gone, and the supervisor may not have run yet: make calls wait for what it does next.
 

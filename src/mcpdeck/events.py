@@ -34,6 +34,7 @@ __all__ = [
     "ToolCallProgress",
     "ToolCallStarted",
     "ToolsChanged",
+    "current_caller",
     "current_conversation",
 ]
 
@@ -42,6 +43,11 @@ logger = logging.getLogger(__name__)
 
 current_conversation: ContextVar[str | None] = ContextVar("mcpdeck_conversation", default=None)
 """The conversation a task works for (set by the agent loop); tool-call events carry it."""
+
+
+current_caller: ContextVar[str | None] = ContextVar("mcpdeck_caller", default=None)
+"""Who a task makes calls for, when it is not this program (set by the gateway: the client's name,
+and the profile or token it came through); tool-call events carry it."""
 
 
 def _now() -> datetime:
@@ -87,6 +93,8 @@ class ToolCallStarted(Event):
     """Who let the call through, when a permission gate decided ("rule", "user-once" ...)."""
     conversation: str | None = None
     """The conversation the call was made in (``current_conversation`` when it was sent)."""
+    caller: str | None = None
+    """Who made the call through the gateway (``current_caller`` when it was sent)."""
 
 
 @dataclass(frozen=True, kw_only=True)

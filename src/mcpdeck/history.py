@@ -79,6 +79,10 @@ _MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE conversations ADD COLUMN key TEXT;
     CREATE UNIQUE INDEX conversations_key ON conversations(key);
     """,
+    # 3: calls made through the gateway say who made them
+    """
+    ALTER TABLE tool_calls ADD COLUMN caller TEXT;
+    """,
 )
 _DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -138,6 +142,8 @@ class ToolCallRecord:
     result_size: int | None
     duration: float | None
     approved_by: str | None
+    caller: str | None = None
+    """Who made the call through the gateway (client name, profile or token); None for this program."""
 
     def to_json(self) -> dict[str, Any]:
         """A stable JSON shape (``mcpdeck history --json``)."""
@@ -153,6 +159,7 @@ class ToolCallRecord:
             "resultSize": self.result_size,
             "duration": self.duration,
             "approvedBy": self.approved_by,
+            "caller": self.caller,
         }
 
 
@@ -232,8 +239,8 @@ class History:
         arguments = self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str))
         self._write(
             "INSERT OR IGNORE INTO tool_calls"
-            " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id, caller)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.call_id,
                 event.at.isoformat(),
@@ -243,6 +250,7 @@ class History:
                 arguments,
                 event.approved_by,
                 conversation_id,
+                event.caller,
             ),
         )
 
@@ -275,7 +283,7 @@ class History:
         """The most recent calls, newest first."""
         sql = (
             "SELECT call_id, started_at, server, tool, name, arguments, status, error, result_size, duration,"
-            " approved_by FROM tool_calls"
+            " approved_by, caller FROM tool_calls"
         )
         params: list[Any] = []
         if server is not None:
@@ -298,6 +306,7 @@ class History:
                 result_size=row[8],
                 duration=row[9],
                 approved_by=row[10],
+                caller=row[11],
             )
             for row in rows
         ]

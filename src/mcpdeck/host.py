@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import EllipsisType, TracebackType
 from typing import Any, Self
 
 import anyio
@@ -68,6 +68,7 @@ from mcpdeck.events import (
     ToolCallProgress,
     ToolCallStarted,
     ToolsChanged,
+    current_caller,
     current_conversation,
 )
 from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate, PermissionRules, parse_permissions
@@ -380,6 +381,24 @@ class Host:
         return self._connection(name).config
 
     @property
+    def client_handlers(self) -> ClientHandlers:
+        """How servers' requests to the host (elicitation, sampling, roots) are answered, for every
+        connection. A face that serves other clients (the gateway) may wrap these to forward them."""
+        return self._handlers
+
+    async def set_log_level(self, level: types.LoggingLevel, servers: Iterable[str] | None = None) -> None:
+        """Ask connected servers (all, or ``servers``) to send log messages from ``level`` up.
+
+        Servers that do not offer logging, or refuse, are left as they are (and noted in the log).
+        """
+        names = list(self._connections) if servers is None else list(servers)
+        for name in names:
+            connection = self._connections.get(name)
+            if connection is None or connection.state is not ServerState.CONNECTED:
+                continue
+            await connection.set_log_level(level)
+
+    @property
     def config_path(self) -> Path | None:
         """The config file this host saves to, if any."""
         return self._store.path if self._store else None
@@ -428,6 +447,7 @@ class Host:
         progress: ProgressCallback | None = None,
         check_permission: bool = False,
         validate: bool = True,
+        approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> ToolResult:
         """Call a tool by its catalog name.
 
@@ -441,6 +461,8 @@ class Host:
             validate: Check the arguments against the input schema first (only what is certain
                 to fail: declared defaults fill missing required properties). ``False`` sends them
                 as they are and lets the server judge.
+            approver: Who to ask for this call instead of the gate's approver (None: no one, so
+                ``ask`` means denied); for calls made on behalf of someone else (the gateway's clients).
 
         A tool that runs and fails returns a result with ``is_error``; these raise:
 
@@ -467,7 +489,7 @@ class Host:
         approved_by: str | None = None
         events = self.events
         if check_permission:
-            decision = await self.permissions.check(entry, args)
+            decision = await self.permissions.check(entry, args, approver=approver)
             approved_by = decision.approved_by
             if not decision.allowed:
                 if events.active:  # on the record: who refused what
@@ -534,6 +556,7 @@ class Host:
                 arguments=args,
                 approved_by=approved_by,
                 conversation=current_conversation.get(),
+                caller=current_caller.get(),
             )
         )
         return call_id
@@ -609,13 +632,21 @@ class Host:
                 return offering[0]
         raise ResourceNotFoundError(uri, servers=candidates)
 
-    async def _check_access(self, access: Access, arguments: Mapping[str, Any]) -> None:
-        decision = await self.permissions.check(access, arguments)
+    async def _check_access(
+        self, access: Access, arguments: Mapping[str, Any], approver: ApprovalCallback | EllipsisType | None = ...
+    ) -> None:
+        decision = await self.permissions.check(access, arguments, approver=approver)
         if not decision.allowed:
             raise PermissionDeniedError(decision.message, tool=access.name, approved_by=decision.approved_by)
 
     async def read_resource(
-        self, uri: str, *, server: str | None = None, timeout: float | None = None, check_permission: bool = False
+        self,
+        uri: str,
+        *,
+        server: str | None = None,
+        timeout: float | None = None,
+        check_permission: bool = False,
+        approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> types.ReadResourceResult:
         """Read a resource. ``server`` may be left out when only one server offers the URI.
 
@@ -625,6 +656,7 @@ class Host:
             timeout: Seconds to wait for the answer (default: the server's).
             check_permission: Pass ``permissions`` first, as ``mcp__<server>__resource:<uri>`` of
                 the server the read would go to: for reads a model asked for.
+            approver: Who to ask instead of the gate's approver, as for ``call_tool``.
 
         Raises:
             ResourceNotFoundError: No server (or more than one) offers it and none was named.
@@ -633,7 +665,7 @@ class Host:
         """
         connection = self._server_for_uri(uri, server)
         if check_permission:
-            await self._check_access(Access("resource", connection.name, uri), {"uri": uri})
+            await self._check_access(Access("resource", connection.name, uri), {"uri": uri}, approver)
         return await connection.read_resource(uri, timeout=timeout)
 
     async def subscribe_resource(self, uri: str, *, server: str | None = None, subscribe: bool = True) -> None:
@@ -658,6 +690,7 @@ class Host:
         *,
         timeout: float | None = None,
         check_permission: bool = False,
+        approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> types.GetPromptResult:
         """Get a prompt by its public name, with its arguments.
 
@@ -667,6 +700,7 @@ class Host:
             timeout: Seconds to wait for the answer (default: the server's).
             check_permission: Pass ``permissions`` first, as ``mcp__<server>__prompt:<name>``:
                 for prompts fetched on a model's or a remote client's behalf.
+            approver: Who to ask instead of the gate's approver, as for ``call_tool``.
 
         Raises:
             PromptNotFoundError: No prompt of that name.
@@ -679,7 +713,7 @@ class Host:
         if missing:
             raise InvalidArgumentsError(name, [f"{arg!r} is a required argument" for arg in missing])
         if check_permission:
-            await self._check_access(Access("prompt", entry.server, entry.original_name), args)
+            await self._check_access(Access("prompt", entry.server, entry.original_name), args, approver)
         return await self._connection(entry.server).get_prompt(entry.original_name, args or None, timeout=timeout)
 
     async def complete_prompt_argument(

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from types import EllipsisType
 from typing import Any, Literal, cast
 
 import anyio
@@ -353,8 +354,17 @@ class PermissionGate:
         where = f" in {self.store.path}" if self.store is not None else ""
         return f'to allow it, run with --yes or add "{name}" to permissions.allow{where}'
 
-    async def check(self, tool: Subject, arguments: Mapping[str, Any] | None = None) -> Decision:
+    async def check(
+        self,
+        tool: Subject,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        approver: ApprovalCallback | EllipsisType | None = ...,
+    ) -> Decision:
         """Decide one call of ``tool`` (a catalog tool, a resource or prompt access, or a native tool's name).
+
+        ``approver`` asks about this call instead of the gate's own approver (None: there is
+        no one to ask); the gateway passes one that asks the client the call came from.
 
         Prompts run one at a time; a call that waited for another prompt is decided again
         first, so a ``session`` or ``always`` answer covers it without a second prompt.
@@ -368,14 +378,15 @@ class PermissionGate:
         name = tool if isinstance(tool, str) else tool.name
         if self.yes_to_all:
             return Decision(name, True, "user-once", "approved for every call (yes to all)")
-        if self.approver is None:
+        ask = self.approver if isinstance(approver, EllipsisType) else approver
+        if ask is None:
             reason = f"it needs approval and there is no one to ask; {self._how(name)}"
             return Decision(name, False, "no-approver", reason)
         async with self._lock:
             decided = self.decide_by_rules(tool)
             if decided is not None:
                 return decided
-            answer = await self.approver(self._request(tool, arguments))
+            answer = await ask(self._request(tool, arguments))
             if answer.kind == "deny":
                 reason = f"the user declined: {answer.reason}" if answer.reason else "the user declined"
                 return Decision(name, False, "denied-by-user", reason)

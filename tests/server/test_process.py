@@ -224,3 +224,25 @@ async def test_ui_without_a_browser_prints_the_url_and_serves(tmp_path: Path) ->
         process.send_signal(signal.SIGINT)
         with anyio.fail_after(WAIT):
             assert await process.wait() == 0
+
+
+async def test_the_gateway_answers_at_mcp_on_the_serve_port_behind_the_same_token(tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as served, served.client() as http:
+        await wait_connected(http, "basic")
+        async with httpx2.AsyncClient(base_url=served.state["url"], timeout=WAIT) as anonymous:
+            refused = await anonymous.post("/mcp", json={})
+        assert refused.status_code == 401
+        token = {"Authorization": f"Bearer {served.state['token']}"}
+        async with httpx2.AsyncClient(headers=token, timeout=WAIT) as authorized:
+            transport = streamable_http_client(f"{served.state['url']}/mcp", http_client=authorized)
+            with anyio.fail_after(WAIT):
+                async with Client(transport) as mcp:
+                    names = {tool.name for tool in (await mcp.list_tools()).tools}
+                    result = await mcp.call_tool("mcp__basic__add", {"a": 19, "b": 23})
+    assert "mcp__basic__echo" in names
+    # No rule allows it, so the gate asks; this client offers no elicitation, so it is a denial that says why.
+    assert result.is_error and "Permission denied for mcp__basic__add" in str(result.content[0])
+    assert "elicitation" in str(result.content[0])

@@ -4,6 +4,7 @@ from mcpdeck.cli._app import cli
 from mcpdeck.cli._auth import auth_group
 from mcpdeck.cli._chat import register_chat_command
 from mcpdeck.cli._content import register_content_commands
+from mcpdeck.cli._gateway import register_gateway_command
 from mcpdeck.cli._history import register_history_command
 from mcpdeck.cli._import import register_file_commands
 from mcpdeck.cli._serve import register_serve_commands
@@ -18,6 +19,7 @@ register_content_commands(cli)
 register_history_command(cli)
 register_chat_command(cli)
 register_serve_commands(cli)
+register_gateway_command(cli)
 
 __all__ = ["cli", "main"]
 

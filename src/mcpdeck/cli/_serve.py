@@ -7,6 +7,7 @@ as fast as before.
 from __future__ import annotations
 
 import webbrowser
+from typing import cast
 
 import click
 
@@ -36,6 +37,7 @@ def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
         click.echo(f"mcpdeck serves {state.config}")
         click.echo(f"  console: {link}")
         click.echo(f"  API:     {state.url}/api (Authorization: Bearer <token>; described at /api/openapi.json)")
+        click.echo(f"  MCP:     {state.url}/mcp and /mcp/<profile> (streamable HTTP; Authorization: Bearer <token>)")
         click.echo("Press Ctrl-C to stop.")
         if open_browser:
             webbrowser.open(link)
@@ -64,18 +66,47 @@ _port_option = click.option(
 )
 
 
-@click.command(short_help="Keep the servers running behind the web console and the REST API.")
+@click.command(short_help="Run the servers behind the web console, the API and the gateway.")
 @_host_option
 @_port_option
+@click.option("--stdio", is_flag=True, help="Be the MCP gateway for one client over stdin/stdout instead.")
+@click.option("--profile", metavar="NAME", help='With --stdio: serve only this profile (see "profiles").')
+@click.option(
+    "--print-client-config",
+    "kind",
+    type=click.Choice(["claude-desktop", "cursor", "vscode", "claude-code"]),
+    help="Print the entry that makes a client start `serve --stdio`, and exit.",
+)
 @pass_ctx
 @_sync
-def serve(ctx: _Context, host: str, port: int) -> None:
-    """Keep the servers running and serve the web console, the REST API (/api) and the gateway (/mcp).
+def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
+    """Keep the servers running behind the web console, the REST API and the gateway.
+
+    One process, one port on 127.0.0.1: the console at /, the REST API at /api, the MCP
+    gateway at /mcp. It prints the console's address with its token.
 
     \b
-    Example:
-      mcpdeck serve --port 0
+    With --stdio it is the gateway for one MCP client that starts it (Claude Desktop,
+    Cursor, VS Code, Claude Code): --print-client-config prints the entry to paste.
+
+    \b
+    Examples:
+      mcpdeck serve
+      mcpdeck --config examples/mcp.json serve --port 0
+      mcpdeck serve --print-client-config claude-desktop
     """
+    if kind is not None or stdio:
+        import anyio
+
+        from mcpdeck.cli._gateway import ClientKind, client_config, stdio_gateway
+
+        if kind is not None:
+            click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile))
+        else:
+            anyio.run(stdio_gateway, ctx, profile)
+        return
+    if profile is not None:
+        raise click.UsageError("--profile goes with --stdio (over HTTP every profile is at /mcp/<profile>)")
     _run(ctx, host, port, open_browser=False)
 
 
@@ -86,11 +117,12 @@ def serve(ctx: _Context, host: str, port: int) -> None:
 @pass_ctx
 @_sync
 def ui(ctx: _Context, host: str, port: int, no_browser: bool) -> None:
-    """`serve`, and open the web console in the browser.
+    """Run `serve` and open the web console in the browser.
 
     \b
-    Example:
-      mcpdeck ui --no-browser
+    Examples:
+      mcpdeck ui
+      mcpdeck ui --no-browser --port 9000
     """
     _run(ctx, host, port, open_browser=not no_browser)
 

@@ -10,6 +10,7 @@ from mcpdeck.config._models import (
     parse_server_config,
     validate_server_name,
 )
+from mcpdeck.config._profiles import ProfileConfig, parse_profiles, put_profile, remove_profile, validate_profile_name
 from mcpdeck.config._store import (
     ConfigStore,
     McpConfig,
@@ -22,6 +23,7 @@ __all__ = [
     "ConfigStore",
     "McpConfig",
     "OAuthConfig",
+    "ProfileConfig",
     "RemoteServerConfig",
     "ServerConfig",
     "StdioServerConfig",
@@ -30,7 +32,11 @@ __all__ = [
     "expand_server_config",
     "expand_vars",
     "parse_config_document",
+    "parse_profiles",
     "parse_server_config",
+    "put_profile",
+    "remove_profile",
     "resolve_config_path",
+    "validate_profile_name",
     "validate_server_name",
 ]

@@ -2,16 +2,12 @@
 
 The console is files of the package, served by ``_console`` (its page at ``/``, the rest under ``/console/``).
 
-Everything sits behind ``Guard`` (token, Host, Origin, rate limit). The gateway is mounted
-when ``mcpdeck.gateway`` exists and offers ``create_gateway(host)``; until then ``/mcp``
-answers 404 in the API's error shape.
+Everything sits behind ``Guard`` (token, Host, Origin, rate limit). The gateway (``mcpdeck.gateway``,
+opened by the process for the host it runs) gets every path under ``/mcp`` unchanged: it
+serves ``/mcp`` and ``/mcp/<profile>`` itself, and a plain ``Mount`` would redirect ``/mcp``.
 """
 
 from __future__ import annotations
-
-import importlib
-import logging
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -21,39 +17,34 @@ from mcpdeck.api import ApiContext, Guard, create_api
 from mcpdeck.api._respond import SafeJSONResponse
 from mcpdeck.server._console import console_routes
 
-__all__ = ["build_app", "gateway_app"]
+__all__ = ["build_app"]
 
-logger = logging.getLogger(__name__)
 
 
 async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
     response = SafeJSONResponse(
-        {"error": {"code": "not-found", "message": "the MCP gateway is not part of this mcpdeck yet"}},
+        {"error": {"code": "not-found", "message": "this process serves no MCP gateway"}},
         status_code=404,
     )
     await response(scope, receive, send)
 
 
-def gateway_app(context: ApiContext) -> ASGIApp:
-    """The gateway's ASGI app when ``mcpdeck.gateway`` offers one, else a 404 answer."""
-    try:
-        module: Any = importlib.import_module("mcpdeck.gateway")
-    except ImportError:
-        return _no_gateway
-    factory = getattr(module, "create_gateway", None)
-    if factory is None:
-        logger.warning("mcpdeck.gateway has no create_gateway(host); /mcp is not served")
-        return _no_gateway
-    return factory(context.host)
+class _Paths:
+    """``/mcp`` and everything below it to the gateway, the rest to the console and the API."""
+
+    def __init__(self, inner: ASGIApp, gateway: ASGIApp):
+        self._inner = inner
+        self._gateway = gateway
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+            await self._gateway(scope, receive, send)
+        else:
+            await self._inner(scope, receive, send)
 
 
 def build_app(context: ApiContext, *, token: str, hosts: set[str], port: int, gateway: ASGIApp | None = None) -> Guard:
     """The whole app, behind the guard."""
-    inner = Starlette(
-        routes=[
-            *console_routes(),
-            Mount("/api", app=create_api(context)),
-            Mount("/mcp", app=gateway if gateway is not None else gateway_app(context)),
-        ]
-    )
-    return Guard(inner, token=token, hosts=hosts, port=port)
+    inner = Starlette(routes=[*console_routes(), Mount("/api", app=create_api(context))])
+    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port)

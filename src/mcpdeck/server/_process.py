@@ -150,7 +150,12 @@ async def run_serve(
     context = ApiContext(host=host, store=store, history=history, chats=chats)
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
     context.problems = lambda: follower.problems
-    app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port)
+    from mcpdeck.gateway import Gateway
+
+    # The gateway sits behind the same guard as the API (token, Host header): it needs no
+    # tokens of its own here; its own DNS-rebinding check gets the same host names.
+    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)))
+    app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port, gateway=gateway.asgi())
     server = _Server(
         uvicorn.Config(
             app,
@@ -173,7 +178,7 @@ async def run_serve(
         version=__version__,
     )
     try:
-        async with host, anyio.create_task_group() as tg:
+        async with host, gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
             if history is not None:
                 host.events.on(history.record)

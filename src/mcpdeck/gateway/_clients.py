@@ -1,0 +1,322 @@
+"""The gateway's clients, the calls they have running, and the way back to them.
+
+Each connected client (one stdio peer, or one streamable HTTP session) is a ``Downstream``:
+its name and capabilities from ``initialize``, the profile and token it came through, its
+log level and resource subscriptions. While one of its requests runs on a server, that
+request is a ``Running`` entry; ``Calls`` finds the client a server's own request
+(elicitation, sampling, roots) or log message belongs to:
+
+1. the request the current task serves (servers on 2026-07-28 ask inside the call's own task);
+2. otherwise the calls running on that server: when they all come from one client, that
+   client (a handshake-era server asks on its connection, with no link to the call);
+3. otherwise no one: the host's own handlers answer, as for the host's own calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
+
+from mcpdeck._client_requests import ClientHandlers
+from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
+
+__all__ = ["LEVELS", "Calls", "Downstream", "Parked", "Running", "install_forwarding", "send_log"]
+
+logger = logging.getLogger(__name__)
+
+LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+@dataclass(eq=False)
+class Downstream:
+    """One client of the gateway."""
+
+    session: ServerSession
+    """The latest session object of its connection (any one reaches its standalone channel)."""
+    profile: str | None
+    token: str | None
+    level: types.LoggingLevel | None = None
+    """The level it asked for with ``logging/setLevel``; None: every message."""
+    subscriptions: set[str] = field(default_factory=set[str])
+
+    @property
+    def name(self) -> str:
+        """``name version`` from its ``clientInfo``, or ``unknown client``."""
+        params = self.session.client_params
+        if params is None:
+            return "unknown client"
+        info = params.client_info
+        return f"{info.name} {info.version}".strip()
+
+    @property
+    def caller(self) -> str:
+        """How the history names it: client, then the profile and token it used."""
+        via = [f"profile {self.profile}"] if self.profile else []
+        via += [f"token {self.token}"] if self.token else []
+        return f"{self.name} (via {', '.join(via)})" if via else self.name
+
+    def wants(self, level: str) -> bool:
+        """Whether a log message of ``level`` passes its ``logging/setLevel``."""
+        if self.level is None or level not in LEVELS:
+            return True
+        return LEVELS.index(level) >= LEVELS.index(self.level)  # pyright: ignore[reportArgumentType]
+
+    def _caps(self) -> types.ClientCapabilities | None:
+        return self.session.client_capabilities
+
+    def can_elicit(self, mode: str) -> bool:
+        """Whether it declared elicitation in this mode (a bare ``elicitation`` means form)."""
+        caps = self._caps()
+        elicitation = caps.elicitation if caps else None
+        if elicitation is None:
+            return False
+        if mode == "url":
+            return elicitation.url is not None
+        return elicitation.form is not None or elicitation.url is None
+
+    @property
+    def can_sample(self) -> bool:
+        """Whether it declared sampling."""
+        caps = self._caps()
+        return caps is not None and caps.sampling is not None
+
+    @property
+    def has_roots(self) -> bool:
+        """Whether it declared roots."""
+        caps = self._caps()
+        return caps is not None and caps.roots is not None
+
+
+@dataclass(eq=False)
+class Running:
+    """One client request being served by one server."""
+
+    client: Downstream
+    server: str
+    ctx: ServerRequestContext[Any]
+    pending: list[types.LoggingMessageNotificationParams] = field(
+        default_factory=list[types.LoggingMessageNotificationParams]
+    )
+    """Log messages the server sent during the request, sent to the client before its answer."""
+    parked: Parked | None = None
+    """For a 2026-07-28 client: where the server's questions wait for the client's next round."""
+
+    @property
+    def related(self) -> ServerMessageMetadata:
+        """Metadata that puts a message on the request's own stream."""
+        return ServerMessageMetadata(related_request_id=self.ctx.request_id)
+
+    async def flush(self) -> None:
+        """Send the log messages held for this request, on its stream, in order."""
+        while self.pending:
+            params = self.pending.pop(0)
+            await send_log(self.ctx.session, params, self.ctx.request_id)
+
+
+async def send_log(
+    session: ServerSession, params: types.LoggingMessageNotificationParams, related: types.RequestId | None
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # logging is deprecated as of 2026-07-28; older clients use it
+        await session.send_log_message(  # pyright: ignore[reportDeprecated]
+            params.level, params.data, params.logger, related_request_id=related
+        )
+
+
+class Parked:
+    """A call of a 2026-07-28 client, kept running between the rounds of its request.
+
+    That protocol has no requests from server to client: a question comes back to the client
+    as an ``InputRequiredResult`` and the client sends the request again with the answers.
+    The server's call keeps running here meanwhile, its questions waiting for those answers.
+    """
+
+    def __init__(self, key: str):
+        self.key = key
+        self.questions: dict[str, types.InputRequest] = {}
+        self._answers: dict[str, types.InputResponse] = {}
+        self._arrived: dict[str, anyio.Event] = {}
+        self._step = anyio.Event()
+        self.done = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    async def ask(self, request: types.InputRequest) -> types.InputResponse:
+        """Put a question to the client's next round and wait for its answer."""
+        key = f"q{len(self._arrived) + 1}"
+        self.questions[key] = request
+        arrived = self._arrived[key] = anyio.Event()
+        self._step.set()
+        await arrived.wait()
+        return self._answers.pop(key)
+
+    def answer(self, responses: dict[str, types.InputResponse]) -> None:
+        """The client's answers from a new round."""
+        for key, response in responses.items():
+            if key in self.questions and key in self._arrived:
+                del self.questions[key]
+                self._answers[key] = response
+                self._arrived[key].set()
+
+    def finish(self, result: Any = None, error: BaseException | None = None) -> None:
+        """The call ended."""
+        self.done, self.result, self.error = True, result, error
+        self._step.set()
+
+    async def next_step(self) -> None:
+        """Wait until the call ends or asks something the client has not been asked."""
+        while not self.done and not self.questions:
+            self._step = anyio.Event()
+            await self._step.wait()
+
+
+_current: ContextVar[Running | None] = ContextVar("mcpdeck_gateway_request", default=None)
+
+
+class Calls:
+    """The requests running now, by server."""
+
+    def __init__(self) -> None:
+        self._by_server: dict[str, list[Running]] = {}
+
+    def start(self, running: Running) -> Callable[[], None]:
+        """Note a request as running (also for the current task); returns the function that ends it."""
+        self._by_server.setdefault(running.server, []).append(running)
+        token = _current.set(running)
+
+        def end() -> None:
+            _current.reset(token)
+            entries = self._by_server.get(running.server, [])
+            if running in entries:
+                entries.remove(running)
+
+        return end
+
+    def owner(self, server: str) -> Running | None:
+        """The running request a server's request or message belongs to, if it can be told (see the module)."""
+        running = _current.get()
+        if running is not None and running.server == server:
+            return running
+        entries = self._by_server.get(server) or []
+        clients = {id(entry.client) for entry in entries}
+        return entries[-1] if len(clients) == 1 else None
+
+    def running_on(self, server: str) -> list[Running]:
+        """The requests running on a server now, oldest first."""
+        return list(self._by_server.get(server) or [])
+
+
+def _form_answer(result: types.ElicitResult) -> ElicitationResponse:
+    content = result.content if result.action == "accept" else None
+    return ElicitationResponse(action=result.action, content=dict(content) if content is not None else None)
+
+
+def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], None]:
+    """Make servers' requests reach the gateway client whose call is running, where it can answer.
+
+    Falls back to the handlers the host had. Returns the function that puts those back.
+    """
+    own_elicitation, own_sampling, own_roots = handlers.elicitation, handlers.sampling, handlers.roots_for
+
+    async def elicitation(request: ElicitationRequest) -> ElicitationResponse:
+        running = calls.owner(request.server)
+        if running is not None and running.parked is not None and running.client.can_elicit(request.mode):
+            params: types.ElicitRequestParams = (
+                types.ElicitRequestURLParams(
+                    message=request.message, url=request.url or "", elicitation_id=request.elicitation_id or ""
+                )
+                if request.mode == "url"
+                else types.ElicitRequestFormParams.model_validate(
+                    {"message": request.message, "requestedSchema": request.schema or {"type": "object"}}
+                )
+            )
+            response = await running.parked.ask(types.ElicitRequest(params=params))
+            if isinstance(response, types.ElicitResult):
+                return _form_answer(response)
+            raise RuntimeError("the client answered an elicitation with something else")
+        if running is not None and running.client.can_elicit(request.mode):
+            session = running.ctx.session
+            try:
+                if request.mode == "url":
+                    result = await session.elicit_url(
+                        request.message,
+                        request.url or "",
+                        request.elicitation_id or "",
+                        related_request_id=running.ctx.request_id,
+                    )
+                else:
+                    schema: Any = request.schema or {"type": "object", "properties": {}}
+                    result = await session.elicit_form(
+                        request.message, schema, related_request_id=running.ctx.request_id
+                    )
+                return _form_answer(result)
+            except NoBackChannelError:
+                pass  # a 2026-07-28 client cannot be asked mid-call: the host answers
+        if own_elicitation is None:
+            return ElicitationResponse(action="decline")
+        return await own_elicitation(request)
+
+    async def sampling(request: SamplingRequest) -> types.CreateMessageResult:
+        running = calls.owner(request.server)
+        if running is not None and running.parked is not None and running.client.can_sample:
+            response = await running.parked.ask(types.CreateMessageRequest(params=request.params))
+            if isinstance(response, types.CreateMessageResult | types.CreateMessageResultWithTools):
+                return cast(types.CreateMessageResult, response)  # with tools when the server offered tools
+            raise RuntimeError("the client answered a sampling request with something else")
+        if running is not None and running.client.can_sample:
+            params = request.params
+            wanted: Any = (
+                types.CreateMessageResultWithTools if params.tools or params.tool_choice else types.CreateMessageResult
+            )
+            try:
+                result: types.CreateMessageResult = await running.ctx.session.send_request(
+                    types.CreateMessageRequest(params=params), wanted, metadata=running.related
+                )
+                return result
+            except NoBackChannelError:
+                pass
+        if own_sampling is None:
+            raise RuntimeError("sampling is not available: the client did not offer it and no model is configured")
+        return await own_sampling(request)
+
+    async def roots_for(server: str) -> list[types.Root] | None:
+        running = calls.owner(server)
+        if running is not None and running.parked is not None and running.client.has_roots:
+            response = await running.parked.ask(types.ListRootsRequest())
+            return list(response.roots) if isinstance(response, types.ListRootsResult) else None
+        if running is not None and running.client.has_roots:
+            try:
+                result = await running.ctx.session.send_request(
+                    types.ListRootsRequest(), types.ListRootsResult, metadata=running.related
+                )
+                return list(result.roots)
+            except NoBackChannelError:
+                pass
+        return await own_roots(server) if own_roots is not None else None
+
+    handlers.elicitation, handlers.sampling, handlers.roots_for = elicitation, sampling, roots_for
+
+    def restore() -> None:
+        handlers.elicitation, handlers.sampling, handlers.roots_for = own_elicitation, own_sampling, own_roots
+
+    return restore

@@ -1,0 +1,234 @@
+"""``Gateway``: a running ``Host`` served to other MCP clients as one MCP server.
+
+::
+
+    async with Host.from_file() as host, Gateway(host) as gateway:
+        await gateway.run_stdio()                      # mcpdeck gateway --stdio
+        # or serve gateway.asgi() (streamable HTTP at /mcp and /mcp/<profile>)
+
+Entering the gateway routes the servers' requests (elicitation, sampling, roots) to the
+client whose call is running, starts passing the host's news (list changes, resource
+updates, log messages) to the clients, and starts nothing else; leaving it undoes that.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp.server import Server
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+
+from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles
+from mcpdeck.errors import ConfigError
+from mcpdeck.gateway._clients import Calls, Parked, install_forwarding
+from mcpdeck.gateway._http import GatewayApp
+from mcpdeck.gateway._registry import Clients
+from mcpdeck.gateway._server import build_server
+from mcpdeck.gateway._stdio import stdio_streams
+from mcpdeck.gateway._view import ProfileView
+from mcpdeck.host import Host
+
+__all__ = ["Gateway", "GatewayToken"]
+
+
+@dataclass(frozen=True)
+class GatewayToken:
+    """A bearer token for the HTTP gateway, optionally bound to one profile.
+
+    Attributes:
+        secret: The token clients send (``Authorization: Bearer <secret>``).
+        profile: The only profile it opens (also at the bare ``/mcp``); None: every profile.
+    """
+
+    secret: str
+    profile: str | None = None
+
+    def __repr__(self) -> str:
+        return f"GatewayToken(secret='***', profile={self.profile!r})"
+
+
+class Gateway:
+    """Serves a host's catalog (or one profile of it) as an MCP server."""
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        profile: str | None = None,
+        profiles: Mapping[str, ProfileConfig | Mapping[str, Any]] | None = None,
+        tokens: Mapping[str, GatewayToken] | None = None,
+        check_permission: bool = True,
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        modern: bool = False,
+    ):
+        """Create a gateway for an open host.
+
+        Args:
+            host: The host whose servers it serves.
+            profile: The profile served over stdio and at the bare ``/mcp`` (default: everything).
+            profiles: Profiles given in code; default: the ``profiles`` of the host's config file,
+                read again when the file changes.
+            tokens: Named bearer tokens for HTTP; none: HTTP needs no token (keep it on loopback).
+            check_permission: Pass every call through the host's permission gate (``ask`` is put to
+                the calling client as an elicitation, or refused when it cannot answer).
+            allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection); default: loopback names.
+            allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
+            modern: Also serve protocol 2026-07-28 to clients that ask for it. Off by default: in
+                that era a server cannot ask the client anything in the middle of a call, so the
+                servers' elicitation and sampling would be answered by the host instead of the
+                client. Clients that probe (``server/discover``) fall back to the handshake.
+        """
+        self.host = host
+        self.profile = profile
+        self.check_permission = check_permission
+        self.modern = modern
+        self.tokens = dict(tokens or {})
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
+        self._fixed = (
+            {
+                name: p if isinstance(p, ProfileConfig) else ProfileConfig.model_validate(dict(p))
+                for name, p in profiles.items()
+            }
+            if profiles is not None
+            else None
+        )
+        self._read_at: int | None = None
+        self._read: dict[str, ProfileConfig] = {}
+        self.calls = Calls()
+        self.parked: dict[str, Parked] = {}
+        """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
+        self.clients = Clients(host, self.calls, self._serves)
+        self._servers: dict[str | None, Server[Any]] = {}
+        self._stack: AsyncExitStack | None = None
+        self._tg: TaskGroup | None = None
+        if profile is not None:
+            self.profile_config(profile)  # an unknown profile is an error now, not at the first request
+
+    # ----- profiles --------------------------------------------------------------------
+
+    @property
+    def profiles(self) -> dict[str, ProfileConfig]:
+        """The profiles now (from the config file, read again when it changed)."""
+        if self._fixed is not None:
+            return self._fixed
+        path = self.host.config_path
+        if path is None:
+            return {}
+        try:
+            stamp = os.stat(path).st_mtime_ns
+        except FileNotFoundError:
+            return {}
+        if stamp != self._read_at:
+            self._read = parse_profiles(ConfigStore(path).read_raw(), path=str(path))
+            self._read_at = stamp
+        return self._read
+
+    def profile_config(self, name: str | None) -> ProfileConfig:
+        """A profile's config (None: the whole catalog).
+
+        Raises:
+            ConfigError: There is no such profile.
+        """
+        if name is None:
+            return ProfileConfig()
+        found = self.profiles.get(name)
+        if found is None:
+            known = ", ".join(self.profiles) or "none"
+            raise ConfigError(f'no profile named {name!r} (known: {known}); add it under "profiles" in the config')
+        return found
+
+    def view(self, profile: str | None) -> ProfileView:
+        """What a profile serves, now."""
+        return ProfileView(self.host, profile, self.profile_config(profile))
+
+    def _serves(self, profile: str | None, server: str) -> bool:
+        try:
+            return self.profile_config(profile).serves(server)
+        except ConfigError:
+            return False
+
+    def instructions(self, profile: str | None) -> str:
+        """What the gateway tells a client about itself in ``initialize``."""
+        config = self.profile_config(profile)
+        what = f"profile {profile!r} of " if profile else ""
+        text = f"This is {what}an mcpdeck gateway: several MCP servers served as one."
+        if config.prefix:
+            text += " Tool and prompt names are mcp__<server>__<name>."
+        if config.description:
+            text += f" {config.description}"
+        return text
+
+    def server(self, profile: str | None) -> Server[Any]:
+        """The SDK server object for a profile (one per profile, made on first use)."""
+        if profile not in self._servers:
+            self.profile_config(profile)
+            self._servers[profile] = build_server(self, profile)
+        return self._servers[profile]
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._stack is not None:
+            raise RuntimeError("this Gateway is already open; create a new one")
+        async with AsyncExitStack() as stack:
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(self._tg.cancel_scope.cancel)
+            stack.callback(install_forwarding(self.host.client_handlers, self.calls))
+            stack.callback(self.host.events.on(self.clients.on_event))
+            await self._tg.start(self._deliver)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack, self._tg = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def _deliver(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with self.host.events.subscribe(buffer=10_000) as events:
+            task_status.started()
+            async for event in events:
+                await self.clients.deliver(event)
+
+    @property
+    def task_group(self) -> TaskGroup:
+        """The gateway's task group (for its HTTP session managers).
+
+        Raises:
+            RuntimeError: The gateway is not open.
+        """
+        if self._tg is None:
+            raise RuntimeError("the gateway is not open; use `async with Gateway(host):` first")
+        return self._tg
+
+    # ----- faces -----------------------------------------------------------------------
+
+    async def run_stdio(self, profile: str | None = None) -> None:
+        """Serve one client over this process's stdin and stdout until it closes them."""
+        server = self.server(profile if profile is not None else self.profile)
+        self.task_group  # noqa: B018 - the gateway must be open
+        options = server.create_initialization_options()
+        streams = stdio_server() if sys.platform == "win32" else stdio_streams()
+        async with streams as (read_stream, write_stream):
+            if self.modern:  # the client's first request picks the era
+                await server.run(read_stream, write_stream, options)
+                return
+            async with server.lifespan(server) as state:  # the handshake era only
+                await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
+
+    def asgi(self, prefix: str = "/mcp") -> GatewayApp:
+        """The streamable HTTP face: ``<prefix>`` and ``<prefix>/<profile>``; see ``GatewayApp``."""
+        return GatewayApp(self, prefix)

@@ -1,0 +1,157 @@
+"""The gateway's connected clients, and the host's news each of them gets.
+
+A client is registered on its first request and dropped when its connection ends. Host
+events become notifications: list changes to the clients whose profile has that server,
+resource updates to the clients subscribed to the URI, log messages to the client whose
+call is running on that server (on the call's own stream, before its answer) or, outside
+calls, to every client whose profile has the server and whose level lets it through.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+
+from mcpdeck.events import (
+    Event,
+    PromptsChanged,
+    ResourcesChanged,
+    ResourceUpdated,
+    ServerLog,
+    ToolsChanged,
+)
+from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log
+from mcpdeck.host import Host
+
+__all__ = ["Clients"]
+
+logger = logging.getLogger(__name__)
+
+_STATE_KEY = "mcpdeck_gateway_client"
+
+
+class Clients:
+    """Every client connected to the gateway, on any profile."""
+
+    def __init__(self, host: Host, calls: Calls, serves: Callable[[str | None, str], bool]):
+        self._host = host
+        self._calls = calls
+        self._serves = serves  # (profile, server) -> whether the profile has the server
+        self._clients: list[Downstream] = []
+        self._subscribers: dict[str, set[Downstream]] = {}
+        self._upstream_level: types.LoggingLevel | None = None
+        self._held: set[int] = set()  # log events held for running calls: not delivered again
+
+    def __iter__(self) -> Any:
+        return iter(list(self._clients))
+
+    def __len__(self) -> int:
+        return len(self._clients)
+
+    def get(self, ctx: ServerRequestContext[Any], profile: str | None, token: str | None) -> Downstream:
+        """The client a request comes from, registered on its first request."""
+        connection = ctx.session._connection  # pyright: ignore[reportPrivateUsage]
+        found: object = connection.state.get(_STATE_KEY)
+        if isinstance(found, Downstream):
+            found.session = ctx.session
+            return found
+        client = Downstream(ctx.session, profile, token)
+        connection.state[_STATE_KEY] = client
+        self._clients.append(client)
+        connection.exit_stack.push_async_callback(self._gone, client)
+        return client
+
+    async def _gone(self, client: Downstream) -> None:
+        if client in self._clients:
+            self._clients.remove(client)
+        for uri in list(client.subscriptions):
+            with anyio.CancelScope(shield=True):
+                await self.unsubscribe(client, uri)
+
+    # ----- subscriptions -----------------------------------------------------------------
+
+    async def subscribe(self, client: Downstream, uri: str, server: str) -> None:
+        """Subscribe ``client`` to a resource; the first subscriber subscribes the host to it."""
+        subscribers = self._subscribers.setdefault(uri, set())
+        if not subscribers:
+            await self._host.subscribe_resource(uri, server=server)
+        subscribers.add(client)
+        client.subscriptions.add(uri)
+
+    async def unsubscribe(self, client: Downstream, uri: str) -> None:
+        """Drop a client's subscription; the last one leaving unsubscribes the host."""
+        client.subscriptions.discard(uri)
+        subscribers = self._subscribers.get(uri)
+        if subscribers is None:
+            return
+        subscribers.discard(client)
+        if not subscribers:
+            del self._subscribers[uri]
+            try:
+                await self._host.unsubscribe_resource(uri)
+            except Exception as error:  # the server went away: nothing left to unsubscribe from
+                logger.info("gateway: unsubscribing from %s failed: %s", uri, error)
+
+    async def lower_server_level(self, level: types.LoggingLevel, servers: Iterable[str]) -> None:
+        """Make the servers send log messages from ``level`` up, if that is lower than asked so far.
+
+        The servers are shared by every client, so their level only goes down; each client
+        gets only the messages its own level lets through.
+        """
+        current = self._upstream_level
+        if current is not None and LEVELS.index(level) >= LEVELS.index(current):
+            return
+        self._upstream_level = level
+        await self._host.set_log_level(level, servers)
+
+    # ----- host news -----------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        """Hold a log message for the call it belongs to (called synchronously, in event order)."""
+        if isinstance(event, ServerLog):
+            running = self._calls.running_on(event.server)
+            if running:
+                by_client: dict[int, Any] = {id(r.client): r for r in running}  # each client's newest call
+                params = types.LoggingMessageNotificationParams(level=event.level, logger=event.logger, data=event.data)  # pyright: ignore[reportArgumentType]
+                for entry in by_client.values():
+                    if entry.client.wants(event.level):
+                        entry.pending.append(params)
+                self._held.add(id(event))
+
+    async def deliver(self, event: Event) -> None:
+        """Send what an event means to the clients it concerns (log messages of calls are sent with them)."""
+        if isinstance(event, ToolsChanged | ResourcesChanged | PromptsChanged):
+            for client in self._concerned(event.server):
+                session = client.session
+                if isinstance(event, ToolsChanged):
+                    await self._send(client, session.send_tool_list_changed())
+                elif isinstance(event, ResourcesChanged):
+                    await self._send(client, session.send_resource_list_changed())
+                else:
+                    await self._send(client, session.send_prompt_list_changed())
+        elif isinstance(event, ResourceUpdated):
+            for client in list(self._subscribers.get(event.uri) or ()):
+                await self._send(client, client.session.send_resource_updated(event.uri))
+        elif isinstance(event, ServerLog):
+            if id(event) in self._held:
+                self._held.discard(id(event))
+                return
+            params = types.LoggingMessageNotificationParams(level=event.level, logger=event.logger, data=event.data)  # pyright: ignore[reportArgumentType]
+            for client in self._concerned(event.server):
+                if client.wants(event.level):
+                    await self._send(client, send_log(client.session, params, None))
+
+    @staticmethod
+    async def _send(client: Downstream, sending: Awaitable[None]) -> None:
+        try:
+            await sending
+        except Exception as error:  # a client that went away must not stop the others' news
+            logger.debug("gateway: could not notify %s: %s", client.name, error)
+
+    def _concerned(self, server: str) -> list[Downstream]:
+        return [client for client in self._clients if self._serves(client.profile, server)]

@@ -1,0 +1,82 @@
+"""Cancellation and roots through the gateway, with the features test server (handshake era) behind it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientRequestContext
+
+from tests.gateway.support import Seen, client, served_gateway
+from tests.helpers import WAIT, stdio_server
+
+pytestmark = pytest.mark.anyio
+
+FEATURES = {"features": stdio_server("features", "--legacy")}
+
+
+async def test_a_call_the_client_cancels_is_cancelled_on_the_server(log_dir: Path) -> None:
+    started = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with served_gateway(log_dir, FEATURES) as served, client(served.url(), Seen()) as via:
+        with anyio.fail_after(WAIT):
+            async with anyio.create_task_group() as tg:
+
+                async def wait() -> None:
+                    await via.call_tool("mcp__features__wait_forever", {"key": "k1"}, progress_callback=on_progress)
+
+                tg.start_soon(wait)
+                await started.wait()  # the server is inside the call
+                tg.cancel_scope.cancel()
+            answer = await via.call_tool("mcp__features__was_cancelled", {"key": "k1", "within": 5})
+    assert answer.structured_content == {"result": True}
+
+
+async def test_a_server_asking_for_roots_mid_call_gets_the_callers_roots(log_dir: Path) -> None:
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///client/root", "name": "root"})])
+
+    async with served_gateway(log_dir, FEATURES) as served:
+        async with client(served.url(), Seen(), list_roots_callback=roots) as with_roots:
+            with anyio.fail_after(WAIT):
+                theirs = await with_roots.call_tool("mcp__features__list_roots", {})
+        async with client(served.url(), Seen()) as without:
+            with anyio.fail_after(WAIT):
+                hosts = await without.call_tool("mcp__features__list_roots", {})
+    assert isinstance(theirs.content[0], types.TextContent) and isinstance(hosts.content[0], types.TextContent)
+    assert json.loads(theirs.content[0].text)["roots"] == [{"uri": "file:///client/root", "name": "root"}]
+    host_roots = json.loads(hosts.content[0].text)["roots"]
+    assert host_roots and host_roots[0]["uri"] == Path.cwd().as_uri()  # the host's own roots
+
+
+async def test_a_url_elicitation_reaches_the_client_as_a_url(log_dir: Path) -> None:
+    seen = Seen()
+    async with served_gateway(log_dir, FEATURES) as served, client(served.url(), seen) as via:
+        with anyio.fail_after(WAIT):
+            answer = await via.call_tool("mcp__features__ask_url", {})
+    [asked] = seen.elicitations
+    assert isinstance(asked, types.ElicitRequestURLParams)
+    assert (asked.url, asked.elicitation_id, asked.message) == (
+        "https://example.com/connect",
+        "connect-1",
+        "Connect your account",
+    )
+    assert isinstance(answer.content[0], types.TextContent) and answer.content[0].text == "accept"
+
+
+async def test_a_server_added_to_the_host_shows_up_for_connected_clients(log_dir: Path) -> None:
+    seen = Seen()
+    async with served_gateway(log_dir, FEATURES) as served, client(served.url(), seen) as via:
+        with anyio.fail_after(WAIT):
+            before = {tool.name for tool in (await via.list_tools()).tools}
+            await served.host.add_server("basic", stdio_server("basic"), save=False)
+            await seen.arrival("notifications/tools/list_changed").wait()
+            after = {tool.name for tool in (await via.list_tools()).tools}
+    assert not any(name.startswith("mcp__basic__") for name in before)
+    assert "mcp__basic__echo" in after
