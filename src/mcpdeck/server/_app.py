@@ -20,7 +20,6 @@ from mcpdeck.server._console import console_routes
 __all__ = ["build_app"]
 
 
-
 async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
     response = SafeJSONResponse(
         {"error": {"code": "not-found", "message": "this process serves no MCP gateway"}},
