@@ -12,6 +12,9 @@ same run:
 - ``mcpdeck call`` on ``@modelcontextprotocol/server-everything`` against a bare SDK script
   that spawns the same server, initializes, calls ``echo`` and exits
   (``bench/clients/sdk_call.py``).
+- ``mcpdeck call`` attached to a running ``mcpdeck serve`` (started for the run, serving the
+  stdio line server ``bench/servers/line.py``) against ``python -c "import click"``: the goal
+  is at most 0.1 s above it.
 
 Nothing of the user's is read or written: the commands get their own config, HOME and
 data folders in a temporary directory.
@@ -20,12 +23,15 @@ data folders in a temporary directory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +51,8 @@ class Command:
     """The command this one is compared with (None: it is a baseline)."""
     goal: float | None = None
     """The highest ratio to the baseline that meets the target."""
+    goal_above: float | None = None
+    """Or: the most seconds above the baseline that meet the target."""
     samples: list[float] = field(default_factory=list[float])
     error: str = ""
 
@@ -71,7 +79,52 @@ def commands(home: Path) -> list[Command]:
             baseline="bare SDK: spawn, initialize, call echo, exit",
             goal=1.3,
         ),
+        *(
+            [
+                Command(
+                    "mcpdeck call, attached to serve",
+                    [mcpdeck, "--config", str(home / SERVED), "call", "mcp__line__echo", "--args", '{"text": "hi"}'],
+                    baseline="python -c 'import click'",
+                    goal_above=0.1,
+                )
+            ]
+            if _has_attach(mcpdeck)
+            else []
+        ),
     ]
+
+
+SERVED = "served.json"
+"""The config ``mcpdeck serve`` runs for during the benchmark (the line server over stdio)."""
+
+
+@contextlib.contextmanager
+def serve_running(home: Path, env: dict[str, str]) -> Generator[None]:
+    """``mcpdeck serve`` for the line server's config, until the block ends (its server connected first)."""
+    config = home / SERVED
+    line = {"command": str(VENV_BIN / "python"), "args": ["-S", str(ROOT / "bench" / "servers" / "line.py")]}
+    config.write_text(json.dumps({"mcpServers": {"line": line}}))
+    argv = [str(VENV_BIN / "mcpdeck"), "--config", str(config), "serve", "--port", "0"]
+    process = subprocess.Popen(argv, env=env, cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # its state file, then the line server connected (asked through it)
+            if list((home / "run" / "mcpdeck" / "serve").glob("*.json")):
+                probe = subprocess.run(
+                    [str(VENV_BIN / "mcpdeck"), "--config", str(config), "list", "--json"],
+                    env=env, cwd=home, capture_output=True, text=True, check=False,
+                )  # fmt: skip
+                if '"state": "connected"' in probe.stdout:
+                    break
+            time.sleep(0.2)
+        yield
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _has_attach(mcpdeck: str) -> bool:
@@ -95,21 +148,26 @@ def run(rounds: int) -> tuple[list[Command], dict[str, str]]:
         env.pop("MCPDECK_CONFIG", None)
         (home / "run").mkdir(mode=0o700)
         todo = commands(home)
-        for turn in range(rounds + 1):  # round 0 warms the page cache and is not counted
-            shift = turn % len(todo)
-            for command in todo[shift:] + todo[:shift]:
-                if command.error:
-                    continue
-                started = time.perf_counter()
-                result = subprocess.run(command.argv, env=env, cwd=home, capture_output=True, text=True, check=False)
-                elapsed = time.perf_counter() - started
-                if result.returncode != 0:
-                    command.error = f"exit {result.returncode}: {(result.stderr or result.stdout).strip()[-300:]}"
-                elif turn:
-                    command.samples.append(elapsed)
-            print(f"bench.commands: round {turn}/{rounds}", file=sys.stderr, flush=True)
+        with serve_running(home, env):
+            _rounds(todo, rounds, env, home)
     machine = {"python": sys.version.split()[0], "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg())}
     return todo, machine
+
+
+def _rounds(todo: list[Command], rounds: int, env: dict[str, str], home: Path) -> None:
+    for turn in range(rounds + 1):  # round 0 warms the page cache and is not counted
+        shift = turn % len(todo)
+        for command in todo[shift:] + todo[:shift]:
+            if command.error:
+                continue
+            started = time.perf_counter()
+            result = subprocess.run(command.argv, env=env, cwd=home, capture_output=True, text=True, check=False)
+            elapsed = time.perf_counter() - started
+            if result.returncode != 0:
+                command.error = f"exit {result.returncode}: {(result.stderr or result.stdout).strip()[-300:]}"
+            elif turn:
+                command.samples.append(elapsed)
+        print(f"bench.commands: round {turn}/{rounds}", file=sys.stderr, flush=True)
 
 
 def render(todo: list[Command], machine: dict[str, str], rounds: int) -> str:
@@ -133,7 +191,12 @@ def render(todo: list[Command], machine: dict[str, str], rounds: int) -> str:
         ratio_text, goal_text, verdict = "-", "-", "baseline"
         base = by_name.get(command.baseline or "")
         base_value = median(base.samples) if base is not None else None
-        if base_value:
+        if base_value and command.goal_above is not None:
+            above = value - base_value
+            ratio_text = f"{value / base_value:.2f}x (+{above * 1000:.0f} ms)"
+            goal_text = f"≤ +{command.goal_above * 1000:.0f} ms"
+            verdict = "met" if above <= command.goal_above else "MISSED"
+        elif base_value:
             ratio = value / base_value
             ratio_text = f"{ratio:.2f}x"
             goal_text = f"≤ {command.goal:g}x" if command.goal else "-"

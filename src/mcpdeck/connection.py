@@ -64,6 +64,7 @@ from mcpdeck.errors import (
 )
 from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
+from mcpdeck.traffic import Traffic, tapped
 
 __all__ = [
     "InProcessServer",
@@ -173,8 +174,10 @@ class ServerConnection:
         retry: RetryPolicy | None = None,
         auth_store: TokenStore | None = None,
         oauth_interaction: OAuthInteraction | AuthorizeFunction | None = None,
+        traffic: Traffic | None = None,
     ):
         self.name = name
+        self._traffic = traffic
         self._retry = retry or RetryPolicy()
         self._auth_store = auth_store or TokenStore(environ=environ)
         self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
@@ -638,6 +641,8 @@ class ServerConnection:
             )
             stack = AsyncExitStack()
             self._phase = f"connecting over {'streamable HTTP' if kind == 'http' else 'SSE'}"
+            if self._traffic is not None:
+                transport = tapped(transport, self._traffic, self.name)
             try:
                 client = await stack.enter_async_context(
                     self._negotiated(watched(transport, ended, self._on_error), bounded=kind == "sse", stdio=False)
@@ -675,6 +680,8 @@ class ServerConnection:
                 max_message=config.message_limit,
                 on_stderr=self._log.write_stderr,
             )
+            if self._traffic is not None:
+                transport = tapped(transport, self._traffic, self.name)
             try:
                 async with self._negotiated(transport, bounded=True, stdio=True) as client:
                     yield client

@@ -75,6 +75,7 @@ from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate, Permis
 from mcpdeck.resources import PromptEntry, ResourceEntry, ResourceIndex, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
+from mcpdeck.traffic import Traffic
 
 __all__ = ["Host", "ServerTest"]
 
@@ -161,6 +162,7 @@ class Host:
         approve: ApprovalCallback | None = None,
         yes: bool = False,
         permissions: PermissionRules | Mapping[str, Any] | None = None,
+        traffic: Traffic | None = None,
     ):
         """Create a host; nothing connects until it is entered.
 
@@ -191,6 +193,8 @@ class Host:
             yes: Approve every ``ask`` without asking (``--yes``); ``deny`` rules still win.
             permissions: ``allow``/``ask``/``deny`` rules given in code (the ``permissions``
                 object's form, or ``PermissionRules``); default: the config file's.
+            traffic: Keeps every server's recent JSON-RPC messages (in memory) for display;
+                without it no stream is tapped.
         """
         self._initial = servers
         self._store = store
@@ -201,6 +205,8 @@ class Host:
         self._retry = retry or RetryPolicy()
         self._oauth_interaction = oauth_interaction
         self._auth_store = auth_store or TokenStore(environ=environ)
+        self.traffic = traffic
+        """The servers' recent JSON-RPC messages, when the host was given ``traffic=``."""
         self.events = EventBus()
         """Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``."""
         self._connections: dict[str, ServerConnection] = {}
@@ -310,6 +316,7 @@ class Host:
             retry=self._retry,
             auth_store=self._auth_store,
             oauth_interaction=self._oauth_interaction,
+            traffic=self.traffic,
         )
         connection._want = self._enabled and (self._only is None or name in self._only)  # pyright: ignore[reportPrivateUsage]
         self._connections[name] = connection

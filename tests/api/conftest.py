@@ -18,10 +18,11 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host
-from mcpdeck.api import ApiContext
+from mcpdeck.api import ApiContext, ChatRoom
 from mcpdeck.config import ConfigStore
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.server._app import build_app
+from mcpdeck.traffic import Traffic
 from tests.helpers import WAIT, stdio_server
 from tests.servers.basic import build_server
 
@@ -82,13 +83,21 @@ async def running_api(
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port: int = sock.getsockname()[1]
-    host = Host(store=store, log_dir=folder / "logs")
+    chats = ChatRoom()
+    host = Host(  # as `mcpdeck serve` makes it
+        store=store,
+        log_dir=folder / "logs",
+        traffic=Traffic(),
+        approve=chats.asks.approve,
+        elicitation=chats.asks.elicit,
+        sampling=chats.sample,
+    )
     with sock:
         async with host:
             if in_process:
                 server = build_server("inproc") if in_process is True else in_process
                 await host.add_server("inproc", server, save=False)
-            ctx = ApiContext(host=host, store=store, history=db)
+            ctx = ApiContext(host=host, store=store, history=db, chats=chats)
             off = ctx.attach()
             if db is not None:
                 host.events.on(db.record)
@@ -105,6 +114,7 @@ async def running_api(
                         yield Api(url, port, token, host, ctx, config, client)
                     finally:
                         ctx.stop()
+                        await chats.aclose()
                         server.should_exit = True
             off()
     if db is not None:

@@ -113,10 +113,10 @@ class ServeProcess:
     config: Path
 
 
-def start_serve(folder: Path, servers: dict[str, Any]) -> ServeProcess:
-    """``mcpdeck serve --port 0`` for a config of ``servers``, once it listens."""
+def start_serve(folder: Path, servers: dict[str, Any], **extra: Any) -> ServeProcess:
+    """``mcpdeck serve --port 0`` for a config of ``servers`` (and ``extra`` top-level keys), once it listens."""
     config = folder / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    config.write_text(json.dumps({"mcpServers": servers, **extra}, indent=2))
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0"]
     errors = (folder / "serve-stderr.txt").open("w")
     process = subprocess.Popen(
@@ -152,12 +152,12 @@ def stop_serve(serving: ServeProcess) -> None:
 
 
 @pytest.fixture
-def console_for(browser: BrowserContext, tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], Console]]:
+def console_for(browser: BrowserContext, tmp_path: Path) -> Iterator[Callable[..., Console]]:
     """Start ``mcpdeck serve`` for some servers and open a tab on its console."""
     started: list[tuple[ServeProcess, Page]] = []
 
-    def start(servers: dict[str, Any]) -> Console:
-        serving = start_serve(tmp_path, servers)
+    def start(servers: dict[str, Any], **extra: Any) -> Console:
+        serving = start_serve(tmp_path, servers, **extra)
         page = browser.new_page()
         errors = watch_errors(page)
         started.append((serving, page))

@@ -158,6 +158,11 @@ class Agent:
         """The native tools the model is offered (``search_tools`` joins them in search mode)."""
         return list(self._native)
 
+    @property
+    def conversation(self) -> str | None:
+        """The key this conversation is recorded under (``current_conversation``); None before its first run."""
+        return self._conversation
+
     def reset(self) -> None:
         """Forget the conversation (the next run starts a new one)."""
         self.messages = []

@@ -18,8 +18,19 @@ from mcpdeck.api._events import event_json
 from mcpdeck.api._models import ErrorOut
 from mcpdeck.api._respond import Redacting, SafeJSONResponse
 from mcpdeck.api._security import Guard, allowed_hosts, cookie_name
+from mcpdeck.api._sessions import ChatRoom
 
-__all__ = ["ApiContext", "ApiError", "CallStats", "Guard", "allowed_hosts", "cookie_name", "create_api", "event_json"]
+__all__ = [
+    "ApiContext",
+    "ApiError",
+    "CallStats",
+    "ChatRoom",
+    "Guard",
+    "allowed_hosts",
+    "cookie_name",
+    "create_api",
+    "event_json",
+]
 
 _ERRORS = {
     status: {"model": ErrorOut, "description": description}
@@ -39,7 +50,7 @@ _ERRORS = {
 
 def create_api(context: ApiContext) -> Redacting:
     """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
-    from mcpdeck.api import _content, _records, _servers, _tools
+    from mcpdeck.api import _chat, _content, _records, _servers, _tools, _traffic
     from mcpdeck.api import _events as events
 
     app = FastAPI(
@@ -55,6 +66,6 @@ def create_api(context: ApiContext) -> Redacting:
     )
     app.state.ctx = context
     install_error_handlers(app)
-    for module in (_servers, _tools, _content, _records, events):
+    for module in (_servers, _tools, _content, _records, events, _traffic, _chat):
         app.include_router(module.router)
     return Redacting(app, context.redactor)

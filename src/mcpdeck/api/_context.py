@@ -13,6 +13,7 @@ import anyio
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpdeck.api._sessions import ChatRoom
 from mcpdeck.config import ConfigStore, McpConfig, RemoteServerConfig, StdioServerConfig
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History, Redactor, secrets_of
@@ -51,6 +52,7 @@ class ApiContext:
         history: The history database, if history is on.
         problems: What the config follower could not apply (``None``: the whole file), by server.
         shutdown: Set when the process is stopping; event streams end then.
+        chats: The console's chats and the questions asked for the user (``chats.asks``).
     """
 
     host: Host
@@ -60,6 +62,7 @@ class ApiContext:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     shutdown: anyio.Event = field(default_factory=anyio.Event)
     stats: dict[str, CallStats] = field(default_factory=dict[str, CallStats])
+    chats: ChatRoom = field(default_factory=ChatRoom)
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0
@@ -121,6 +124,8 @@ class ApiContext:
         self.shutdown.set()
         for send in list(self._feeds):
             send.close()
+        if self.host.traffic is not None:
+            self.host.traffic.close_watchers()
 
     # ----- secrets -----------------------------------------------------------------------
 

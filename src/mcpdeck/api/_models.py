@@ -40,6 +40,7 @@ __all__ = [
     "TestOut",
     "ToolOut",
     "ToolResultOut",
+    "TrafficOut",
 ]
 
 
@@ -233,6 +234,14 @@ class LogOut(_Out):
     server: str
     path: str | None
     lines: list[str]
+
+
+class TrafficOut(_Out):
+    """JSON-RPC messages between the host and its servers, oldest first."""
+
+    limit: int = Field(description="Messages kept per server.")
+    maxBody: int = Field(description="Characters of a message kept; longer bodies are cut (`truncated`).")
+    messages: list[dict[str, Any]]
 
 
 class HistoryOut(_Out):

@@ -215,12 +215,34 @@ Files: $MCPDECK_HOME puts the config, logs and history in one folder.
 """
 
 
+class _AttachingGroup(click.Group):
+    """Commands that a running ``mcpdeck serve`` can answer go through it (``cli._attach``), unless ``--no-attach``."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is None or name is None or ctx.params.get("no_attach") or ctx.resilient_parsing:
+            return name, command, rest
+        from mcpdeck.cli._attach import ATTACHABLE, attached_command
+
+        if name not in ATTACHABLE:
+            return name, command, rest
+        return name, attached_command(name, command, lambda c: c.find_object(_Context).path), rest  # pyright: ignore[reportOptionalMemberAccess]
+
+
 @click.group(
+    cls=_AttachingGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     invoke_without_command=True,
     epilog=_EPILOG,
 )
 @click.option("--config", "config", metavar="PATH", help="Config file (default: $MCPDECK_CONFIG, else user config).")
+@click.option(
+    "--no-attach",
+    is_flag=True,
+    help="Start servers here even when `mcpdeck serve` runs for this config (default: use it).",
+)
 @click.option(
     "--log-dir",
     metavar="DIR",
@@ -240,7 +262,12 @@ Files: $MCPDECK_HOME puts the config, logs and history in one folder.
 @click.version_option(__version__, prog_name="mcpdeck")
 @click.pass_context
 def cli(
-    ctx: click.Context, config: str | None, log_dir: str | None, startup_timeout: float | None, roots: tuple[str, ...]
+    ctx: click.Context,
+    config: str | None,
+    no_attach: bool,
+    log_dir: str | None,
+    startup_timeout: float | None,
+    roots: tuple[str, ...],
 ) -> None:
     """mcpdeck: connect MCP servers, list their tools, call them."""
     ctx.obj = _Context(config, log_dir, startup_timeout, roots)

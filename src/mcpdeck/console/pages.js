@@ -11,8 +11,8 @@ export const PAGES = [
   { id: 'tools', title: 'Tools', module: './tools.js' },
   { id: 'resources', title: 'Resources', module: './resources.js' },
   { id: 'prompts', title: 'Prompts', module: './prompts.js' },
-  { id: 'chat', title: 'Chat', module: null },
-  { id: 'traffic', title: 'Traffic', module: null },
+  { id: 'chat', title: 'Chat', module: './chat.js' },
+  { id: 'traffic', title: 'Traffic', module: './traffic.js' },
   { id: 'logs', title: 'Logs', module: './logs.js' },
   { id: 'history', title: 'History', module: './history.js' },
 ];

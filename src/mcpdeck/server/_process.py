@@ -30,7 +30,7 @@ import anyio
 import uvicorn
 
 from mcpdeck._version import __version__
-from mcpdeck.api import ApiContext, allowed_hosts
+from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore
 from mcpdeck.errors import ConfigError
 from mcpdeck.history import History
@@ -38,6 +38,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
+from mcpdeck.traffic import Traffic
 
 __all__ = ["DEFAULT_PORT", "GRACE", "ServeOptions", "run_serve"]
 
@@ -136,8 +137,17 @@ async def run_serve(
     port: int = sock.getsockname()[1]
     token = options.token or secrets.token_urlsafe(32)
     history = options.history
-    host = Host(store=store, log_dir=options.log_dir, wait=False)
-    context = ApiContext(host=host, store=store, history=history)
+    chats = ChatRoom()  # the console answers the host's questions: approvals, elicitation, sampling
+    host = Host(
+        store=store,
+        log_dir=options.log_dir,
+        wait=False,
+        traffic=Traffic(),
+        approve=chats.asks.approve,
+        elicitation=chats.asks.elicit,
+        sampling=chats.sample,
+    )
+    context = ApiContext(host=host, store=store, history=history, chats=chats)
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
     context.problems = lambda: follower.problems
     from mcpdeck.gateway import Gateway
@@ -209,6 +219,7 @@ async def run_serve(
             with anyio.move_on_after(GRACE + 2):
                 await serving.wait()
             unsubscribe()
+            await context.chats.aclose()
             tg.cancel_scope.cancel()
     finally:
         sock.close()

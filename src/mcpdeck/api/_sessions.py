@@ -1,0 +1,251 @@
+"""The console's chats: one ``Agent`` per chat, its runs, and the server requests that borrow its model.
+
+A ``ChatSession`` is one conversation with one model; ``run(prompt)`` streams the run's
+events (``run_events``) to one reader and can be stopped from another request. The
+conversation and its tool calls go to the history, as ``mcpdeck chat`` records them.
+``ChatRoom.sample`` answers a server's sampling request with the model of the chat that
+is running, once the user approves it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp import types
+
+from mcpdeck.agent import (
+    Agent,
+    AgentError,
+    AgentEvent,
+    ModelTurn,
+    RunFinished,
+    TextChunk,
+    ToolCallDone,
+    ToolCallRequested,
+    ToolProgress,
+    ToolsFound,
+)
+from mcpdeck.api._asks import Asks, current_chat
+from mcpdeck.callbacks import SamplingRequest
+from mcpdeck.history import History
+from mcpdeck.providers import ChatModel, Turn
+
+__all__ = ["ChatRoom", "ChatSession", "event_json"]
+
+_SHOWN_RESULT = 20_000
+"""Characters of a tool result sent to the page (the model gets its own cap)."""
+
+RunItem = tuple[str, dict[str, Any]]
+
+
+def event_json(event: AgentEvent) -> RunItem:
+    """An agent event as the chat stream sends it: ``(event name, data)``."""
+    match event:
+        case TextChunk(text=text):
+            return "text", {"text": text}
+        case ModelTurn():
+            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.tool_calls]
+            return "turn", {"step": event.step, "text": event.text, "toolCalls": calls}
+        case ToolCallRequested():
+            data = {"id": event.call_id, "name": event.name, "server": event.server, "readOnly": event.read_only}
+            return "tool-call", {**data, "arguments": event.arguments}
+        case ToolProgress():
+            data = {"id": event.call_id, "name": event.name, "progress": event.progress, "total": event.total}
+            return "progress", {**data, "message": event.message}
+        case ToolCallDone():
+            result = event.result
+            text = result.text(max_chars=_SHOWN_RESULT)
+            return "tool-result", {
+                "id": event.call_id,
+                "name": event.name,
+                "isError": result.is_error,
+                "denied": event.denied,
+                "approvedBy": event.approved_by,
+                "text": text,
+                "cut": event.cut,
+                "duration": event.duration,
+            }
+        case ToolsFound():
+            return "tools-found", {"query": event.query, "names": event.names}
+        case AgentError():
+            data = {"kind": event.kind, "message": event.message, "retryable": event.retryable}
+            return "error", {**data, "tool": event.tool}
+        case RunFinished():
+            return "done", {"reason": event.reason, "steps": event.steps, "text": event.text}
+
+
+@dataclass
+class ChatSession:
+    """One conversation in the console.
+
+    Attributes:
+        id: Its id in the API (``/api/chats/{id}``).
+        agent: The agent that holds the conversation.
+        title: The first prompt (cut), once there is one.
+        resumed: The history conversation it continues, if any.
+    """
+
+    id: str
+    agent: Agent
+    history: History | None = None
+    title: str = ""
+    resumed: int | None = None
+    _scope: anyio.CancelScope | None = None
+    _stopped: bool = False
+    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    @property
+    def model(self) -> ChatModel:
+        return self.agent.model
+
+    @property
+    def running(self) -> bool:
+        return self._scope is not None
+
+    def conversation(self) -> int | None:
+        """Its conversation's id in the history (once it has run), else the one it resumed."""
+        key = self.agent.conversation
+        if key is not None and self.history is not None:
+            return self.history.conversation_id(key)
+        return self.resumed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "model": self.model.name,
+            "title": self.title,
+            "running": self.running,
+            "conversation": self.conversation(),
+            "messages": len(self.agent.messages),
+        }
+
+    def stop(self) -> bool:
+        """Cancel the run in progress; False if none runs."""
+        if self._scope is None:
+            return False
+        self._stopped = True
+        self._scope.cancel()
+        return True
+
+    async def run(self, prompt: str, send: MemoryObjectSendStream[RunItem], asks: Asks) -> None:
+        """Run ``prompt`` and send its events, the questions asked meanwhile, and ``done`` last.
+
+        A reader that leaves (``send`` broken) stops the run.
+        """
+        self.title = self.title or " ".join(prompt.split())[:80]
+        watcher = send.clone()
+
+        def show(kind: str, data: dict[str, Any]) -> bool:
+            if data.get("chat") not in (None, self.id):
+                return False
+            try:
+                watcher.send_nowait((kind, data))
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return False
+            return True
+
+        token = current_chat.set(self.id)
+        off = asks.watch(show)
+        finished = False
+        try:
+            async with send:
+                with anyio.CancelScope() as scope:
+                    self._scope, self._stopped = scope, False
+                    async for event in self.agent.run(prompt):
+                        await send.send(event_json(event))
+                        finished = finished or isinstance(event, RunFinished)
+                if not finished and self._stopped:
+                    text = ""
+                    with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await send.send(("done", {"reason": "stopped", "steps": 0, "text": text}))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the reader left: the run was cancelled by leaving the loop
+        finally:
+            self._scope = None
+            off()
+            watcher.close()
+            current_chat.reset(token)
+
+
+class ChatRoom:
+    """The open chats of one API."""
+
+    def __init__(self, asks: Asks | None = None):
+        self.asks = asks or Asks()
+        self.chats: dict[str, ChatSession] = {}
+        self._order = itertools.count(1)
+
+    def open(
+        self, agent: Agent, history: History | None, *, resumed: int | None = None, title: str = ""
+    ) -> ChatSession:
+        session = ChatSession(f"chat-{next(self._order)}-{secrets.token_hex(3)}", agent, history, title, resumed)
+        self.chats[session.id] = session
+        return session
+
+    async def close(self, chat_id: str) -> bool:
+        session = self.chats.pop(chat_id, None)
+        if session is None:
+            return False
+        session.stop()
+        await session.agent.model.aclose()
+        return True
+
+    async def aclose(self) -> None:
+        for chat_id in list(self.chats):
+            await self.close(chat_id)
+
+    # ----- sampling --------------------------------------------------------------------------
+
+    async def sample(self, request: SamplingRequest) -> types.CreateMessageResult:
+        """The host's sampling handler: the running chat's model answers, if the user approves.
+
+        Raises:
+            RuntimeError: No chat runs, or the user refused (the server gets the reason).
+        """
+        chat_id = current_chat.get()
+        session = self.chats.get(chat_id) if chat_id else None
+        if session is None:
+            running = [s for s in self.chats.values() if s.running]
+            session = running[-1] if running else None
+        if session is None:
+            raise RuntimeError("no chat is running in the console to lend its model")
+        params = request.params
+        messages = [{"role": m.role, "text": _text_of(m.content)} for m in params.messages]
+        data = {
+            "server": request.server,
+            "model": session.model.name,
+            "messages": messages,
+            "systemPrompt": params.system_prompt,
+            "maxTokens": params.max_tokens,
+        }
+        answer = await self.asks.ask("sampling", data, session.id)
+        if answer is None or answer.get("answer") != "approve":
+            raise RuntimeError(
+                "the user did not allow it" if answer is not None else "no one was in the console to allow it"
+            )
+        model = session.model
+        prompt = "\n\n".join(f"{m['role']}: {m['text']}" if len(messages) > 1 else m["text"] for m in messages)
+        text = await _complete(model, prompt, params.system_prompt)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=text), model=model.name, stop_reason="endTurn"
+        )
+
+
+def _text_of(content: Any) -> str:
+    blocks: list[Any] = cast(list[Any], content) if isinstance(content, list) else [content]
+    parts = [getattr(block, "text", None) or f"[{getattr(block, 'type', 'content')}]" for block in blocks]
+    return "\n".join(parts)
+
+
+async def _complete(model: ChatModel, prompt: str, system: str | None) -> str:
+    text = ""
+    async for item in model.stream([model.user_message(prompt)], system=system):
+        if isinstance(item, Turn):
+            text = item.text
+    return text

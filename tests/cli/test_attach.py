@@ -1,0 +1,169 @@
+"""The CLI attached to a running ``mcpdeck serve``: real ``serve`` processes, real CLI processes for the
+calls that matter, ``CliRunner`` for the rest. ``--json`` output is the same attached or not."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from mcpdeck.cli import cli
+from mcpdeck.server._state import ServeState, state_path, write_state
+from tests.helpers import ROOT, stdio_server
+from tests.server.test_process import environment, serving, wait_connected
+
+pytestmark = pytest.mark.anyio
+
+VOLATILE = {"connectedAt", "pid", "duration", "errorAt"}
+"""What differs between two runs of the same command: times, process ids."""
+
+
+def stable(data: Any) -> Any:
+    """``data`` without volatile fields, at any depth."""
+    if isinstance(data, dict):
+        return {k: stable(v) for k, v in data.items() if k not in VOLATILE}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(data, list):
+        return [stable(v) for v in data]  # pyright: ignore[reportUnknownVariableType]
+    return data
+
+
+def run_cli(folder: Path, *args: str) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpdeck.cli", "--config", str(folder / "mcp.json"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(folder),
+        cwd=ROOT,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+async def cli_json(folder: Path, *args: str) -> Any:
+    code, out, err = await anyio.to_thread.run_sync(lambda: run_cli(folder, *args))
+    assert code == 0, err
+    return json.loads(out)
+
+
+def invoker(folder: Path) -> Any:
+    """``invoke(*args)``: the CLI in this process (in a worker thread: a command may run its own event loop)."""
+    runner = CliRunner()
+    env = environment(folder)
+    config = str(folder / "mcp.json")
+
+    async def invoke(*args: str) -> Any:
+        return await anyio.to_thread.run_sync(
+            lambda: runner.invoke(cli, ["--config", config, *args], env=env, catch_exceptions=False)
+        )
+
+    return invoke
+
+
+async def test_a_real_cli_process_reaches_the_server_serve_runs(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        served = await wait_connected(client, "basic")
+        # Attached, every call reaches the same server process: the one serve runs.
+        first = await cli_json(tmp_path, "call", "mcp__basic__pid", "--json")
+        second = await cli_json(tmp_path, "call", "mcp__basic__add", "--args", '{"a": 2, "b": 40}', "--json")
+        assert first["content"] == [{"type": "text", "text": str(served["pid"])}]
+        alone = await cli_json(
+            tmp_path, "--no-attach", "call", "mcp__basic__add", "--args", '{"a": 2, "b": 40}', "--json"
+        )
+        assert stable(second) == stable(alone)
+        status = (await client.get("/api/servers/basic")).json()["status"]
+        assert status["calls"] == 2  # the two attached calls went through serve; the one made alone did not
+
+
+async def test_json_output_is_the_same_attached_or_not(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        invoke = invoker(tmp_path)
+        for command in (
+            ["call", "mcp__basic__add", "--args", '{"a": 2, "b": 40}', "--json"],
+            ["call", "mcp__basic__structured", "--json"],
+            ["tools", "--json"],
+            ["tools", "--server", "basic", "--json"],
+            ["list", "--json"],
+            ["get", "basic", "--json"],
+            ["test", "basic", "--json"],
+        ):
+            attached = await invoke(*command)
+            alone = await invoke("--no-attach", *command)
+            assert (attached.exit_code, alone.exit_code) == (0, 0), command
+            assert stable(json.loads(attached.output)) == stable(json.loads(alone.output)), command
+        status = (await client.get("/api/servers/basic")).json()["status"]
+        assert status["calls"] == 2  # the attached calls went through serve
+
+
+async def test_other_commands_go_through_serve_in_process(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        invoke = invoker(tmp_path)
+        config = str(run.config)
+        human = await invoke("list")
+        assert human.exit_code == 0 and "[via mcpdeck serve]" in human.output and "basic" in human.output
+        assert "[via mcpdeck serve]" not in (await invoke("--no-attach", "list")).output
+        call = await invoke("call", "mcp__basic__echo", "--args", '{"text": "over the API"}')
+        assert (call.exit_code, call.output.strip()) == (0, "over the API")
+        failing = await invoke("call", "mcp__basic__fail", "--args", '{"message": "nope"}')
+        assert failing.exit_code == 1 and "nope" in failing.output
+        unknown = await invoke("call", "mcp__basic__nosuch")
+        assert unknown.exit_code == 1 and "mcp__basic__nosuch" in unknown.output
+        logs = await invoke("logs", "basic", "-n", "5")
+        assert logs.exit_code == 0 and "tool fail: nope" in logs.stdout
+        assert logs.stdout == (await invoke("--no-attach", "logs", "basic", "-n", "5")).stdout
+        disabled = await invoke("disable", "basic")
+        assert disabled.output.strip() == "Disabled 'basic'."
+        assert (await client.get("/api/servers/basic")).json()["status"]["state"] == "disabled"
+        assert json.loads(run.config.read_text())["mcpServers"]["basic"]["disabled"] is True
+        assert (await invoke("enable", "basic")).output.strip() == "Enabled 'basic'."
+        await wait_connected(client, "basic")
+        missing = await invoke("get", "nope")
+        assert missing.exit_code == 2 and "no server named 'nope'" in missing.output
+        removed = await invoke("remove", "basic")
+        assert removed.output.strip() == f"Removed 'basic' from {config}."
+        assert json.loads(run.config.read_text())["mcpServers"] == {}
+        assert (await client.get("/api/servers/basic")).status_code == 404
+
+
+def test_a_stale_state_file_is_removed_and_the_command_runs_alone(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {}}))
+    env = environment(tmp_path)
+    with socket.socket() as closed:  # a port nobody listens on: bound, never listening
+        closed.bind(("127.0.0.1", 0))
+        port: int = closed.getsockname()[1]
+        os.environ["MCPDECK_STATE_DIR"] = env["MCPDECK_STATE_DIR"]
+        try:
+            state = ServeState(
+                pid=os.getpid(),  # alive, but it does not listen on that port
+                url=f"http://127.0.0.1:{port}",
+                host="127.0.0.1",
+                port=port,
+                token="t",
+                config=str(config.resolve()),
+                started_at="2026-01-01T00:00:00+00:00",
+                version="0",
+            )
+            path = write_state(state)
+            assert path == state_path(config)
+            result = CliRunner().invoke(cli, ["--config", str(config), "list", "--json"], env=env)
+            assert result.exit_code == 0, result.output
+            assert json.loads(result.output)["servers"] == []
+            assert not path.exists()
+            dead = dataclasses.replace(state, pid=2**22 + 12345)  # no such process
+            write_state(dead)
+            assert CliRunner().invoke(cli, ["--config", str(config), "list", "--json"], env=env).exit_code == 0
+            assert not path.exists()
+        finally:
+            del os.environ["MCPDECK_STATE_DIR"]

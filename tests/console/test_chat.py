@@ -1,0 +1,74 @@
+"""Chat and Traffic in Chromium against a real ``mcpdeck serve`` and the scripted OpenAI-format server:
+a streamed answer, a tool call approved in a dialog (a card that ends ``done``), one denied, model text
+shown as text, and the JSON-RPC messages of the call on the Traffic page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from playwright.sync_api import expect
+
+from tests.console.conftest import Console
+from tests.helpers import stdio_server
+from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
+
+MARKUP = "<img src=x onerror=alert(1)><b>bold</b>"
+
+
+def test_chat_with_an_approval_dialog_and_tool_cards_then_traffic(console_for: Callable[..., Console]) -> None:
+    script: list[Step] = [
+        Reply(text=f"Adding them. {MARKUP}", tool_calls=[Call("mcp__basic__add", {"a": 2, "b": 3})]),
+        lambda request: Reply(text=f"The answer is {request.tool_results[0][1]}.", chunks=5),
+        Reply(tool_calls=[Call("mcp__basic__echo", {"text": "hi"})]),
+        Reply(text="Fine, I will not echo."),
+    ]
+    with serve_scripted_in_thread("openai", script) as llm:
+        providers = {"scripted": {"type": "openai", "baseUrl": llm.base_url, "apiKey": "test-key"}}
+        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="scripted:test-model")
+        page = console.open("#/servers")
+        expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
+
+        page.get_by_role("link", name="Chat").click()
+        expect(page.get_by_label("Model")).to_have_value("scripted:test-model")
+        page.get_by_role("button", name="New chat").click()
+        expect(page.locator(".chat-title")).to_contain_text("scripted:test-model")
+
+        message = page.get_by_label("Message")
+        message.fill("what is 2 + 3?")
+        message.press("Enter")
+        dialog = page.get_by_role("dialog", name="Allow this tool call?")
+        expect(dialog).to_be_visible()
+        expect(dialog).to_contain_text("mcp__basic__add")
+        expect(dialog).to_contain_text('"a": 2')
+        card = page.locator(".tool-card[data-name=mcp__basic__add]")
+        expect(card).to_have_attribute("data-state", "waiting")
+        dialog.get_by_role("button", name="Allow once").click()
+        expect(dialog).to_be_hidden()
+        expect(card).to_have_attribute("data-state", "done")
+        expect(card.locator(".card-result")).to_have_text("5")
+        expect(card).to_contain_text("user-once")
+        transcript = page.get_by_role("log", name="Conversation")
+        expect(transcript).to_contain_text("The answer is 5.")
+        # The model's markup is text: no element was made from it, and no script ran.
+        expect(transcript).to_contain_text(MARKUP)
+        assert page.locator(".transcript img, .transcript b").count() == 0
+        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+        message.fill("now echo hi")
+        page.get_by_role("button", name="Send").click()
+        dialog = page.get_by_role("dialog", name="Allow this tool call?")
+        dialog.get_by_role("button", name="Deny").click()
+        denied = page.locator(".tool-card[data-name=mcp__basic__echo]")
+        expect(denied).to_have_attribute("data-state", "denied")
+        expect(transcript).to_contain_text("Fine, I will not echo.")
+        assert llm.script.left == 0
+
+        # The conversation is in the history list; the call's messages are on the Traffic page.
+        expect(page.locator(".chat-list")).to_contain_text("what is 2 + 3?")
+        page.get_by_role("link", name="Traffic").click()
+        call = page.locator("tr.msg.out", has_text="tools/call").first
+        expect(call).to_be_visible()
+        call.click()
+        expect(page.locator("pre.traffic-body").first).to_contain_text('"name": "add"')
+        expect(page.locator("tr.msg.in.response").first).to_be_visible()
+    assert console.errors == [], console.errors
