@@ -49,12 +49,17 @@ async def served_gateway(
     servers: dict[str, Any] | None = None,
     *,
     permissions: dict[str, Any] | None = None,
+    roots: list[Path] | None = None,
     **options: Any,
 ) -> AsyncGenerator[Served]:
-    """The conformance server (``conf``, over stdio) behind a host and a gateway on 127.0.0.1."""
+    """The conformance server (``conf``, over stdio) behind a host (with ``roots``, if given) and a gateway
+    on 127.0.0.1."""
     specs = servers if servers is not None else {"conf": stdio_server("conformance_server")}
     rules = permissions if permissions is not None else ALLOW_ALL
-    async with Host(specs, log_dir=log_dir, permissions=rules) as host, Gateway(host, **options) as gateway:
+    async with (
+        Host(specs, log_dir=log_dir, permissions=rules, roots=roots) as host,
+        Gateway(host, **options) as gateway,
+    ):
         async with serve_asgi(gateway.asgi()) as base:
             yield Served(host, gateway, base)
 

@@ -42,7 +42,9 @@ async def test_a_server_asking_for_roots_mid_call_gets_the_callers_roots(log_dir
     async def roots(context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///client/root", "name": "root"})])
 
-    async with served_gateway(log_dir, FEATURES) as served:
+    # Servers are offered roots only where the host was asked to offer some (here: the working
+    # folder); a server asking mid-call then gets the calling client's roots, else the host's.
+    async with served_gateway(log_dir, FEATURES, roots=[Path.cwd()]) as served:
         async with client(served.url(), Seen(), list_roots_callback=roots) as with_roots:
             with anyio.fail_after(WAIT):
                 theirs = await with_roots.call_tool("mcp__features__list_roots", {})
