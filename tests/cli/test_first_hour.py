@@ -94,6 +94,23 @@ def test_help_version_and_config_only_commands_never_import_the_sdk(tmp_path: Pa
     assert loaded == [], f"{args} imported {loaded}"
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["serve", "--help"], ["gateway", "--help"]])
+def test_help_and_version_load_no_pydantic_and_no_async_runtime(tmp_path: Path, args: list[str]) -> None:
+    """What every command pays before it starts: click and mcpdeck's own light modules only (a
+    module-level import of the config models in one command's module once cost every command ~85 ms)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(heavy=(*HEAVY, "pydantic", "anyio", "fastapi", "uvicorn")), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=cli_environment(tmp_path),
+        cwd=ROOT,
+        check=False,
+    )
+    loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    assert loaded == [], f"{args} imported {loaded}"
+
+
 def test_bare_mcpdeck_shows_the_help_and_succeeds() -> None:
     done = CliRunner().invoke(cli, [], prog_name="mcpdeck")
     assert done.exit_code == 0

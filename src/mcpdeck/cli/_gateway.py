@@ -23,12 +23,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-import anyio
-import anyio.to_thread
 import click
 
 from mcpdeck.cli._app import pass_ctx, run_async
-from mcpdeck.config import expand_vars
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
@@ -102,6 +99,7 @@ def gateway_tokens(doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[s
     raw: object = cast(dict[str, object], section).get("tokens") or {}
     if not isinstance(raw, dict):
         raise ConfigError('"gateway.tokens" must be an object mapping token names to {"token": ..., "profile": ...}')
+    from mcpdeck.config import expand_vars
     from mcpdeck.gateway import GatewayToken
 
     tokens: dict[str, GatewayToken] = {}
@@ -173,6 +171,9 @@ async def serve_http(
 async def _record_in_background(host: Host, history: History) -> None:
     """Write the history from a task in the host's task group, each write in a worker thread:
     SQLite's commits must not hold up the calls of every client."""
+    import anyio
+    import anyio.to_thread
+
     started = anyio.Event()
 
     async def record() -> None:
