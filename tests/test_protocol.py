@@ -8,6 +8,7 @@ handshake ("legacy"), where servers ask the host inside a call and send notifica
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -605,3 +606,30 @@ async def test_a_prompt_added_by_the_server_joins_the_prompts(host: Host, featur
     result = await host.get_prompt(f"mcp__features__{name}")
     assert isinstance(result.messages[0].content, types.TextContent)
     assert result.messages[0].content.text == f"I am {name}"
+
+
+async def test_subscriptions_made_and_dropped_at_once_all_settle(host: Host, feature_server: FeatureServer) -> None:
+    """Many subscribe/unsubscribe requests in flight together each return (none waits on a stream
+    another request replaced), and what stays subscribed afterwards is what the last requests asked."""
+    uris = [f"note://{key(feature_server, f'crowd{i}')}" for i in range(8)]
+    updates = Updates(f"note://{key(feature_server, 'crowd-beacon')}")
+    unsubscribe = host.events.on(updates)
+    try:
+        await host.subscribe_resource(updates.beacon, server="features")
+        with anyio.fail_after(WAIT):
+            async with anyio.create_task_group() as tg:
+                for uri in uris:
+                    tg.start_soon(functools.partial(host.subscribe_resource, uri, server="features"))
+            async with anyio.create_task_group() as tg:
+                for uri in uris[::2]:
+                    tg.start_soon(functools.partial(host.unsubscribe_resource, uri, server="features"))
+        await updates.beacon_heard(host)
+        updates.seen.clear()
+        for uri in uris:
+            await host.call_tool("mcp__features__touch", {"uri": uri})
+        await updates.beacon_heard(host)
+        assert sorted({e.uri for e in updates.seen} - {updates.beacon}) == sorted(uris[1::2])
+    finally:
+        unsubscribe()
+        for uri in [updates.beacon, *uris[1::2]]:
+            await host.unsubscribe_resource(uri, server="features")

@@ -254,6 +254,7 @@ class ServerLists:
             }
             subscriptions = sorted(self.subscriptions)
             if not any(wanted.values()) and not subscriptions:
+                self._listening.set()  # nothing to listen for, so nothing to wait for
                 await self._wait_for_subscription_change()
                 continue
             with anyio.CancelScope() as scope:
@@ -265,6 +266,7 @@ class ServerLists:
                         async for event in subscription:
                             self._on_listen_event(event)
                 except ListenNotSupportedError:
+                    self._listening.set()
                     return  # an older protocol: notifications arrive through on_notification
                 except Exception as error:
                     logger.info("server %r: change notifications unavailable: %s", self._server, error)
@@ -319,11 +321,15 @@ class ServerLists:
             return
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # Reopen the listen stream with the new set, and return once the server has
-            # acknowledged it: an update made right after this returns is not missed.
-            self._listening = anyio.Event()
+            # acknowledged it: an update made right after this returns is not missed. Changes
+            # made while a reopening is pending share its event (replacing it would leave the
+            # earlier callers waiting on one that is never set).
+            if self._listening.is_set():
+                self._listening = anyio.Event()
+            acknowledged = self._listening
             if self._listen_scope is not None:
                 self._listen_scope.cancel()
-            await self._listening.wait()
+            await acknowledged.wait()
             return
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # resources/subscribe is the pre-2026 way, deprecated since
