@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,7 +17,7 @@ from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
     from mcpdeck.config import ServerConfig
-    from mcpdeck.host import ServerTest
+    from mcpdeck.host import Host, ServerTest
     from mcpdeck.status import ServerStatus
 
 __all__ = ["register_server_commands"]
@@ -70,55 +71,105 @@ async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None
 
 
 READY_WAIT = 2.0
-"""Seconds ``list`` waits for every server before it prints what is ready; the rest follow as they settle."""
+"""Seconds a command over every server waits for them all before it prints what is ready (the rest follow)."""
 
 
-async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
-    """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
+async def as_they_settle(
+    host: Host, first: Callable[[list[str], list[str]], None], then: Callable[[str], None]
+) -> None:
+    """Show a host's servers (opened with ``wait=False``) as they settle, a slow one holding back only itself.
 
-    A slow or hanging server delays only its own row (at most its startup timeout). ``targets``
-    holds the unmasked command lines and URLs to show instead (``--show-secrets``).
+    ``first(ready, waiting)`` is called once the servers that settle within ``READY_WAIT`` have
+    (or every one has), with the names of both kinds in config order; then ``then(name)`` for
+    each waiting one as it connects or fails (at most its startup timeout later). A note on
+    stderr says which are still starting. ``list``, ``tools``, ``resources`` and ``prompts``
+    print through it.
     """
     import anyio
 
-    from mcpdeck.cli._render import status_row, table
-
-    headers = ["name", "status", "tools", "transport", "command / url"]
-    statuses: list[ServerStatus] = []
-    send, receive = anyio.create_memory_object_stream[str](1000)
+    names = list(host.servers)
+    send, receive = anyio.create_memory_object_stream[str](max(len(names), 1))
     with send, receive:
-        async with ctx.host(wait=False) as host, anyio.create_task_group() as tg:
-            names = list(host.servers)
+        async with anyio.create_task_group() as tg:
 
             async def settle(name: str) -> None:
                 with contextlib.suppress(ConfigError):  # an unusable entry: failed from the start
                     await host.wait_settled(name)
                 await send.send(name)
 
-            waiting = set(names)
             for name in names:
                 tg.start_soon(settle, name)
+            waiting = set(names)
             with anyio.move_on_after(READY_WAIT):
                 while waiting:
                     waiting.discard(await receive.receive())
-            if not names:
-                return []
-            # Widths come from every row as it is now (the waiting ones say "connecting"), so the
-            # rows printed later line up with the first ones.
-            now = [status_row(status, targets.get(status.name)) for status in host.servers.values()]
-            lines = table(headers, now).splitlines()
-            click.echo(
-                "\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n not in waiting)])
-            )
+            first([n for n in names if n not in waiting], [n for n in names if n in waiting])
             if waiting:
                 click.echo(f"(still starting: {', '.join(sorted(waiting))}; each is shown when it settles)", err=True)
             while waiting:
                 name = await receive.receive()
                 waiting.discard(name)
-                row = status_row(host.servers[name], targets.get(name))
-                click.echo(table(headers, [*now, row]).splitlines()[-1])
-            statuses = list(host.servers.values())
-    return statuses
+                then(name)
+
+
+async def show_as_they_settle(host: Host, block: Callable[[list[str]], str], empty: str) -> None:
+    """Print what the servers offer in blocks: the servers ready first, then each other one as it settles.
+
+    ``block(names)`` is the text of what those servers offer ("" for nothing); a blank line
+    separates the blocks, and ``empty`` is printed when there was none.
+    """
+    printed = False
+
+    def show(names: list[str]) -> None:
+        nonlocal printed
+        text = block(names)
+        if text:
+            click.echo(("\n" if printed else "") + text)
+            printed = True
+
+    await as_they_settle(host, lambda ready, _waiting: show(ready), lambda name: show([name]))
+    if not printed:
+        click.echo(empty)
+
+
+def warn_failed(statuses: Iterable[ServerStatus]) -> None:
+    """A warning on stderr for each server that failed (commands over many servers still exit 0)."""
+    from mcpdeck.cli._render import style
+    from mcpdeck.status import ServerState
+
+    for status in statuses:
+        if status.state is ServerState.FAILED:
+            message = f"warning: {status.name} is not connected: {startup_hint(status.error)}"
+            click.echo(style(message, fg="yellow"), err=True)
+
+
+async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
+    """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
+
+    ``targets`` holds the unmasked command lines and URLs to show instead (``--show-secrets``).
+    """
+    from mcpdeck.cli._render import status_row, table
+
+    headers = ["name", "status", "tools", "transport", "command / url"]
+    now: list[list[str]] = []
+    async with ctx.host(wait=False) as host:
+        if not host.servers:
+            return []
+
+        def first(ready: list[str], waiting: list[str]) -> None:
+            # Widths come from every row as it is now (the waiting ones say "connecting"), so the
+            # rows printed later line up with the first ones.
+            now.extend(status_row(status, targets.get(status.name)) for status in host.servers.values())
+            lines = table(headers, now).splitlines()
+            names = list(host.servers)
+            click.echo("\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n in ready)]))
+
+        def then(name: str) -> None:
+            row = status_row(host.servers[name], targets.get(name))
+            click.echo(table(headers, [*now, row]).splitlines()[-1])
+
+        await as_they_settle(host, first, then)
+        return list(host.servers.values())
 
 
 @click.command()
