@@ -56,7 +56,7 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
 
 def resources_text(listed: list[dict[str, Any]], templates: list[dict[str, Any]]) -> str:
     """The tables of ``mcpdeck resources``, from the JSON of resources and templates (as the API has them too)."""
-    from mcpdeck.cli._render import table
+    from mcpdeck.cli._output import table
 
     rows = [[r["server"], r["uri"], r.get("mimeType") or "", r.get("title") or r.get("name") or ""] for r in listed]
     parts = [table(["server", "uri", "type", "name"], rows)] if rows else []
@@ -153,7 +153,7 @@ async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> Non
 
 def prompts_text(listed: list[dict[str, Any]]) -> str:
     """The table of ``mcpdeck prompts``, from the prompts' JSON (as the API has it too)."""
-    from mcpdeck.cli._render import table
+    from mcpdeck.cli._output import table
 
     rows = [
         [

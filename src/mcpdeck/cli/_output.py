@@ -10,6 +10,7 @@ the safe-text filter are imported, so the commands that go through a running ``s
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import click
 
 from mcpdeck._safe_text import safe_json, safe_text
 
-__all__ = ["Styled", "echo_json", "safe", "style", "table"]
+__all__ = ["ProgressLine", "Styled", "echo_json", "safe", "state_label", "style", "table"]
 
 safe = safe_text
 """The one function that makes server text safe to print (see ``mcpdeck._safe_text``)."""
@@ -37,6 +38,22 @@ def style(text: str, *, multiline: bool = False, **styles: Any) -> Styled:
     body = text.lstrip("\n")
     spacing = text[: len(text) - len(body)]
     return Styled(spacing + click.style(safe_text(body, multiline=multiline), **styles))
+
+
+_STATE_STYLE: dict[str, tuple[str, str]] = {
+    "connected": ("●", "green"),
+    "connecting": ("◌", "yellow"),
+    "reconnecting": ("◌", "yellow"),
+    "failed": ("✖", "red"),
+    "disabled": ("○", "bright_black"),
+    "stopped": ("○", "bright_black"),
+}
+
+
+def state_label(state: str) -> Styled:
+    """A server's state (a ``ServerState`` or its value) with a symbol and color (color only on a terminal)."""
+    symbol, color = _STATE_STYLE.get(state, ("?", "white"))
+    return style(f"{symbol} {state}", fg=color)
 
 
 def _visible_len(text: str) -> int:
@@ -73,3 +90,34 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: b
 def echo_json(data: Any, *, compact: bool = False) -> None:
     """Print ``data`` as indented JSON, or on one line (``compact``, for JSON Lines): exact, and safe to print."""
     click.echo(safe_json(data, indent=None if compact else 2))
+
+
+class ProgressLine:
+    """A one-line progress bar on stderr (only on a terminal)."""
+
+    def __init__(self, label: str):
+        self._label = label
+        self._shown = False
+        self.live = sys.stderr.isatty()
+        """Whether it draws anything (stderr is a terminal)."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.draw(progress, total, message)
+
+    def draw(self, progress: float, total: float | None, message: str | None) -> None:
+        """Redraw the line for this much progress (of ``total``, if known) and the server's message."""
+        if not self.live:
+            return
+        if total:
+            filled = int(30 * min(progress / total, 1.0))
+            bar = f"[{'#' * filled}{' ' * (30 - filled)}] {100 * progress / total:5.1f}%"
+        else:
+            bar = f"[{progress:g}]"
+        text = f"\r{safe(self._label)} {bar} {safe(message or '')}"
+        click.echo(text[:200].ljust(80), err=True, nl=False)
+        self._shown = True
+
+    def close(self) -> None:
+        """End the line, if one was drawn."""
+        if self._shown:
+            click.echo("", err=True)

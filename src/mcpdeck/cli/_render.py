@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from mcpdeck._masking import mask_args, mask_url, mask_urls, mask_value
 from mcpdeck._safe_text import safe_text
-from mcpdeck.cli._output import Styled, echo_json, safe, style, table
+from mcpdeck.cli._output import Styled, echo_json, safe, state_label, style, table
 from mcpdeck.config import RemoteServerConfig, ServerConfig
 from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.status import ServerState, ServerStatus
@@ -30,21 +30,6 @@ __all__ = [
     "table",
     "target_of",
 ]
-
-_STATE_STYLE: dict[str, tuple[str, str]] = {
-    ServerState.CONNECTED: ("●", "green"),
-    ServerState.CONNECTING: ("◌", "yellow"),
-    ServerState.RECONNECTING: ("◌", "yellow"),
-    ServerState.FAILED: ("✖", "red"),
-    ServerState.DISABLED: ("○", "bright_black"),
-    ServerState.STOPPED: ("○", "bright_black"),
-}
-
-
-def state_label(state: ServerState) -> Styled:
-    """The state with a symbol and color (color only on a terminal)."""
-    symbol, color = _STATE_STYLE.get(state, ("?", "white"))
-    return style(f"{symbol} {state.value}", fg=color)
 
 
 def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:

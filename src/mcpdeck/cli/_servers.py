@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -255,7 +256,7 @@ def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]
     return pairs
 
 
-def _server_from_options(
+def server_from_options(
     name: str,
     command: tuple[str, ...],
     *,
@@ -268,8 +269,6 @@ def _server_from_options(
     roots: tuple[str, ...] = (),
 ) -> ServerConfig:
     """The config ``add`` and ``test`` build from a command line or ``--url`` and their options."""
-    from pathlib import Path
-
     from mcpdeck.config import parse_server_config
 
     if bool(command) == bool(url):
@@ -294,6 +293,17 @@ def _server_from_options(
     return parse_server_config(name, raw)
 
 
+def server_from_json(name: str, config_json: str) -> ServerConfig:
+    """The config ``add-json`` is given, as other hosts write it."""
+    from mcpdeck.config import parse_server_config
+
+    try:
+        raw = json.loads(config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    return parse_server_config(name, raw)
+
+
 async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
     """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
     from mcpdeck.host import Host
@@ -308,7 +318,6 @@ async def _check_and_save(
     ctx: _Context, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
 ) -> None:
     """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
-    from mcpdeck.cli._render import state_label
     from mcpdeck.config import validate_server_name
 
     validate_server_name(name)
@@ -321,15 +330,41 @@ async def _check_and_save(
         return
     report = await _try(ctx, name, server)
     status = report.status
-    if report.ok:
-        ctx.store.put_server(name, server, replace=force)
-        click.echo(f"{state_label(status.state)}: {len(report.tools)} tools. Saved {name!r} to {ctx.path}.")
+    finish_add(
+        name,
+        ctx.path,
+        ok=report.ok,
+        state=status.state,
+        tools=len(report.tools),
+        error=status.error,
+        save_anyway=save_anyway,
+        save=lambda: ctx.store.put_server(name, server, replace=force),
+    )
+
+
+def finish_add(
+    name: str,
+    path: Path,
+    *,
+    ok: bool,
+    state: str,
+    tools: int,
+    error: str | None,
+    save_anyway: bool,
+    save: Callable[[], object],
+) -> None:
+    """What ``add`` does once the server was tried: ``save()`` it if it connected (or anyway, if asked), and say so."""
+    from mcpdeck.cli._output import state_label
+
+    if ok:
+        save()
+        click.echo(f"{state_label(state)}: {tools} tools. Saved {name!r} to {path}.")
     elif save_anyway:
-        ctx.store.put_server(name, server, replace=force)
-        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(status.error)}", 1)
+        save()
+        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
     else:
         _fail(
-            f"{name!r} did not connect, so it was not saved: {startup_hint(status.error)}\n"
+            f"{name!r} did not connect, so it was not saved: {startup_hint(error)}\n"
             "Fix it and run the command again, or save it as it is with --save-anyway.",
             1,
         )
@@ -388,7 +423,7 @@ async def add(
       mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
       mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
     """
-    server = _server_from_options(
+    server = server_from_options(
         name, command, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, timeout=timeout, roots=roots
     )
     await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
@@ -412,13 +447,7 @@ async def add_json(
       mcpdeck add-json time '{"command": "uvx", "args": ["mcp-server-time"]}'
       mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
     """
-    from mcpdeck.config import parse_server_config
-
-    try:
-        raw = json.loads(config_json)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
-    server = parse_server_config(name, raw)
+    server = server_from_json(name, config_json)
     await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
 
 
@@ -507,9 +536,7 @@ async def test(
         if not target and not url:
             raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
         name = "test"
-        server = _server_from_options(
-            name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots
-        )
+        server = server_from_options(name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots)
     report = await _try(ctx, name, server)
     status = report.status
     if as_json:

@@ -11,7 +11,7 @@ import click
 from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
 
 if TYPE_CHECKING:
-    from mcpdeck.catalog import CatalogTool
+    pass
 
 __all__ = ["register_tool_commands"]
 
@@ -36,7 +36,7 @@ async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json:
       mcpdeck tools
       mcpdeck tools --server fs --verbose
     """
-    from mcpdeck.cli._render import echo_json
+    from mcpdeck.cli._output import echo_json
     from mcpdeck.cli._servers import show_as_they_settle, warn_failed
 
     _known_servers(ctx, servers)
@@ -51,17 +51,18 @@ async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json:
 
         def block(names: list[str]) -> str:
             warn_failed(host.servers[name] for name in names)
-            return _tools_text([t for t in host.tools if t.server in names], verbose=verbose)
+            return tools_text([t.to_json() for t in host.tools if t.server in names], verbose=verbose)
 
         await show_as_they_settle(host, block, "No tools.")
 
 
-def _tools_text(catalog: list[CatalogTool], *, verbose: bool) -> str:
-    from mcpdeck.cli._render import table
+def tools_text(catalog: list[dict[str, Any]], *, verbose: bool) -> str:
+    """What ``mcpdeck tools`` prints for these tools (their JSON, as the API has it too)."""
+    from mcpdeck.cli._output import table
 
     if verbose:
-        return "\n\n".join(_describe(tool) for tool in catalog)
-    return table(["tool", "description"], [[t.name, _first_line(t.description)] for t in catalog])
+        return "\n\n".join(describe(tool) for tool in catalog)
+    return table(["tool", "description"], [[t["name"], _first_line(t.get("description") or "")] for t in catalog])
 
 
 def _first_line(text: str) -> str:
@@ -103,16 +104,18 @@ def argument_lines(schema: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _describe(tool: CatalogTool) -> str:
-    """A tool as ``tool`` and ``tools --verbose`` show it: everything the server wrote made safe."""
-    from mcpdeck.cli._render import safe, style
+def describe(tool: dict[str, Any]) -> str:
+    """A tool (its JSON) as ``tool`` and ``tools --verbose`` show it: everything the server wrote made safe."""
+    from mcpdeck.cli._output import safe, style
 
-    lines = [style(tool.name, bold=True) + (safe(f"  ({tool.title})") if tool.title else "")]
-    lines += [f"  {safe(line)}" for line in tool.description.strip().splitlines()]
-    arguments = argument_lines(tool.input_schema)
+    title = tool.get("title")
+    lines = [style(tool["name"], bold=True) + (safe(f"  ({title})") if title else "")]
+    lines += [f"  {safe(line)}" for line in (tool.get("description") or "").strip().splitlines()]
+    arguments = argument_lines(tool.get("inputSchema") or {})
     lines.append("  arguments:" if arguments else "  arguments: none")
     lines += [f"    {safe(line)}" for line in arguments]
-    if tool.read_only:
+    annotations: dict[str, Any] = tool.get("annotations") or {}
+    if annotations.get("readOnlyHint"):
         lines.append("  read-only (the server says)")
     return "\n".join(lines)
 
@@ -156,7 +159,7 @@ async def tool(ctx: _Context, name: str, as_json: bool) -> None:
     if as_json:
         echo_json(entry.to_json())
     else:
-        click.echo(_describe(entry))
+        click.echo(describe(entry.to_json()))
 
 
 @click.command(short_help="Call a tool by its namespaced name, with --args JSON.")
