@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import click
 
 from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["register_tool_commands"]
 
