@@ -208,7 +208,7 @@ def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
     )
-    context = ApiContext(host=host, store=store, history=options.history, chats=chats)
+    context = ApiContext(host=host, store=store, history=options.history, chats=chats, log_dir=options.log_dir)
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
     context.problems = lambda: follower.problems
     from mcpdeck.gateway import Gateway
