@@ -15,6 +15,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
+from mcpdeck.gateway import _stdio
 from mcpdeck.gateway._stdio import StdinLines, StdoutLines
 from tests.helpers import WAIT
 
@@ -136,3 +137,16 @@ async def test_writing_to_a_closed_pipe_is_a_broken_stream() -> None:
         await stdout.aclose()
         with pytest.raises(anyio.ClosedResourceError):
             await stdout.send(message)
+
+
+async def test_a_client_that_stops_reading_ends_the_stream_instead_of_holding_the_gateway(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_stdio, "STALLED_WRITE", 0.2)
+    big = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={"text": "z" * 300_000}))
+    with pipe() as p, anyio.fail_after(WAIT):
+        stdout = StdoutLines(p.write)  # nobody reads p.read: the pipe fills after 64 KiB
+        with pytest.raises(anyio.BrokenResourceError):
+            await stdout.send(big)
+        with pytest.raises(anyio.ClosedResourceError):
+            await stdout.send(big)

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 _CHUNK = 256 * 1024
 MAX_LINE = 64 * 1024 * 1024
 """The longest line a client may write (bytes); past it the connection ends."""
+STALLED_WRITE = 60.0
+"""Seconds a line may wait for a client that stopped reading before its stream is closed."""
 
 
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
@@ -163,14 +165,21 @@ class StdoutLines(_End):
             self._lock.release()
 
     async def _finish(self, data: memoryview) -> None:
-        with anyio.CancelScope(shield=True):  # half a line would corrupt the stream for good
+        # Shielded: half a line would corrupt the stream for good. Bounded: a client that stops
+        # reading without closing its end must not hold the gateway up for ever; the stream ends.
+        with anyio.CancelScope(shield=True, deadline=anyio.current_time() + STALLED_WRITE):
             while data:
                 try:
                     data = data[os.write(self._fd, data) :]
                 except BlockingIOError:
                     await anyio.wait_writable(self._fd)
                 except OSError as error:
+                    self.closed = True
                     raise anyio.BrokenResourceError from error
+        if data:
+            self.closed = True
+            logger.warning("the client read nothing for %g s: its stream is closed", STALLED_WRITE)
+            raise anyio.BrokenResourceError
 
 
 def _claim(fd: int, diversion: int) -> int:
