@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host, PermissionDeniedError
-from mcpdeck.agent import Agent, RunFinished, ToolCallDone, ToolCallRequested, tool
+from mcpdeck.agent import Agent, AgentEvent, RunFinished, ToolCallDone, ToolCallRequested, tool
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted, current_caller, current_conversation
 from mcpdeck.history import History, ToolCallRecord
 from mcpdeck.results import ToolResult
@@ -54,39 +55,56 @@ def of_call(events: list[Event], name: str) -> tuple[ToolCallStarted, ToolCallFi
     return started[0], finished[0]
 
 
-async def run_agent(host: Host, calls: list[Call], history: History | None = None) -> tuple[Agent, list[Any]]:
-    script: list[Step] = [Reply(tool_calls=calls), Reply(text="done")]
-    async with serve_scripted("openai", script) as server:
-        agent = Agent(
-            host,
-            model="openai:scripted-model",
-            api_key="test-key",
-            base_url=server.base_url,
-            tools=[shout],
-            resource_tools=False,
-            history=history,
-        )
-        async with agent:
-            with anyio.fail_after(WAIT):
-                events = [event async for event in agent.run("go")]
+@dataclass
+class Run:
+    """What a run that called ``shout`` and ``mcp__notes__write`` left behind."""
+
+    agent: Agent
+    events: list[AgentEvent]
+    seen: list[Event]
+    """The host's events."""
+    records: dict[str, ToolCallRecord]
+    """The history's records, by tool name."""
+
+
+async def call_both(tmp_path: Path, permissions: dict[str, list[str]]) -> Run:
+    """An agent run for a client (``current_caller``) that calls the native tool and the MCP tool, recorded."""
+    seen: list[Event] = []
+    script: list[Step] = [
+        Reply(tool_calls=[Call("shout", {"text": "hi"}), Call("mcp__notes__write", {"text": "milk"})]),
+        Reply(text="done"),
+    ]
+    token = current_caller.set("a client")  # who the run works for (the gateway sets it)
+    try:
+        with History(tmp_path / "history.sqlite3") as history:
+            async with (
+                Host({"notes": notes_server()}, log_dir=tmp_path, permissions=permissions) as host,
+                serve_scripted("openai", script) as server,
+            ):
+                host.events.on(seen.append)
+                host.events.on(history.record)
+                agent = Agent(
+                    host,
+                    model="openai:scripted-model",
+                    api_key="test-key",
+                    base_url=server.base_url,
+                    tools=[shout],
+                    resource_tools=False,
+                    history=history,
+                )
+                async with agent:
+                    with anyio.fail_after(WAIT):
+                        events = [event async for event in agent.run("go")]
+            records = {record.name: record for record in history.tool_calls()}
+    finally:
+        current_caller.reset(token)
     assert isinstance(events[-1], RunFinished)
-    return agent, events
+    return Run(agent, events, seen, records)
 
 
 async def test_a_native_call_and_an_mcp_call_leave_the_same_events_and_history_records(tmp_path: Path) -> None:
-    seen: list[Event] = []
-    with History(tmp_path / "history.sqlite3") as history:
-        host = Host({"notes": notes_server()}, log_dir=tmp_path, permissions={"allow": ["mcp__notes", "shout"]})
-        async with host:
-            host.events.on(seen.append)
-            host.events.on(history.record)
-            calls = [Call("shout", {"text": "hi"}), Call("mcp__notes__write", {"text": "milk"})]
-            token = current_caller.set("a client")  # who the run works for (the gateway sets it)
-            try:
-                agent, events = await run_agent(host, calls, history)
-            finally:
-                current_caller.reset(token)
-        records = {record.name: record for record in history.tool_calls()}
+    run = await call_both(tmp_path, {"allow": ["mcp__notes", "shout"]})
+    agent, events, seen, records = run.agent, run.events, run.seen, run.records
     native_started, native_finished = of_call(seen, "shout")
     mcp_started, mcp_finished = of_call(seen, "mcp__notes__write")
     # the same fields are set on both, with values of the same meaning
@@ -120,15 +138,8 @@ async def test_a_native_call_and_an_mcp_call_leave_the_same_events_and_history_r
 
 
 async def test_a_refused_native_call_is_on_the_record_as_a_refused_mcp_call_is(tmp_path: Path) -> None:
-    seen: list[Event] = []
-    with History(tmp_path / "history.sqlite3") as history:
-        host = Host({"notes": notes_server()}, log_dir=tmp_path, permissions={"deny": ["mcp__notes", "shout"]})
-        async with host:
-            host.events.on(seen.append)
-            host.events.on(history.record)
-            calls = [Call("shout", {"text": "hi"}), Call("mcp__notes__write", {"text": "milk"})]
-            _, events = await run_agent(host, calls)
-        records = {record.name: record for record in history.tool_calls()}
+    run = await call_both(tmp_path, {"deny": ["mcp__notes", "shout"]})
+    events, seen, records = run.events, run.seen, run.records
     done = {e.name: e for e in events if isinstance(e, ToolCallDone)}
     for name in ("shout", "mcp__notes__write"):
         started, finished = of_call(seen, name)
