@@ -159,7 +159,7 @@ async def _layers(
         sdk_target = params
     host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
     try:
-        connection: ServerConnection = host._connections["s"]  # pyright: ignore[reportPrivateUsage]
+        connection: ServerConnection = host._servers.connections["s"]  # pyright: ignore[reportPrivateUsage]
         client = connection._client  # pyright: ignore[reportPrivateUsage]
     except (AttributeError, KeyError) as error:
         sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
