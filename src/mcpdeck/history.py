@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from mcpdeck._files import ensure_private_dir, ensure_private_file
-from mcpdeck._masking import Redactor
+from mcpdeck._masking import OAUTH_SECRET_KEYS, Redactor
 from mcpdeck._paths import data_dir, history_path
 from mcpdeck.config import McpConfig, StdioServerConfig
 from mcpdeck.config._expand import referenced_values
-from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 

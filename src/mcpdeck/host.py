@@ -59,6 +59,7 @@ from mcpdeck.errors import (
     ToolNotFoundError,
 )
 from mcpdeck.events import (
+    ApprovedBy,
     ConfigChanged,
     Event,
     EventBus,
@@ -486,7 +487,7 @@ class Host:
                 raise InvalidArgumentsError(name, problems)
         server, tool = entry.server, entry.original_name
         connection = self._connection(server)
-        approved_by: str | None = None
+        approved_by: ApprovedBy | None = None
         events = self.events
         if check_permission:
             decision = await self.permissions.check(entry, args, approver=approver)
@@ -544,7 +545,7 @@ class Host:
         )
         return result
 
-    def _started(self, entry: CatalogTool, args: dict[str, Any], approved_by: str | None) -> str:
+    def _started(self, entry: CatalogTool, args: dict[str, Any], approved_by: ApprovedBy | None) -> str:
         """Publish ``ToolCallStarted`` for a call of ``entry``; returns the call's new id."""
         call_id = uuid.uuid4().hex
         self.events.publish(
@@ -571,7 +572,7 @@ class Host:
         error: str | None = None,
         size: int | None = None,
         duration: float | None = None,
-        approved_by: str | None = None,
+        approved_by: ApprovedBy | None = None,
     ) -> float:
         duration = time.perf_counter() - started if duration is None else duration
         self.events.publish(

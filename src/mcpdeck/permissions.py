@@ -48,6 +48,7 @@ import mcp_types as types
 from mcpdeck.catalog import PREFIX, CatalogTool
 from mcpdeck.config import ConfigStore, parse_config_document
 from mcpdeck.errors import ConfigError
+from mcpdeck.events import ApprovedBy
 
 __all__ = [
     "Access",
@@ -64,17 +65,6 @@ __all__ = [
 ]
 
 RuleKind = Literal["allow", "ask", "deny"]
-ApprovedBy = Literal[
-    "rule",
-    "autoApprove",
-    "native",
-    "user-once",
-    "user-session",
-    "user-always",
-    "denied-by-rule",
-    "denied-by-user",
-    "no-approver",
-]
 _KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
 _ACCESS_TAGS = ("resource:", "prompt:")
 
