@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 import mcpdeck
-import mcpdeck.errors
+import mcpdeck.errors as errors
 from mcpdeck import Host
 from mcpdeck.events import ConfigChanged, Event, ServerStatusChanged
 from mcpdeck.status import ServerState
@@ -48,14 +48,14 @@ def test_every_exception_class_of_the_library_is_defined_in_mcpdeck_errors() -> 
     import mcpdeck.auth
     import mcpdeck.providers
 
-    errors = {getattr(mcpdeck.errors, name) for name in mcpdeck.errors.__all__}
-    classes = {e for e in errors if isinstance(e, type)}
-    assert all(issubclass(e, mcpdeck.errors.MCPDeckError) for e in classes)
+    exported = {getattr(errors, name) for name in errors.__all__}
+    classes = {e for e in exported if isinstance(e, type)}
+    assert all(issubclass(e, errors.MCPDeckError) for e in classes)
     assert all(e.__module__ == "mcpdeck.errors" for e in classes)
     # the old places still give the same classes
-    assert mcpdeck.auth.AuthorizationRequiredError is mcpdeck.errors.AuthorizationRequiredError
-    assert mcpdeck.providers.ToolCallError is mcpdeck.errors.ToolCallError
-    assert issubclass(mcpdeck.errors.AuthorizationError, mcpdeck.errors.ServerError)
+    assert mcpdeck.auth.AuthorizationRequiredError is errors.AuthorizationRequiredError
+    assert mcpdeck.providers.ToolCallError is errors.ToolCallError
+    assert issubclass(errors.AuthorizationError, errors.ServerError)
 
 
 def test_the_two_server_log_classes_have_two_names() -> None:
