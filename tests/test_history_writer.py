@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcpdeck import Host
-from mcpdeck.events import ToolCallFinished, ToolCallStarted
+from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History
 from tests.helpers import ROOT, WAIT
 from tests.servers import basic
@@ -22,15 +22,22 @@ from tests.servers import basic
 pytestmark = pytest.mark.anyio
 
 CALLS = 1000
-IN_FLIGHT = 4
+IN_FLIGHT = 2
 TICK = 0.002
-MEDIAN_LATE = 0.005
-P90_LATE = 0.020
-"""Bounds on the ticker's lateness. Measured on the 2-core test machine under load (load average 18),
-1000 calls 4 at a time: with the writer thread the median was 0.3-1.0 ms and the 90th percentile
-1.5-7 ms; with the SQLite writes (each commit an fsync, ~7 ms) made in the event callback as before,
-the median was 37-50 ms and the 90th percentile 72-102 ms. The worst single tick is not bounded:
-on that machine the OS alone made an idle loop's tick 25-370 ms late now and then."""
+MEDIAN_LATE, P90_LATE = 0.012, 0.030
+"""Bounds on the ticker's lateness (seconds): loose, since on a loaded machine the OS and the calls
+themselves make ticks late too; the time ``record`` holds the loop is the sharp measure."""
+MEDIAN_RECORD, P99_RECORD = 0.0005, 0.008
+"""Bounds on the time one ``history.record`` holds the event loop (seconds).
+
+Measured on the 2-core test machine under load (load average 12-18), 1000 calls 2 at a time.
+With the writer thread: the ticker's median lateness 0.5-5 ms, its 90th percentile 5-13 ms;
+``record`` takes 0.01 ms (median), 0.05-2.4 ms (99th percentile: waiting for the GIL while the
+writer thread holds it). With the SQLite writes made in
+the callback as before (each commit an fsync, ~7 ms on that disk): the ticker's median 22 ms,
+its 90th percentile 34 ms; ``record`` 7 ms (median), 17 ms (99th percentile). With no history
+at all, the ticker's median was 2 ms. The worst single tick is not bounded: on that machine
+the OS alone made an idle loop's tick 25-370 ms late now and then."""
 
 
 def started(n: int, conversation: str | None = None) -> ToolCallStarted:
@@ -47,7 +54,14 @@ async def test_the_loop_stays_responsive_while_1000_calls_are_recorded(tmp_path:
     lates: list[float] = []
     with History(tmp_path / "h.sqlite3") as history:
         async with Host({"basic": basic.build_server()}, log_dir=tmp_path / "logs") as host:
-            host.events.on(history.record)
+            spent: list[float] = []
+
+            def record(event: Event) -> None:
+                before = time.perf_counter()
+                history.record(event)
+                spent.append(time.perf_counter() - before)
+
+            host.events.on(record)
             done = anyio.Event()
 
             async def ticker() -> None:
@@ -70,9 +84,17 @@ async def test_the_loop_stays_responsive_while_1000_calls_are_recorded(tmp_path:
         recorded = history.tool_calls(limit=2 * CALLS)
     assert len(recorded) == CALLS and {c.status for c in recorded} == {"ok"}
     lates.sort()
+    spent.sort()
     median, p90, worst = statistics.median(lates), lates[int(len(lates) * 0.9)], lates[-1]
-    shown = f"{len(lates)} ticks: median {median * 1000:.2f} ms, p90 {p90 * 1000:.2f} ms, worst {worst * 1000:.1f} ms"
+    record_median, record_p99 = statistics.median(spent), spent[int(len(spent) * 0.99)]
+    shown = (
+        f"{len(lates)} ticks late by: median {median * 1000:.2f} ms, p90 {p90 * 1000:.2f} ms,"
+        f" worst {worst * 1000:.1f} ms;"
+        f" {len(spent)} records took: median {record_median * 1000:.3f} ms, p99 {record_p99 * 1000:.3f} ms,"
+        f" worst {spent[-1] * 1000:.2f} ms"
+    )
     print(shown)
+    assert record_median < MEDIAN_RECORD and record_p99 < P99_RECORD, shown
     assert median < MEDIAN_LATE and p90 < P90_LATE, shown
 
 
