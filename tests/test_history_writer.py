@@ -35,8 +35,9 @@ With the writer thread: the ticker's median lateness 0.5-5 ms, its 90th percenti
 ``record`` takes 0.01 ms (median), 0.05-2.4 ms (99th percentile: waiting for the GIL while the
 writer thread holds it). With the SQLite writes made in the callback as before (each commit an
 fsync, ~7 ms on that disk): the ticker's median 22-23 ms, its 90th percentile 34-40 ms; ``record``
-7-8 ms (median), 17-19 ms (99th percentile). With no history at all, the ticker's median was 2 ms. The worst single tick is not bounded: on that machine
-the OS alone made an idle loop's tick 25-370 ms late now and then."""
+7-8 ms (median), 17-19 ms (99th percentile). With no history at all, the ticker's median was 2 ms.
+The worst single tick is not bounded: on that machine the OS alone made an idle loop's tick
+25-370 ms late now and then."""
 
 
 def started(n: int, conversation: str | None = None) -> ToolCallStarted:
