@@ -64,8 +64,9 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.harness import LINE_SERVER, ROOT
-from mcpdeck import Host, ToolCallStarted
+from mcpdeck import Host
 from mcpdeck.connection import ServerConnection
+from mcpdeck.events import ToolCallStarted
 from mcpdeck.results import ToolResult
 
 __all__ = ["main"]

@@ -18,8 +18,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcpdeck import Event
-from mcpdeck.events import Subscription
+from mcpdeck.events import Event, Subscription
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root (the working directory of ``python -m tests.servers.<name>``)."""

@@ -12,7 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpdeck import Host, InvalidArgumentsError, ServerState
+from mcpdeck import Host, ServerState
+from mcpdeck.errors import InvalidArgumentsError
 from tests.helpers import WAIT, stdio_server
 
 pytestmark = pytest.mark.anyio

@@ -18,17 +18,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from mcpdeck import (
-    Event,
-    Host,
-    RetryPolicy,
-    ServerCrashedError,
-    ServerState,
-    ServerStatusChanged,
-    ServerTimeoutError,
-    ServerUnavailableError,
-    ToolsChanged,
-)
+from mcpdeck import Host, RetryPolicy, ServerState
+from mcpdeck.errors import ServerCrashedError, ServerTimeoutError, ServerUnavailableError
+from mcpdeck.events import Event, ServerStatusChanged, ToolsChanged
 from tests.helpers import WAIT, BasicServer, HandshakeOnly, closed_port, next_event, serve_asgi, stdio_server
 from tests.servers import basic, paged
 

@@ -7,24 +7,29 @@ import logging
 import anyio
 import pytest
 
-from mcpdeck import ConfigChanged, Event, EventBus, ServerStatusChanged, ToolsChanged
+from mcpdeck.events import ConfigChanged, Event, EventBus, ServerStatusChanged, ToolsChanged
+from mcpdeck.status import ServerState
 
 pytestmark = pytest.mark.anyio
 
+STATES = list(ServerState)
 
-def status(state: str) -> ServerStatusChanged:
-    return ServerStatusChanged(server="s", state=state, previous="stopped")
+
+def status(state: ServerState | int) -> ServerStatusChanged:
+    """A status event; an int picks the n-th state (events only need to differ)."""
+    state = state if isinstance(state, ServerState) else STATES[state % len(STATES)]
+    return ServerStatusChanged(server=f"s{STATES.index(state)}", state=state, previous=ServerState.STOPPED)
 
 
 async def test_a_callback_gets_every_event_in_order_until_it_unsubscribes() -> None:
     bus = EventBus()
     got: list[Event] = []
     unsubscribe = bus.on(got.append)
-    first, second = status("connecting"), status("connected")
+    first, second = status(ServerState.CONNECTING), status(ServerState.CONNECTED)
     bus.publish(first)
     bus.publish(second)
     unsubscribe()
-    bus.publish(status("failed"))
+    bus.publish(status(ServerState.FAILED))
     assert got == [first, second]
 
 
@@ -48,20 +53,20 @@ async def test_a_failing_callback_is_logged_and_the_others_still_get_the_event(
 
 async def test_a_stream_subscriber_gets_the_events_published_while_it_listens() -> None:
     bus = EventBus()
-    bus.publish(status("before"))
+    bus.publish(status(ServerState.DISABLED))
     async with bus.subscribe() as events:
-        one, two = status("connecting"), ToolsChanged(server="s", tool_count=3, catalog_version=1)
+        one, two = status(ServerState.CONNECTING), ToolsChanged(server="s", tool_count=3, catalog_version=1)
         bus.publish(one)
         bus.publish(two)
         with anyio.fail_after(5):
             assert await events.receive() == one
             assert await events.receive() == two
-    bus.publish(status("after"))  # nobody listens any more: nothing breaks
+    bus.publish(status(ServerState.FAILED))  # nobody listens any more: nothing breaks
 
 
 async def test_a_stream_can_be_iterated() -> None:
     bus = EventBus()
-    published = [status(str(n)) for n in range(3)]
+    published = [status(n) for n in range(3)]
     got: list[Event] = []
     async with bus.subscribe() as events:
         for event in published:
@@ -77,7 +82,7 @@ async def test_a_stream_can_be_iterated() -> None:
 async def test_a_slow_stream_subscriber_loses_events_past_its_buffer_and_counts_them() -> None:
     bus = EventBus()
     async with bus.subscribe(buffer=2) as slow, bus.subscribe() as fast:
-        published = [status(str(n)) for n in range(5)]
+        published = [status(n) for n in range(5)]
         for event in published:
             bus.publish(event)  # never blocks, even with a full buffer
         assert slow.dropped == 3

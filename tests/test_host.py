@@ -13,24 +13,18 @@ import mcp_types as types
 import pytest
 from anyio.abc import TaskStatus
 
-from mcpdeck import (
+from mcpdeck import ConfigError, ConfigStore, Host, ServerState, ToolNotFoundError
+from mcpdeck.catalog import MAX_TOOL_NAME
+from mcpdeck.errors import InvalidArgumentsError, ServerTimeoutError, ServerUnavailableError
+from mcpdeck.events import (
     ConfigChanged,
-    ConfigError,
-    ConfigStore,
     Event,
-    Host,
-    InvalidArgumentsError,
-    ServerState,
     ServerStatusChanged,
-    ServerTimeoutError,
-    ServerUnavailableError,
+    Subscription,
     ToolCallFinished,
     ToolCallStarted,
-    ToolNotFoundError,
     ToolsChanged,
 )
-from mcpdeck.catalog import MAX_TOOL_NAME
-from mcpdeck.events import Subscription
 from tests.helpers import (
     NODE_BIN,
     ROOT,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -157,11 +159,9 @@ async def test_history_files_calls_under_their_conversation_with_who_approved(tm
                 finally:
                     current_conversation.reset(token)
                 await host.call_tool("mcp__notes__read")
-        records = history.tool_calls()
-        with history._lock:  # pyright: ignore[reportPrivateUsage]
-            linked = history._db.execute(  # pyright: ignore[reportPrivateUsage]
-                "SELECT call_id FROM tool_calls WHERE conversation_id = ?", (conversation,)
-            ).fetchall()
+        records = history.tool_calls()  # waits for the writes queued before it
+        with contextlib.closing(sqlite3.connect(history.path)) as db:
+            linked = db.execute("SELECT call_id FROM tool_calls WHERE conversation_id = ?", (conversation,)).fetchall()
     by_args = {json.dumps(r.arguments): r for r in records}
     assert (by_args['{"text": "kept"}'].status, by_args['{"text": "kept"}'].approved_by) == ("ok", "user-once")
     refused = by_args['{"text": "refused"}']

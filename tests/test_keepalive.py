@@ -13,17 +13,9 @@ import anyio
 import httpx2
 import pytest
 
-from mcpdeck import (
-    Event,
-    Host,
-    ResourceUpdated,
-    RetryPolicy,
-    ServerCrashedError,
-    ServerError,
-    ServerState,
-    ServerStatusChanged,
-    ServerUnavailableError,
-)
+from mcpdeck import Host, RetryPolicy, ServerError, ServerState
+from mcpdeck.errors import ServerCrashedError, ServerUnavailableError
+from mcpdeck.events import Event, ResourceUpdated, ServerStatusChanged
 from tests.helpers import ROOT, WAIT, HandshakeOnly, next_event, serve_asgi, stdio_server
 from tests.servers.features import RESOURCES, build_server
 

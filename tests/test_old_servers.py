@@ -14,8 +14,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpdeck import Host, PromptsChanged, ServerError, ServerState
+from mcpdeck import Host, ServerError, ServerState
 from mcpdeck.errors import protocol_error_text
+from mcpdeck.events import PromptsChanged
 from tests.helpers import WAIT, next_event, stdio_server
 
 pytestmark = pytest.mark.anyio

@@ -20,22 +20,15 @@ import mcp_types as types
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from mcpdeck import (
-    ElicitationRequest,
-    ElicitationResponse,
+from mcpdeck import Host, ServerError, ServerState
+from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
+from mcpdeck.errors import InvalidArgumentsError, PromptNotFoundError, ResourceNotFoundError, ServerTimeoutError
+from mcpdeck.events import (
     Event,
-    Host,
-    InvalidArgumentsError,
-    PromptNotFoundError,
     PromptsChanged,
-    ResourceNotFoundError,
     ResourceUpdated,
-    SamplingRequest,
-    ServerError,
     ServerLog,
     ServerRequestHandled,
-    ServerState,
-    ServerTimeoutError,
     ToolCallFinished,
     ToolCallProgress,
     ToolCallStarted,

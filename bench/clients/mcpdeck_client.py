@@ -28,8 +28,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from bench.clients.base import ClientLib, Connection, ServerSpec
-from mcpdeck import Event, Host, ServerState, ToolsChanged
+from mcpdeck import Host, ServerState
 from mcpdeck.agent import Agent, AgentError
+from mcpdeck.events import Event, ToolsChanged
 from mcpdeck.providers import ChatModel, Converter, TextDelta, ToolCall, Turn, get_provider
 
 __all__ = ["McpdeckLib", "make"]

@@ -24,6 +24,7 @@ from mcpdeck.catalog import CatalogTool
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError
 from mcpdeck.events import (
+    ApprovedBy,
     EventBus,
     ToolCallFinished,
     ToolCallProgress,
@@ -48,7 +49,7 @@ class _OnRecord:
     name: str
     server: str
     tool: str
-    approved_by: str | None
+    approved_by: ApprovedBy | None
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     started: float = 0.0
 
@@ -143,7 +144,7 @@ class CallPath:
             name, server, original = tool.name, tool.server, tool.original_name
         else:
             name, server, original = tool, "", tool
-        approved_by: str | None = None
+        approved_by: ApprovedBy | None = None
         if check_permission:
             decision = await self._gate.check(tool, arguments, approver=approver)
             approved_by = decision.approved_by

@@ -26,7 +26,7 @@ from mcpdeck.callbacks import (
     SamplingHandler,
     SamplingRequest,
 )
-from mcpdeck.events import Event, ServerLog, ServerRequestHandled
+from mcpdeck.events import Event, ServerLog, ServerRequestHandled, ServerRequestKind, ServerRequestOutcome
 
 __all__ = ["ClientHandlers", "ServerRequests", "as_roots", "fill_defaults"]
 
@@ -95,7 +95,7 @@ class ServerRequests:
         """This server's own roots (None: the host's)."""
         self._roots = roots
 
-    def _report(self, kind: str, outcome: str, detail: str | None = None) -> None:
+    def _report(self, kind: ServerRequestKind, outcome: ServerRequestOutcome, detail: str | None = None) -> None:
         self._publish(ServerRequestHandled(server=self._server, kind=kind, outcome=outcome, detail=detail))
 
     async def elicitation(

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any, Protocol, cast
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 __all__ = [
     "MASK",
+    "OAUTH_SECRET_KEYS",
     "Redactor",
     "is_reference",
     "looks_like_token",
     "mask_args",
     "mask_command_line",
+    "mask_config",
     "mask_url",
     "mask_urls",
     "mask_value",
@@ -27,6 +30,9 @@ __all__ = [
 ]
 
 MASK = "****"
+
+OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "idToken"})
+"""Keys of an ``oauth`` object (and its ``identityProvider``) whose literal values are secrets."""
 
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$")
 _SECRET_WORDS = re.compile(
@@ -166,3 +172,41 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, MASK)
         return text
+
+
+class _JsonConfig(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    """``data`` with the string values of ``keys`` masked, nested objects included."""
+    masked: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            masked[key] = _mask_keys(cast(dict[str, Any], value), keys)
+        else:
+            masked[key] = mask_value(value) if key in keys and isinstance(value, str) else value
+    return masked
+
+
+def mask_config(config: _JsonConfig) -> dict[str, Any]:
+    """A server config's JSON form with what can be secret masked.
+
+    Masked: every ``env`` and ``headers`` value (whatever its name), secret-looking
+    ``args``, the URL's query values and password, and the OAuth secrets
+    (``OAUTH_SECRET_KEYS``, the identity provider's included). ``${VAR}`` references stay
+    readable. The CLI (``get``, ``--json``) and the REST API show configs through this.
+    """
+    data = config.to_json()
+    for section in ("env", "headers"):
+        values = data.get(section)
+        if isinstance(values, dict):
+            data[section] = {key: mask_value(str(value)) for key, value in cast(dict[str, object], values).items()}
+    oauth = data.get("oauth")
+    if isinstance(oauth, dict):
+        data["oauth"] = _mask_keys(cast(dict[str, Any], oauth), OAUTH_SECRET_KEYS)
+    if isinstance(data.get("args"), list):
+        data["args"] = mask_args(str(arg) for arg in cast(list[object], data["args"]))
+    if isinstance(data.get("url"), str):
+        data["url"] = mask_url(data["url"])
+    return data

@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from mcpdeck._files import PRIVATE_FILE_MODE, ensure_private_dir, ensure_private_file
 
-__all__ = ["KEEP", "ROTATE_BYTES", "ServerLog"]
+__all__ = ["KEEP", "ROTATE_BYTES", "ServerLogFile"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def _stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class ServerLog:
+class ServerLogFile:
     """The log file of one server."""
 
     def __init__(self, path: Path, *, rotate_bytes: int = ROTATE_BYTES, keep: int = KEEP):

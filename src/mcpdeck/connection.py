@@ -46,7 +46,7 @@ from mcpdeck._listed import ListedTool
 from mcpdeck._lists import ListKind, ServerLists
 from mcpdeck._masking import Redactor, mask_urls
 from mcpdeck._probe import DISCOVER, PROBE_BOUND, ProbeWatch
-from mcpdeck._server_log import ServerLog
+from mcpdeck._server_log import ServerLogFile
 from mcpdeck._stdio import StdioProcess, stdio_transport
 from mcpdeck._transports import MessageTooLargeError, NotAMessageError, http_transport, sse_transport, watched
 from mcpdeck._version import __version__
@@ -183,7 +183,7 @@ class ServerConnection:
         self._auth_store = auth_store or TokenStore(environ=environ)
         self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
         self._config = config
-        self._log = ServerLog(log_dir / f"{name}.log")
+        self._log = ServerLogFile(log_dir / f"{name}.log")
         self._publish = publish
         self._lists = ServerLists(
             name,
@@ -982,8 +982,8 @@ class ServerConnection:
         self._publish(
             ServerStatusChanged(
                 server=self.name,
-                state=state.value,
-                previous=previous.value,
+                state=state,
+                previous=previous,
                 error=self._error if state is ServerState.FAILED else None,
             )
         )

@@ -9,24 +9,37 @@ The tree::
     ├── ServerError                 something about one server (has .server)
     │   ├── ServerUnavailableError  not connected: disabled, failed, stopped, starting
     │   ├── ServerTimeoutError      a request took longer than its timeout
-    │   └── ServerCrashedError      the connection was lost while a request was open
+    │   ├── ServerCrashedError      the connection was lost while a request was open
+    │   └── AuthorizationError      OAuth to the server failed
+    │       ├── AuthorizationRequiredError  no usable token and no one to ask
+    │       ├── AuthorizationDeniedError    the user or the authorization server said no
+    │       └── AuthorizationTimeoutError   no answer from the browser in time
     ├── ToolNotFoundError           no tool by that name in the catalog
     ├── PromptNotFoundError         no prompt by that name
     ├── ResourceNotFoundError       no server offers that URI (or more than one does)
     ├── InvalidArgumentsError       arguments do not match the tool's input schema
     ├── PermissionDeniedError       the permission gate refused a tool call
-    └── ProviderError               an LLM provider refused or failed a request (has .provider)
+    ├── ProviderError               an LLM provider refused or failed a request (has .provider)
+    └── ToolCallError               a model's tool call cannot be read (no name, bad arguments)
 
 A tool that runs and fails is not an exception: it is a ``ToolResult`` with
 ``is_error=True``, because that failure is information for the model. The SDK's
 ``MCPError`` is kept as ``__cause__`` where one was the reason.
+
+Every class is defined here; ``mcpdeck.auth`` and ``mcpdeck.providers`` also export the ones
+of their domain under the same names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 __all__ = [
+    "AuthorizationDeniedError",
+    "AuthorizationError",
+    "AuthorizationRequiredError",
+    "AuthorizationTimeoutError",
     "ConfigError",
     "InvalidArgumentsError",
     "MCPDeckError",
@@ -38,9 +51,11 @@ __all__ = [
     "ServerError",
     "ServerTimeoutError",
     "ServerUnavailableError",
+    "ToolCallError",
     "ToolNotFoundError",
     "UnsetVariableError",
     "leaf_errors",
+    "login_hint",
 ]
 
 
@@ -103,6 +118,34 @@ class ServerTimeoutError(ServerError):
 
 class ServerCrashedError(ServerError):
     """The connection to the server was lost while a request was in flight."""
+
+
+def login_hint(server: str) -> str:
+    """The command that authorizes ``server``."""
+    return f"run `mcpdeck auth login {server}`"
+
+
+class AuthorizationError(ServerError):
+    """Authorizing to a server failed: refused, timed out, or the authorization server said no."""
+
+
+class AuthorizationRequiredError(AuthorizationError):
+    """The server needs authorization and there is no usable token, and no one to ask.
+
+    Raised when a host runs without an interaction (the default): it never opens a browser
+    by itself.
+    """
+
+    def __init__(self, server: str, why: str = "needs authorization"):
+        super().__init__(server, f"{why}: {login_hint(server)}")
+
+
+class AuthorizationDeniedError(AuthorizationError):
+    """The user (or the authorization server) refused the authorization request."""
+
+
+class AuthorizationTimeoutError(AuthorizationError):
+    """No answer came back from the browser in time."""
 
 
 class ToolNotFoundError(MCPDeckError):
@@ -176,6 +219,22 @@ class ProviderError(MCPDeckError):
         self.provider = provider
         self.status = status
         self.retryable = retryable
+
+
+class ToolCallError(MCPDeckError):
+    """A tool call from the model could not be read: no name, or arguments that are not a JSON object.
+
+    Attributes:
+        name: The tool's name, if the call had one.
+        call_id: The call's id, if it had one.
+        raw: The arguments as they came.
+    """
+
+    def __init__(self, message: str, *, name: str = "", call_id: str | None = None, raw: Any = None):
+        super().__init__(message)
+        self.name = name
+        self.call_id = call_id
+        self.raw = raw
 
 
 def leaf_errors(error: BaseException) -> Iterator[BaseException]:

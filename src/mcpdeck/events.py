@@ -14,12 +14,19 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpdeck.status import ServerState
+
+if TYPE_CHECKING:  # annotations only: importing the events costs no SDK import
+    from mcp_types import LoggingLevel
+
 __all__ = [
+    "ApprovedBy",
+    "ConfigChange",
     "ConfigChanged",
     "Event",
     "EventBus",
@@ -28,6 +35,8 @@ __all__ = [
     "ResourcesChanged",
     "ServerLog",
     "ServerRequestHandled",
+    "ServerRequestKind",
+    "ServerRequestOutcome",
     "ServerStatusChanged",
     "Subscription",
     "ToolCallFinished",
@@ -39,6 +48,30 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+ApprovedBy = Literal[
+    "rule",
+    "autoApprove",
+    "native",
+    "user-once",
+    "user-session",
+    "user-always",
+    "denied-by-rule",
+    "denied-by-user",
+    "no-approver",
+]
+"""Who let a tool call through, or refused it: a rule, a server's ``autoApprove`` list, a native
+tool's own rule, the user (once, for the session, always), or the refusals."""
+
+ConfigChange = Literal["added", "updated", "removed", "enabled", "disabled"]
+"""What ``ConfigChanged`` reports: a server added, updated or removed, or the global switch."""
+
+ServerRequestKind = Literal["elicitation", "sampling", "roots"]
+"""What a server asked of the host."""
+
+ServerRequestOutcome = Literal["accept", "decline", "cancel", "answered", "refused", "error"]
+"""How the host answered: ``accept``, ``decline`` or ``cancel`` (elicitation), ``answered`` or
+``refused`` (sampling, roots), ``error`` (the app's handler failed)."""
 
 
 current_conversation: ContextVar[str | None] = ContextVar("mcpdeck_conversation", default=None)
@@ -66,8 +99,8 @@ class ServerStatusChanged(Event):
     """A server moved to another state (``connecting``, ``connected``, ``failed`` ...)."""
 
     server: str
-    state: str
-    previous: str
+    state: ServerState
+    previous: ServerState
     error: str | None = None
 
 
@@ -89,7 +122,7 @@ class ToolCallStarted(Event):
     server: str
     tool: str
     arguments: dict[str, Any]
-    approved_by: str | None = None
+    approved_by: ApprovedBy | None = None
     """Who let the call through, when a permission gate decided ("rule", "user-once" ...)."""
     conversation: str | None = None
     """The conversation the call was made in (``current_conversation`` when it was sent)."""
@@ -110,7 +143,7 @@ class ToolCallFinished(Event):
     error: str | None = None
     result_size: int | None = None
     """Characters of content the result carried (text, and binary data as base64)."""
-    approved_by: str | None = None
+    approved_by: ApprovedBy | None = None
     """Who let the call through, when a permission gate decided ("rule", "user-once" ...)."""
 
 
@@ -156,7 +189,7 @@ class ServerLog(Event):
     """A log message a server sent (MCP logging), also written to that server's log file."""
 
     server: str
-    level: str
+    level: LoggingLevel
     logger: str | None
     data: Any
 
@@ -166,12 +199,13 @@ class ServerRequestHandled(Event):
     """A server asked something of the host (elicitation, sampling, roots) and got an answer.
 
     ``outcome`` is ``accept``, ``decline`` or ``cancel`` for elicitation, ``answered`` or
-    ``refused`` for sampling, ``answered`` for roots; ``detail`` says why a request was refused.
+    ``refused`` for sampling, ``answered`` for roots, ``error`` when the app's handler failed;
+    ``detail`` says why a request was refused or failed.
     """
 
     server: str
-    kind: str
-    outcome: str
+    kind: ServerRequestKind
+    outcome: ServerRequestOutcome
     detail: str | None = None
 
 
@@ -180,7 +214,8 @@ class ConfigChanged(Event):
     """The host changed its config file (or its in-memory config)."""
 
     server: str | None
-    change: str  # "added", "updated", "removed", "enabled", "disabled"
+    """The server concerned; None for the global switch (``enabled`` / ``disabled``)."""
+    change: ConfigChange
 
 
 class Subscription:

@@ -14,26 +14,26 @@ It is private: the file (and SQLite's ``-wal`` and ``-shm`` beside it) is ``0600
 folder mcpdeck creates for it ``0700`` (mcpdeck's data folder is made ``0700`` too; a folder
 the user named for the file is left as it is).
 
-``host.events.on(history.record)`` records a host's tool calls from its events.
+``host.events.on(history.record)`` records a host's tool calls from its events. Writes go to
+one writer thread with a queue, so recording never holds up the event loop (see ``History``).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from mcpdeck._db_writer import DatabaseWriter
 from mcpdeck._files import ensure_private_dir, ensure_private_file
-from mcpdeck._masking import Redactor
+from mcpdeck._masking import OAUTH_SECRET_KEYS, Redactor
 from mcpdeck._paths import data_dir, history_path
 from mcpdeck.config import McpConfig, StdioServerConfig
 from mcpdeck.config._expand import referenced_values
-from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 
@@ -167,57 +167,77 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema up to date, each migration in its own transaction."""
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    if version > SCHEMA_VERSION:
+        raise ConfigError(
+            f"the history database has schema version {version}, newer than this mcpdeck knows "
+            f"({SCHEMA_VERSION}); upgrade mcpdeck or use another file",
+            path=str(path),
+        )
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        db.execute("BEGIN")
+        try:
+            for statement in _MIGRATIONS[number - 1].split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {number}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+
 class History:
-    """The history database. Thread-safe; every write is its own short transaction."""
+    """The history database.
+
+    One writer thread owns the connection (``mcpdeck._db_writer``): recording a call or a
+    message queues the write and returns at once, so an event callback or an async caller
+    never waits on SQLite or the disk. Reads and ``start_conversation`` (which answers the
+    new id) are queued behind the writes before them and wait for their answer: from async
+    code, call them in a worker thread. ``flush`` waits until everything queued is written;
+    ``close`` writes it all, then closes.
+    """
 
     def __init__(self, path: str | Path | None = None, *, redactor: Redactor | None = None):
         self.path = Path(path) if path is not None else default_history_path()
         self._redact = redactor or Redactor()
-        self._lock = threading.Lock()
-        self._keys: dict[str, int] = {}  # conversation key -> id, so recording a call reads nothing
+        self._keys: dict[str, int] = {}  # conversation key -> id, filled by the writer thread only
         default = self.path == data_dir() / "history.sqlite3"  # mcpdeck's own folder, not one the user named
         ensure_private_dir(self.path.parent, tighten=default)
         ensure_private_file(self.path)  # SQLite gives the -wal and -shm it creates the database file's mode
         for suffix in ("-wal", "-shm"):  # ones an older mcpdeck left readable
             if (beside := self.path.with_name(self.path.name + suffix)).exists():
                 ensure_private_file(beside)
+        db: sqlite3.Connection | None = None
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            _migrate(db, self.path)
         except sqlite3.DatabaseError as error:
+            if db is not None:
+                db.close()
             raise ConfigError(f"cannot open the history database: {error}", path=str(self.path)) from None
-
-    def _migrate(self) -> None:
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise ConfigError(
-                f"the history database has schema version {version}, newer than this mcpdeck knows "
-                f"({SCHEMA_VERSION}); upgrade mcpdeck or use another file",
-                path=str(self.path),
-            )
-        for number in range(version + 1, SCHEMA_VERSION + 1):
-            with self._lock:
-                self._db.execute("BEGIN")
-                try:
-                    for statement in _MIGRATIONS[number - 1].split(";"):
-                        if statement.strip():
-                            self._db.execute(statement)
-                    self._db.execute(f"PRAGMA user_version = {number}")
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
+        except BaseException:
+            if db is not None:
+                db.close()
+            raise
+        self._writer = DatabaseWriter(db, name=f"mcpdeck history {self.path.name}")
 
     @property
     def schema_version(self) -> int:
         """The schema version of the open database."""
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        return self._writer.call(lambda db: int(db.execute("PRAGMA user_version").fetchone()[0]))
+
+    def flush(self) -> None:
+        """Wait until every write queued so far is in the database."""
+        self._writer.flush()
 
     def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+        """Write what is queued, then close the database. Safe to call twice."""
+        self._writer.close()
 
     def __enter__(self) -> History:
         return self
@@ -225,46 +245,55 @@ class History:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def _write(self, sql: str, params: Sequence[Any]) -> int:
-        with self._lock:
-            cursor = self._db.execute(sql, params)
-            return int(cursor.lastrowid or 0)
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        self._writer.submit(lambda db: db.execute(sql, params))
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._writer.call(lambda db: db.execute(sql, params).fetchall())
 
     # ----- tool calls ------------------------------------------------------------------
 
     def call_started(self, event: ToolCallStarted, *, conversation_id: int | None = None) -> None:
         """Record that a call was sent (in the conversation its event names, unless one is given)."""
-        if conversation_id is None and event.conversation is not None:
-            conversation_id = self.conversation_id(event.conversation)
         arguments = self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str))
-        self._write(
-            "INSERT OR IGNORE INTO tool_calls"
-            " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id, caller)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                event.call_id,
-                event.at.isoformat(),
-                event.server,
-                event.tool,
-                event.name,
-                arguments,
-                event.approved_by,
-                conversation_id,
-                event.caller,
-            ),
-        )
+        key = event.conversation if conversation_id is None else None
+
+        def write(db: sqlite3.Connection) -> None:
+            conversation = conversation_id if key is None else self._conversation_of(db, key)
+            db.execute(
+                "INSERT OR IGNORE INTO tool_calls"
+                " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id, caller)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.call_id,
+                    event.at.isoformat(),
+                    event.server,
+                    event.tool,
+                    event.name,
+                    arguments,
+                    event.approved_by,
+                    conversation,
+                    event.caller,
+                ),
+            )
+
+        self._writer.submit(write)
+
+    def _conversation_of(self, db: sqlite3.Connection, key: str) -> int | None:
+        """In the writer thread: the id of the conversation opened with ``key``."""
+        known = self._keys.get(key)
+        if known is None:
+            row = db.execute("SELECT id FROM conversations WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            known = self._keys[key] = int(row[0])
+        return known
 
     def conversation_id(self, key: str) -> int | None:
-        """The id of the conversation started with ``key``, if there is one."""
+        """The id of the conversation opened with ``key``, if there is one (waits for the writer
+        unless the id is already known)."""
         known = self._keys.get(key)
-        if known is not None:
-            return known
-        with self._lock:
-            row = self._db.execute("SELECT id FROM conversations WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        self._keys[key] = int(row[0])
-        return self._keys[key]
+        return known if known is not None else self._writer.call(lambda db: self._conversation_of(db, key))
 
     def call_finished(self, event: ToolCallFinished, *, result_size: int | None = None) -> None:
         """Record how a call ended: ``ok``, ``tool-error``, ``error`` or ``denied``."""
@@ -280,7 +309,7 @@ class History:
         )
 
     def tool_calls(self, *, limit: int = 50, server: str | None = None) -> list[ToolCallRecord]:
-        """The most recent calls, newest first."""
+        """The most recent calls, newest first (after the writes queued before)."""
         sql = (
             "SELECT call_id, started_at, server, tool, name, arguments, status, error, result_size, duration,"
             " approved_by, caller FROM tool_calls"
@@ -291,8 +320,6 @@ class History:
             params.append(server)
         sql += " ORDER BY started_at DESC, id DESC LIMIT ?"
         params.append(limit)
-        with self._lock:
-            rows = self._db.execute(sql, params).fetchall()
         return [
             ToolCallRecord(
                 call_id=row[0],
@@ -308,13 +335,25 @@ class History:
                 approved_by=row[10],
                 caller=row[11],
             )
-            for row in rows
+            for row in self._read(sql, params)
         ]
 
     # ----- conversations ---------------------------------------------------------------
 
+    def _insert_conversation(
+        self, db: sqlite3.Connection, model: str | None, title: str | None, key: str | None
+    ) -> int:
+        cursor = db.execute(
+            "INSERT INTO conversations (started_at, model, title, key) VALUES (?, ?, ?, ?)",
+            (_now(), model, self._redact(title) if title else None, key),
+        )
+        conversation = int(cursor.lastrowid or 0)
+        if key is not None:
+            self._keys[key] = conversation
+        return conversation
+
     def start_conversation(self, *, model: str | None = None, title: str | None = None, key: str | None = None) -> int:
-        """A new conversation; returns its id.
+        """A new conversation; returns its id (waits for the writer: from async code, see ``open_conversation``).
 
         Args:
             model: The model it talks to (``provider:model``).
@@ -322,38 +361,43 @@ class History:
             key: The key its tool-call events carry (``ToolCallStarted.conversation``), so
                 ``record`` files those calls under it.
         """
-        conversation = self._write(
-            "INSERT INTO conversations (started_at, model, title, key) VALUES (?, ?, ?, ?)",
-            (_now(), model, self._redact(title) if title else None, key),
-        )
-        if key is not None:
-            self._keys[key] = conversation
-        return conversation
+        return self._writer.call(lambda db: self._insert_conversation(db, model, title, key))
 
-    def add_message(self, conversation_id: int, role: str, content: Any) -> None:
-        """Append a message (any JSON-able content) to a conversation."""
+    def open_conversation(self, key: str, *, model: str | None = None, title: str | None = None) -> None:
+        """A new conversation known by ``key``, without waiting: messages and the calls whose events
+        carry ``key`` are filed under it (``add_message(key, ...)``)."""
+        self._writer.submit(lambda db: self._insert_conversation(db, model, title, key))
+
+    def add_message(self, conversation: int | str, role: str, content: Any) -> None:
+        """Append a message (any JSON-able content) to a conversation, given by its id or by the key
+        it was opened with (a key no conversation has is ignored). Does not wait."""
         text = self._redact(json.dumps(content, ensure_ascii=False, default=str))
-        self._write(
-            "INSERT INTO messages (conversation_id, at, role, content) VALUES (?, ?, ?, ?)",
-            (conversation_id, _now(), role, text),
-        )
+        at = _now()
+
+        def write(db: sqlite3.Connection) -> None:
+            found = conversation if isinstance(conversation, int) else self._conversation_of(db, conversation)
+            if found is not None:
+                db.execute(
+                    "INSERT INTO messages (conversation_id, at, role, content) VALUES (?, ?, ?, ?)",
+                    (found, at, role, text),
+                )
+
+        self._writer.submit(write)
 
     def conversations(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """The most recent conversations with their message counts, newest first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT c.id, c.started_at, c.model, c.title, COUNT(m.id) FROM conversations c"
-                " LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id ORDER BY c.id DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
+        rows = self._read(
+            "SELECT c.id, c.started_at, c.model, c.title, COUNT(m.id) FROM conversations c"
+            " LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id ORDER BY c.id DESC LIMIT ?",
+            (limit,),
+        )
         return [{"id": r[0], "startedAt": r[1], "model": r[2], "title": r[3], "messages": r[4]} for r in rows]
 
     def messages(self, conversation_id: int) -> list[dict[str, Any]]:
         """A conversation's messages in order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT at, role, content FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
-            ).fetchall()
+        rows = self._read(
+            "SELECT at, role, content FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+        )
         return [{"at": r[0], "role": r[1], "content": json.loads(r[2])} for r in rows]
 
     # ----- wiring ------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from mcpdeck import Host, ProviderError
+from mcpdeck import Host
 from mcpdeck.agent import (
     Agent,
     AgentError,
@@ -26,6 +26,7 @@ from mcpdeck.agent import (
     ToolsFound,
     tool,
 )
+from mcpdeck.errors import ProviderError
 from mcpdeck.events import ToolCallFinished
 from mcpdeck.history import History
 from mcpdeck.permissions import Approval, ApprovalRequest

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpdeck._server_log import ROTATE_BYTES, ServerLog
+from mcpdeck._server_log import ROTATE_BYTES, ServerLogFile
 from mcpdeck.history import History
 from tests.helpers import cli_environment
 
@@ -196,14 +196,14 @@ def test_server_logs_and_their_rotations_are_private(tmp_path: Path) -> None:
         path = folder / "s.log"
         path.write_bytes(b"x" * (ROTATE_BYTES + 1))
         os.chmod(path, 0o644)  # as an older mcpdeck left it
-        log = ServerLog(path)
+        log = ServerLogFile(path)
         with log.stderr("s", "cmd") as handle:
             handle.write(b"hello\n")
         log.write("a note")
         assert mode(folder) == 0o700
         assert mode(path) == 0o600
         assert mode(path.with_suffix(".log.1")) == 0o600
-        fresh = ServerLog(tmp_path / "new" / "r.log")
+        fresh = ServerLogFile(tmp_path / "new" / "r.log")
         fresh.write("first line")
         assert mode(tmp_path / "new" / "r.log") == 0o600 and mode(tmp_path / "new") == 0o700
     finally:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcpdeck import RemoteServerConfig, StdioServerConfig, UnsetVariableError
+from mcpdeck import RemoteServerConfig, StdioServerConfig
 from mcpdeck.config import expand_server_config, expand_vars, parse_server_config
+from mcpdeck.errors import UnsetVariableError
 
 ENV = {"TOKEN": "s3cret", "EMPTY": "", "HOME": "/home/me"}
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mcpdeck import ConfigError, RemoteServerConfig, StdioServerConfig, ToolFilter
-from mcpdeck.config import parse_server_config, validate_server_name
+from mcpdeck import ConfigError, RemoteServerConfig, StdioServerConfig
+from mcpdeck.config import ToolFilter, parse_server_config, validate_server_name
 
 
 @pytest.mark.parametrize("name", ["github", "my-server", "fs_2", "A", "x" * 48])

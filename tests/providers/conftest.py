@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpdeck import Catalog, Host, ToolResult
+from mcpdeck import Host, ToolResult
+from mcpdeck.catalog import Catalog
 from tests.helpers import NODE_BIN, WAIT
 from tests.providers.support import SNAPSHOT
 

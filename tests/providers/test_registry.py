@@ -10,8 +10,8 @@ import mcp_types as types
 import pytest
 
 import mcpdeck.providers as providers
-from mcpdeck import Catalog, CatalogTool
-from mcpdeck.catalog import build_catalog
+from mcpdeck import CatalogTool
+from mcpdeck.catalog import Catalog, build_catalog
 from mcpdeck.providers import (
     AnthropicConverter,
     Converter,

@@ -266,16 +266,14 @@ class Agent:
         if self._pending is not None:  # the model has not answered yet
             self._pending.append((role, content))
             return
-        conversation = self.history.conversation_id(self._conversation)
-        if conversation is not None:
-            self.history.add_message(conversation, role, content)
+        self.history.add_message(self._conversation, role, content)  # queued: never waits on the disk
 
     def _answered(self) -> None:
         """The model answered: the conversation goes into the history now, with what was held back."""
         if self.history is None or self._conversation is None or self._pending is None:
             return
         pending, self._pending = self._pending, None
-        self.history.start_conversation(model=self.model.name, title=self._title, key=self._conversation)
+        self.history.open_conversation(self._conversation, model=self.model.name, title=self._title)
         for role, content in pending:
             self._record(role, content)
 

@@ -3,7 +3,7 @@
 Out: every ``env`` and ``headers`` value and the OAuth secrets are masked (``****``, or the
 first three characters and ``…****`` for a long value, so the user can tell which is
 which), secret-looking ``args`` too, and a URL's query values and password become
-``****`` (the helpers of ``mcpdeck._masking``, as the CLI's ``get --json``). ``${VAR}``
+``****``: ``mcpdeck._masking.mask_config``, as the CLI's ``get --json``. ``${VAR}``
 references are shown as they are: they name secrets, they are not secrets.
 
 Back in: a console shows the masked form and sends the whole config back on save. A value
@@ -18,42 +18,12 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from mcpdeck._masking import mask_args, mask_url, mask_value
-from mcpdeck.config import ServerConfig
-from mcpdeck.config._models import OAUTH_SECRET_KEYS
+from mcpdeck._masking import OAUTH_SECRET_KEYS, mask_config, mask_url
 from mcpdeck.errors import ConfigError
 
 __all__ = ["mask_config", "restore_masked"]
 
 _MASKED = re.compile(r"(?:^|[=: ])(?:\*{4}|[^=: ]{0,3}…\*{4})$")
-
-
-def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
-    masked: dict[str, Any] = {}
-    for key, value in data.items():
-        inner = _as_dict(value)
-        if inner is not None:
-            masked[key] = _mask_keys(inner, keys)
-        else:
-            masked[key] = mask_value(value) if key in keys and isinstance(value, str) else value
-    return masked
-
-
-def mask_config(config: ServerConfig) -> dict[str, Any]:
-    """A config's JSON form with its secrets masked."""
-    data = config.to_json()
-    for section in ("env", "headers"):
-        values = _as_dict(data.get(section))
-        if values is not None:
-            data[section] = {key: mask_value(str(value)) for key, value in values.items()}
-    oauth = _as_dict(data.get("oauth"))
-    if oauth is not None:
-        data["oauth"] = _mask_keys(oauth, OAUTH_SECRET_KEYS)
-    if isinstance(data.get("args"), list):
-        data["args"] = mask_args(str(arg) for arg in cast(list[object], data["args"]))
-    if isinstance(data.get("url"), str):
-        data["url"] = mask_url(data["url"])
-    return data
 
 
 def _as_dict(value: object) -> dict[str, Any] | None:

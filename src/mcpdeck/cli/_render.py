@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, cast
+from typing import Any
 
-from mcpdeck._masking import mask_args, mask_url, mask_urls, mask_value
+from mcpdeck._masking import mask_config, mask_urls
 from mcpdeck._safe_text import safe_text
 from mcpdeck.cli._output import Styled, echo_json, safe, state_label, style, table
 from mcpdeck.config import RemoteServerConfig, ServerConfig
-from mcpdeck.config._models import OAUTH_SECRET_KEYS
 from mcpdeck.status import ServerState, ServerStatus
 
 __all__ = [
@@ -32,41 +31,9 @@ __all__ = [
 ]
 
 
-def _mask_keys(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
-    """``data`` with the values of ``keys`` masked, nested objects included."""
-    masked: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            masked[key] = _mask_keys(cast(dict[str, Any], value), keys)
-        elif key in keys and isinstance(value, str):
-            masked[key] = mask_value(value)
-        else:
-            masked[key] = value
-    return masked
-
-
 def mask_secrets(config: ServerConfig, *, show: bool = False) -> dict[str, Any]:
-    """The config's JSON form with what can be secret masked (all of it as it is with ``show``).
-
-    Masked: every ``env`` and ``headers`` value (whatever its name), secret-looking
-    ``args``, the URL's query values and password, and the OAuth client secret, private
-    key and identity provider's secret and ID token. ``${VAR}`` references stay readable.
-    """
-    data = config.to_json()
-    if show:
-        return data
-    oauth = data.get("oauth")
-    if isinstance(oauth, dict):
-        data["oauth"] = _mask_keys(cast(dict[str, Any], oauth), OAUTH_SECRET_KEYS)
-    for section in ("env", "headers"):
-        values = data.get(section)
-        if isinstance(values, dict):
-            data[section] = {k: mask_value(str(v)) for k, v in cast(dict[str, object], values).items()}
-    if isinstance(data.get("args"), list):
-        data["args"] = mask_args(str(arg) for arg in cast(list[object], data["args"]))
-    if isinstance(data.get("url"), str):
-        data["url"] = mask_url(data["url"])
-    return data
+    """The config's JSON form with what can be secret masked (``mask_config``), or all of it as it is with ``show``."""
+    return config.to_json() if show else mask_config(config)
 
 
 def target_of(config: ServerConfig, *, show: bool = False) -> str:

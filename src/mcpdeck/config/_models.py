@@ -14,7 +14,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from mcpdeck._masking import mask_command_line, mask_url
+from mcpdeck._masking import OAUTH_SECRET_KEYS, mask_command_line, mask_url
 from mcpdeck.errors import ConfigError
 
 __all__ = [
@@ -41,8 +41,6 @@ RUNTIME_KEYS = frozenset({"status", "connected", "toolCount", "lastConnected", "
 
 # Every spelling of "streamable HTTP" other hosts write.
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamablehttp", "streamable_http", "streamable"})
-OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "idToken"})
-"""Keys of an ``oauth`` object (and its ``identityProvider``) whose literal values are secrets."""
 
 _LEADING_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")

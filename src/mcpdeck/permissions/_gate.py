@@ -1,7 +1,8 @@
 """The gate: decides each call by the rules, asks the approver when they say ``ask``, saves ``always`` answers.
 
 Also the vocabulary of a decision: what the approver is asked (``ApprovalRequest``), what it
-answers (``Approval``) and what the gate decided and why (``Decision``, ``ApprovedBy``).
+answers (``Approval``) and what the gate decided and why (``Decision``; ``ApprovedBy``, from
+``mcpdeck.events``, since tool-call events carry it too).
 """
 
 from __future__ import annotations
@@ -18,21 +19,10 @@ import mcp_types as types
 
 from mcpdeck.config import ConfigStore, parse_config_document
 from mcpdeck.errors import ConfigError
+from mcpdeck.events import ApprovedBy
 from mcpdeck.permissions._rules import Access, PermissionRules, RuleKind, Subject, parse_permissions, pattern_matches
 
 __all__ = ["Approval", "ApprovalCallback", "ApprovalRequest", "ApprovedBy", "Decision", "PermissionGate"]
-
-ApprovedBy = Literal[
-    "rule",
-    "autoApprove",
-    "native",
-    "user-once",
-    "user-session",
-    "user-always",
-    "denied-by-rule",
-    "denied-by-user",
-    "no-approver",
-]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import mcp_types as types
 
-from mcpdeck.errors import MCPDeckError
+from mcpdeck.errors import ToolCallError
 from mcpdeck.results import ToolResult
 
 __all__ = ["ToolCall", "ToolCallError", "as_data", "error_result", "field_of", "parse_arguments"]
@@ -32,22 +32,6 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     error: str | None = None
-
-
-class ToolCallError(MCPDeckError):
-    """A tool call from the model could not be read: no name, or arguments that are not a JSON object.
-
-    Attributes:
-        name: The tool's name, if the call had one.
-        call_id: The call's id, if it had one.
-        raw: The arguments as they came.
-    """
-
-    def __init__(self, message: str, *, name: str = "", call_id: str | None = None, raw: Any = None):
-        super().__init__(message)
-        self.name = name
-        self.call_id = call_id
-        self.raw = raw
 
 
 def parse_arguments(raw: Any, *, name: str = "", call_id: str | None = None) -> dict[str, Any]:

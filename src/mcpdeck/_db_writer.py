@@ -1,0 +1,136 @@
+"""One thread that owns a SQLite connection: work is queued to it, so no caller waits on the disk.
+
+``submit(job)`` queues a job and returns at once; ``call(job)`` queues one and waits for its
+answer. Jobs run one at a time, in the order they were queued, so a read queued after a
+write sees it. What is waiting when the thread wakes runs as one transaction (one commit,
+one sync of the file, for up to ``BATCH`` jobs), which is what lets a burst of writes keep
+up. A job that fails is logged (or, for ``call``, raised to its caller); the others still
+commit.
+
+``close()`` runs everything queued before it, then closes the connection and ends the
+thread. It also runs when the writer is garbage collected or the interpreter exits, so
+nothing queued is lost when a program forgets to close.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+__all__ = ["BATCH", "DatabaseWriter"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Job = Callable[[sqlite3.Connection], Any]
+_Item = tuple[Job, "Future[Any] | None"] | None  # None: stop
+BATCH = 500
+"""Jobs at most in one transaction."""
+
+
+def _run(db: sqlite3.Connection, batch: list[tuple[Job, Future[Any] | None]]) -> None:
+    answers: list[tuple[Future[Any], Any, BaseException | None]] = []
+    try:
+        db.execute("BEGIN")
+        for job, future in batch:
+            try:
+                result = job(db)
+            except Exception as error:  # one bad job must not lose the others
+                if future is None:
+                    logger.exception("a history write failed")
+                else:
+                    answers.append((future, None, error))
+            else:
+                if future is not None:
+                    answers.append((future, result, None))
+        db.execute("COMMIT")
+    except sqlite3.Error as error:  # the transaction itself failed (disk full, I/O error ...)
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        logger.error("%d history writes were lost: %s", len(batch), error)
+        answers = [(future, None, error) for _, future in batch if future is not None]
+    for future, result, error in answers:
+        if error is None:
+            future.set_result(result)
+        else:
+            future.set_exception(error)
+
+
+def _serve(db: sqlite3.Connection, jobs: queue.SimpleQueue[_Item]) -> None:
+    try:
+        stop = False
+        while not stop:
+            batch: list[tuple[Job, Future[Any] | None]] = []
+            item = jobs.get()
+            while True:
+                if item is None:
+                    stop = True
+                    break
+                batch.append(item)
+                if len(batch) >= BATCH:
+                    break
+                try:
+                    item = jobs.get_nowait()
+                except queue.Empty:
+                    break
+            if batch:
+                _run(db, batch)
+    finally:
+        db.close()
+
+
+def _stop(jobs: queue.SimpleQueue[_Item], thread: threading.Thread) -> None:
+    jobs.put(None)
+    if thread is not threading.current_thread():
+        thread.join()
+
+
+class DatabaseWriter:
+    """The thread that runs every job on ``db``; ``db`` belongs to it from now on.
+
+    ``db`` must be opened with ``check_same_thread=False`` and ``isolation_level=None``
+    (the writer begins and commits its own transactions; jobs must not).
+    """
+
+    def __init__(self, db: sqlite3.Connection, *, name: str):
+        self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=_serve, args=(db, self._jobs), name=name, daemon=True)
+        self._thread.start()
+        self._close = weakref.finalize(self, _stop, self._jobs, self._thread)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` ran."""
+        return not self._close.alive
+
+    def _put(self, job: Job, future: Future[Any] | None) -> None:
+        if not self._close.alive:
+            raise RuntimeError("the history database is closed")
+        self._jobs.put((job, future))
+
+    def submit(self, job: Job) -> None:
+        """Queue ``job``; it runs soon, after everything queued before it."""
+        self._put(job, None)
+
+    def call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """Queue ``job`` and wait for its answer (or its exception). Blocks: from async code,
+        call this in a worker thread."""
+        future: Future[T] = Future()
+        self._put(job, future)
+        return future.result()
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is written."""
+        self.call(lambda _db: None)
+
+    def close(self) -> None:
+        """Write everything queued, close the database, end the thread. Safe to call twice."""
+        self._close()
