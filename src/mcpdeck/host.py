@@ -38,16 +38,17 @@ from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
 from mcpdeck.config import (
+    AnyServerConfig,
     ConfigStore,
+    InProcessServer,
+    InProcessServerConfig,
     McpConfig,
-    RemoteServerConfig,
-    ServerConfig,
-    StdioServerConfig,
+    as_server_config,
     parse_server_config,
     resolve_config_path,
     validate_server_name,
 )
-from mcpdeck.connection import InProcessServer, ProgressCallback, ServerConnection
+from mcpdeck.connection import ProgressCallback, ServerConnection
 from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -79,7 +80,7 @@ from mcpdeck.traffic import Traffic
 
 __all__ = ["Host", "ServerTest"]
 
-ServerSpec = ServerConfig | InProcessServer | Mapping[str, Any]
+ServerSpec = AnyServerConfig | InProcessServer | Mapping[str, Any]
 """What a server can be given as in code: a config model, its JSON form, or an SDK server object."""
 
 
@@ -129,16 +130,7 @@ def _roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root] |
 def _auto_approve(connections: Mapping[str, ServerConnection], server: str) -> list[str]:
     """The ``autoApprove`` patterns of the config a server runs with now."""
     connection = connections.get(server)
-    config = connection.config if connection is not None else None
-    return list(config.auto_approve) if isinstance(config, StdioServerConfig | RemoteServerConfig) else []
-
-
-def _to_config(name: str, spec: ServerSpec) -> ServerConfig | InProcessServer:
-    if isinstance(spec, StdioServerConfig | RemoteServerConfig):
-        return spec
-    if isinstance(spec, Mapping):
-        return parse_server_config(name, dict(spec))  # pyright: ignore[reportUnknownArgumentType]
-    return spec
+    return list(connection.config.auto_approve) if connection is not None else []
 
 
 class Host:
@@ -248,7 +240,7 @@ class Host:
             if self._wait:
                 self._held = set()
             for name, server in config.servers.items():
-                self._start(name, server)
+                self._start(name, server, wanted=self._enabled and (self._only is None or name in self._only))
             if self._wait:
                 await self._wait_settled(self._connections.values())
                 held, self._held = self._held or set(), None
@@ -281,7 +273,7 @@ class Host:
             for name, spec in initial.items():
                 try:
                     validate_server_name(name)
-                    servers[name] = _to_config(name, spec)
+                    servers[name] = as_server_config(name, spec)
                 except ConfigError as error:
                     problems[name] = error
             return McpConfig(servers=servers, problems=problems)
@@ -302,7 +294,7 @@ class Host:
         except ConfigError as error:  # a broken rule file closes the gate; the servers still start
             gate.problem = str(error)
 
-    def _start(self, name: str, config: ServerConfig | InProcessServer) -> ServerConnection:
+    def _start(self, name: str, config: AnyServerConfig, *, wanted: bool) -> ServerConnection:
         assert self._tg is not None, "the host is not open"
         connection = ServerConnection(
             name,
@@ -317,8 +309,8 @@ class Host:
             auth_store=self._auth_store,
             oauth_interaction=self._oauth_interaction,
             traffic=self.traffic,
+            wanted=wanted,
         )
-        connection._want = self._enabled and (self._only is None or name in self._only)  # pyright: ignore[reportPrivateUsage]
         self._connections[name] = connection
         self._tg.start_soon(connection.run, name=f"mcpdeck server {name}")
         return connection
@@ -376,7 +368,7 @@ class Host:
         """All tools from all connected servers."""
         return list(self._catalog)
 
-    def config_of(self, name: str) -> ServerConfig | InProcessServer:
+    def config_of(self, name: str) -> AnyServerConfig:
         """The config a server runs with (variables unexpanded)."""
         return self._connection(name).config
 
@@ -593,7 +585,7 @@ class Host:
         # A tool of a server that is down is not "unknown": say why it is missing.
         for server, connection in self._connections.items():
             if name.startswith(f"mcp__{server}__") and connection.state is not ServerState.CONNECTED:
-                return ServerUnavailableError(server, connection._unavailable_reason())  # pyright: ignore[reportPrivateUsage]
+                return ServerUnavailableError(server, connection.unavailable_reason())
         # A server's own name for a tool (`echo`) points at its public name(s) first.
         same = [tool.name for tool in self._catalog if tool.original_name == name]
         close = difflib.get_close_matches(name, self._catalog.names(), n=3)
@@ -760,17 +752,16 @@ class Host:
         With a config file, the entry is saved first (``save=False`` keeps it in memory only).
         """
         validate_server_name(name)
-        resolved = _to_config(name, config)
+        resolved = as_server_config(name, config)
         existed = name in self._connections
-        if save and self._store is not None and isinstance(resolved, StdioServerConfig | RemoteServerConfig):
+        if save and self._store is not None and not isinstance(resolved, InProcessServerConfig):
             # The store waits for the file's lock and fsyncs: not on the event loop.
             await anyio.to_thread.run_sync(self._store.put_server, name, resolved)
         self._problems.pop(name, None)
         if existed:
             status = await self._connections[name].reconnect(resolved)
         else:
-            connection = self._start(name, resolved)
-            connection._want = self._enabled  # pyright: ignore[reportPrivateUsage]
+            connection = self._start(name, resolved, wanted=self._enabled)
             status = await connection.wait_settled()
         self.events.publish(ConfigChanged(server=name, change="updated" if existed else "added"))
         return status
@@ -778,7 +769,7 @@ class Host:
     async def update_server(self, name: str, changes: Mapping[str, Any], *, save: bool = True) -> ServerStatus:
         """Change some keys of a server's config (JSON names, e.g. ``{"timeout": 120}``) and reconnect it."""
         current = self._connection(name).config
-        if not isinstance(current, StdioServerConfig | RemoteServerConfig):
+        if isinstance(current, InProcessServerConfig):
             raise ConfigError(f"server {name!r} runs in-process; replace it with add_server", server=name)
         merged = {**current.to_json(), **changes}
         return await self.add_server(name, parse_server_config(name, merged), save=save)
@@ -833,8 +824,8 @@ class Host:
             name, spec = name or config, self._connection(config).config
         else:
             name = validate_server_name(name or "test")
-            spec = _to_config(name, config)
-        if isinstance(spec, StdioServerConfig | RemoteServerConfig) and spec.disabled:
+            spec = as_server_config(name, config)
+        if spec.disabled:
             spec = spec.model_copy(update={"disabled": False})
         events: list[Event] = []
         connection = ServerConnection(
