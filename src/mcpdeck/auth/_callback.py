@@ -9,6 +9,8 @@ it cannot end the flow, so a stray or forged request can't hijack or break a log
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import os
 import secrets
@@ -94,15 +96,30 @@ def parse_callback(server: str, url: str, expected_state: str | None = None) -> 
     return AuthorizationCodeResult(code=code, state=state, iss=_first(query, "iss"))
 
 
-def _page(title: str, message: str) -> str:
+_CLOSE = "window.close()"
+"""On success the tab closes itself when a page opened it (the console's Sign in); a tab the
+system browser opened (``mcpdeck auth login``) ignores it and shows the message."""
+
+
+def _page(title: str, message: str, *, close: bool = False) -> str:
+    script = f"<script>{_CLOSE}</script>" if close else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mcpdeck</title></head>'
         '<body style="font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;line-height:1.5">'
-        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p>{script}</body></html>"
     )
 
 
-_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Connection": "close"}
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "Connection": "close",
+    # Nothing loads, and the one script that may run is the one above (by its hash).
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{base64.b64encode(hashlib.sha256(_CLOSE.encode()).digest()).decode()}'"
+    ),
+}
 
 
 class CallbackListener:
@@ -209,7 +226,7 @@ class CallbackListener:
     def _final_page(self) -> str:
         if self._error is not None:
             return _page("Authorization failed", f"{self._error.reason}. You can close this tab.")
-        return _page("Authorized", f"mcpdeck may now use {self.server}. You can close this tab.")
+        return _page("Authorized", f"mcpdeck may now use {self.server}. You can close this tab.", close=True)
 
 
 def _quiet_server(config: uvicorn.Config) -> uvicorn.Server:

@@ -147,7 +147,7 @@ async def run_serve(
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
     )
-    context = ApiContext(host=host, store=store, history=history, chats=chats)
+    context = ApiContext(host=host, store=store, history=history, chats=chats, log_dir=options.log_dir)
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
     context.problems = lambda: follower.problems
     from mcpdeck.gateway import Gateway
