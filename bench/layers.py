@@ -31,7 +31,7 @@ divided by ``--calls``, is the layer's cost per call (the server is another proc
 not microseconds (a syscall counts as one, an instruction that misses the cache as one),
 but a layer that adds 30k instructions to a call adds work, whatever the machine is doing.
 
-This reads mcpdeck's private attributes (``Host._connections``, ``ServerConnection._supervisor``)
+This reads mcpdeck's private attributes (``Host._servers``, ``ServerConnection._supervisor``)
 to reach the inner layers: a diagnostic, not an API user; it says so if they moved.
 """
 
@@ -156,7 +156,7 @@ async def _layers(
         sdk_target = params
     host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
     try:
-        connection: ServerConnection = host._connections["s"]  # pyright: ignore[reportPrivateUsage]
+        connection: ServerConnection = host._servers.connections["s"]  # pyright: ignore[reportPrivateUsage]
         client = connection._supervisor.client  # pyright: ignore[reportPrivateUsage]
     except (AttributeError, KeyError) as error:
         sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
