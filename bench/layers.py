@@ -34,7 +34,7 @@ but a layer that adds 30k instructions to a call adds work, whatever the machine
 With ``--inflight N`` the calls are made N at a time, as the ``http-inflight`` metric makes them;
 ``--layers`` counts only the layers given (numbered from 1 as above).
 
-This reads mcpdeck's private attributes (``Host._connections``, ``ServerConnection._client``)
+This reads mcpdeck's private attributes (``Host._servers``, ``ServerConnection._supervisor``)
 to reach the inner layers: a diagnostic, not an API user; it says so if they moved.
 """
 
@@ -161,7 +161,7 @@ async def _layers(
     host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
     try:
         connection: ServerConnection = host._servers.connections["s"]  # pyright: ignore[reportPrivateUsage]
-        client = connection._client  # pyright: ignore[reportPrivateUsage]
+        client = connection._supervisor.client  # pyright: ignore[reportPrivateUsage]
     except (AttributeError, KeyError) as error:
         sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
     assert client is not None

@@ -15,6 +15,7 @@ from anyio.abc import TaskStatus
 
 from mcpdeck import ConfigError, ConfigStore, Host, ServerState, ToolNotFoundError
 from mcpdeck.catalog import MAX_TOOL_NAME
+from mcpdeck.config import InProcessServerConfig, ToolFilter
 from mcpdeck.errors import InvalidArgumentsError, ServerTimeoutError, ServerUnavailableError
 from mcpdeck.events import (
     ConfigChanged,
@@ -336,6 +337,41 @@ async def test_an_in_process_server_cannot_be_updated_by_keys(log_dir: Path) -> 
         with pytest.raises(ConfigError, match="no server named 'ghost'"):
             await host.update_server("ghost", {"timeout": 5})
         assert host.servers["inproc"].state is ServerState.CONNECTED
+
+
+async def test_an_in_process_server_takes_the_settings_every_server_has(log_dir: Path) -> None:
+    server = build_server()
+    tools = ToolFilter(include=["echo", "sleep"])
+    config = InProcessServerConfig(server=server, tools=tools, timeout=0.3, autoApprove=["echo"])
+    async with Host(
+        {"inproc": config, "off": InProcessServerConfig(server=server, disabled=True)}, log_dir=log_dir
+    ) as host:
+        assert sorted(t.original_name for t in host.catalog.for_server("inproc")) == ["echo", "sleep"]
+        status = host.servers["inproc"]
+        assert (status.state, status.transport, status.target, status.log_path) == (
+            ServerState.CONNECTED,
+            "in-process",
+            "MCPServer",
+            None,
+        )
+        assert host.config_of("inproc") is config and config.server is server
+        assert host.servers["off"].state is ServerState.DISABLED
+        with anyio.fail_after(WAIT), pytest.raises(ServerTimeoutError, match=r"0\.3 s"):
+            await host.call_tool("mcp__inproc__sleep", {"seconds": 2})
+        with anyio.fail_after(WAIT):
+            assert (await host.call_tool("mcp__inproc__echo", {"text": "still here"})).text() == "still here"
+    assert [path async for path in anyio.Path(log_dir).glob("*")] == []  # in-process servers have no log file
+
+
+async def test_something_that_is_no_server_is_refused_with_what_to_give_instead(log_dir: Path) -> None:
+    async with Host({"odd": 42, "good": build_server()}, log_dir=log_dir) as host:  # pyright: ignore[reportArgumentType]
+        odd = host.servers["odd"]
+        assert odd.state is ServerState.FAILED and odd.error is not None
+        assert "must be an SDK server object (mcp.server.Server or MCPServer), not int" in odd.error
+        assert host.servers["good"].state is ServerState.CONNECTED
+        with pytest.raises(ConfigError, match="SDK server object"):
+            await host.add_server("other", object(), save=False)  # pyright: ignore[reportArgumentType]
+        assert "other" not in host.servers
 
 
 async def test_a_malformed_config_file_is_refused_when_the_host_opens(tmp_path: Path, log_dir: Path) -> None:

@@ -19,23 +19,23 @@ import mcp_types as types
 
 from mcpdeck._registry import ServerRegistry
 from mcpdeck.config import (
+    AnyServerConfig,
     ConfigStore,
+    InProcessServer,
+    InProcessServerConfig,
     McpConfig,
-    RemoteServerConfig,
-    ServerConfig,
-    StdioServerConfig,
+    as_server_config,
     parse_server_config,
     validate_server_name,
 )
-from mcpdeck.connection import InProcessServer
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ConfigChanged, Event, EventBus
 from mcpdeck.permissions import PermissionGate, PermissionRules, parse_permissions
 from mcpdeck.status import ServerState, ServerStatus
 
-__all__ = ["ServerAdmin", "ServerSpec", "ServerTest", "load_config", "load_permissions", "to_config"]
+__all__ = ["ServerAdmin", "ServerSpec", "ServerTest", "load_config", "load_permissions"]
 
-ServerSpec = ServerConfig | InProcessServer | Mapping[str, Any]
+ServerSpec = AnyServerConfig | InProcessServer | Mapping[str, Any]
 """What a server can be given as in code: a config model, its JSON form, or an SDK server object."""
 
 
@@ -59,19 +59,6 @@ class ServerTest:
         return self.status.state is ServerState.CONNECTED
 
 
-def to_config(name: str, spec: ServerSpec) -> ServerConfig | InProcessServer:
-    """A server given in code as the config it runs with (its JSON form parsed).
-
-    Raises:
-        ConfigError: The JSON form is not a valid server config.
-    """
-    if isinstance(spec, StdioServerConfig | RemoteServerConfig):
-        return spec
-    if isinstance(spec, Mapping):
-        return parse_server_config(name, dict(spec))  # pyright: ignore[reportUnknownArgumentType]
-    return spec
-
-
 def load_config(initial: Mapping[str, ServerSpec] | McpConfig | None, store: ConfigStore | None) -> McpConfig:
     """The servers a host starts with: those given in code (bad entries kept as problems), else the store's."""
     if isinstance(initial, McpConfig):
@@ -82,7 +69,7 @@ def load_config(initial: Mapping[str, ServerSpec] | McpConfig | None, store: Con
         for name, spec in initial.items():
             try:
                 validate_server_name(name)
-                servers[name] = to_config(name, spec)
+                servers[name] = as_server_config(name, spec)
             except ConfigError as error:
                 problems[name] = error
         return McpConfig(servers=servers, problems=problems)
@@ -123,10 +110,10 @@ class ServerAdmin:
     async def add(self, name: str, config: ServerSpec, *, save: bool) -> ServerStatus:
         """Add a server or replace its config, (re)connect it, and wait until it has settled."""
         validate_server_name(name)
-        resolved = to_config(name, config)
+        resolved = as_server_config(name, config)
         registry = self._registry
         existed = name in registry.connections
-        if save and self._store is not None and isinstance(resolved, StdioServerConfig | RemoteServerConfig):
+        if save and self._store is not None and not isinstance(resolved, InProcessServerConfig):
             await anyio.to_thread.run_sync(self._store.put_server, name, resolved)
         registry.problems.pop(name, None)
         if existed:
@@ -139,7 +126,7 @@ class ServerAdmin:
     async def update(self, name: str, changes: Mapping[str, Any], *, save: bool) -> ServerStatus:
         """Change some keys of a server's config (JSON names) and reconnect it."""
         current = self._registry.get(name).config
-        if not isinstance(current, StdioServerConfig | RemoteServerConfig):
+        if isinstance(current, InProcessServerConfig):
             raise ConfigError(f"server {name!r} runs in-process; replace it with add_server", server=name)
         merged = {**current.to_json(), **changes}
         return await self.add(name, parse_server_config(name, merged), save=save)
@@ -171,8 +158,8 @@ class ServerAdmin:
             name, spec = name or config, self._registry.get(config).config
         else:
             name = validate_server_name(name or "test")
-            spec = to_config(name, config)
-        if isinstance(spec, StdioServerConfig | RemoteServerConfig) and spec.disabled:
+            spec = as_server_config(name, config)
+        if spec.disabled:
             spec = spec.model_copy(update={"disabled": False})
         events: list[Event] = []
         connection = self._registry.options.connection(

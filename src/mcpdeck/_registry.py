@@ -20,8 +20,8 @@ from mcpdeck._client_requests import ClientHandlers
 from mcpdeck._lists import ListKind
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.catalog import Catalog, build_catalog
-from mcpdeck.config import RemoteServerConfig, ServerConfig, StdioServerConfig
-from mcpdeck.connection import InProcessServer, ServerConnection
+from mcpdeck.config import AnyServerConfig
+from mcpdeck.connection import ServerConnection
 from mcpdeck.errors import (
     ConfigError,
     MCPDeckError,
@@ -54,7 +54,7 @@ class ConnectionOptions:
     def connection(
         self,
         name: str,
-        config: ServerConfig | InProcessServer,
+        config: AnyServerConfig,
         *,
         publish: Callable[[Event], None],
         on_change: Callable[[str, ListKind], None],
@@ -86,8 +86,7 @@ def auto_approve_of(connections: Mapping[str, ServerConnection], server: str) ->
     a gate that held them would make a cycle only the cyclic GC frees (with the catalog).
     """
     connection = connections.get(server)
-    config = connection.config if connection is not None else None
-    return list(config.auto_approve) if isinstance(config, StdioServerConfig | RemoteServerConfig) else []
+    return list(connection.config.auto_approve) if connection is not None else []
 
 
 async def wait_all_settled(connections: Iterable[ServerConnection]) -> None:
@@ -120,7 +119,7 @@ class ServerRegistry:
     async def open(
         self,
         tg: TaskGroup,
-        servers: Mapping[str, ServerConfig | InProcessServer],
+        servers: Mapping[str, AnyServerConfig],
         *,
         wanted: Callable[[str], bool],
         wait: bool,
@@ -142,7 +141,7 @@ class ServerRegistry:
         for connection in self.connections.values():
             await connection.close()
 
-    def start(self, name: str, config: ServerConfig | InProcessServer, *, wanted: bool) -> ServerConnection:
+    def start(self, name: str, config: AnyServerConfig, *, wanted: bool) -> ServerConnection:
         """Make a server's connection and start its supervisor; ``wanted`` False leaves it stopped."""
         assert self._tg is not None, "the host is not open"
         connection = self.options.connection(

@@ -34,8 +34,8 @@ from mcpdeck._registry import ConnectionOptions, ServerRegistry, auto_approve_of
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool
-from mcpdeck.config import ConfigStore, McpConfig, ServerConfig, resolve_config_path
-from mcpdeck.connection import InProcessServer, ProgressCallback
+from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
+from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import InvalidArgumentsError, MCPDeckError
 from mcpdeck.events import EventBus
 from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate, PermissionRules
@@ -214,7 +214,7 @@ class Host:
         """All tools from all connected servers."""
         return list(self._servers.catalog)
 
-    def config_of(self, name: str) -> ServerConfig | InProcessServer:
+    def config_of(self, name: str) -> AnyServerConfig:
         """The config a server runs with (variables unexpanded)."""
         return self._servers.get(name).config
 

@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from mcpdeck import ConfigError, RemoteServerConfig, StdioServerConfig
-from mcpdeck.config import ToolFilter, parse_server_config, validate_server_name
+from mcpdeck.config import (
+    InProcessServerConfig,
+    ToolFilter,
+    as_server_config,
+    parse_server_config,
+    validate_server_name,
+)
+from tests.servers.basic import build_server
 
 
 @pytest.mark.parametrize("name", ["github", "my-server", "fs_2", "A", "x" * 48])
@@ -143,3 +150,28 @@ def test_a_server_filter_can_be_written_as_a_list_of_names() -> None:
     assert parse_server_config("s", {"command": "x"}).allows_tool("sleep")
     with pytest.raises(ConfigError, match="tools"):
         parse_server_config("s", {"command": "x", "tools": {"inclde": ["typo"]}})
+
+
+def test_an_in_process_server_is_a_config_with_the_same_settings_and_never_shows_its_server() -> None:
+    server = build_server()
+    config = as_server_config("inproc", server)
+    assert isinstance(config, InProcessServerConfig) and config.server is server
+    assert (config.transport, config.target, config.request_timeout, config.connect_timeout) == (
+        "in-process",
+        "MCPServer",
+        60,
+        30,
+    )
+    tuned = InProcessServerConfig(server=server, timeout=5, tools=ToolFilter(exclude=["fail"]))
+    assert tuned.to_json() == {"timeout": 5, "tools": {"exclude": ["fail"]}}  # what it is stays out of any file
+    assert not tuned.allows_tool("fail") and tuned.allows_tool("echo")
+    assert as_server_config("inproc", tuned) is tuned
+    stdio = as_server_config("fs", {"command": "npx", "args": ["x"]})
+    assert isinstance(stdio, StdioServerConfig) and stdio.args == ["x"]
+
+
+def test_an_in_process_config_refuses_anything_but_a_server_and_unknown_keys() -> None:
+    with pytest.raises(ConfigError, match=r"server 'odd': server: must be an SDK server object .* not str"):
+        as_server_config("odd", "not a server")  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ValueError, match="colour"):
+        InProcessServerConfig(server=build_server(), colour="red")  # pyright: ignore[reportCallIssue]

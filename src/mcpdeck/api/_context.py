@@ -16,7 +16,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpdeck.api._sessions import ChatRoom
 from mcpdeck.auth import TokenStore
-from mcpdeck.config import ConfigStore, McpConfig, RemoteServerConfig, StdioServerConfig
+from mcpdeck.config import ConfigStore, InProcessServerConfig, McpConfig
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.host import Host
@@ -146,7 +146,7 @@ class ApiContext:
                     config = self.host.config_of(name)
                 except Exception:  # an entry that never ran has no config
                     continue
-                if isinstance(config, StdioServerConfig | RemoteServerConfig):
+                if not isinstance(config, InProcessServerConfig):  # its settings hold no secrets
                     servers[name] = config
             secrets = secrets_of(McpConfig(servers=servers))
             # A secret may also stand in JSON text with escapes.

@@ -25,7 +25,13 @@ from mcpdeck.api._models import (
     TestOut,
 )
 from mcpdeck.api._secrets import mask_config, restore_masked
-from mcpdeck.config import RemoteServerConfig, StdioServerConfig, ToolFilter, parse_server_config, validate_server_name
+from mcpdeck.config import (
+    InProcessServerConfig,
+    StdioServerConfig,
+    ToolFilter,
+    parse_server_config,
+    validate_server_name,
+)
 from mcpdeck.config._importers import ImportResult, default_import_path, import_servers
 from mcpdeck.errors import ConfigError
 from mcpdeck.host import ServerTest
@@ -41,7 +47,7 @@ def _detail(ctx: ApiContext, name: str) -> dict[str, Any]:
     disabled: list[str] = []
     if status.transport != "?":
         running = ctx.host.config_of(name)
-        if isinstance(running, StdioServerConfig | RemoteServerConfig):
+        if not isinstance(running, InProcessServerConfig):  # an in-process server has no entry to show
             config = mask_config(running)
             disabled = list(running.tools.exclude) if running.tools else []
     tools = [tool.original_name for tool in ctx.host.catalog.for_server(name)]
@@ -58,7 +64,7 @@ async def _stored(ctx: ApiContext, name: str) -> dict[str, Any]:
             return cast(dict[str, Any], entry)
     if ctx.host.servers.get(name) is not None and ctx.host.servers[name].transport != "?":
         running = ctx.host.config_of(name)
-        if isinstance(running, StdioServerConfig | RemoteServerConfig):
+        if not isinstance(running, InProcessServerConfig):
             return running.to_json()
     return {}
 
@@ -192,7 +198,7 @@ async def test_config(ctx: Ctx, body: ServerTestIn) -> dict[str, Any]:
 def _tool_filter(ctx: ApiContext, name: str) -> ToolFilter:
     status = require_server(ctx, name)
     config = ctx.host.config_of(name) if status.transport != "?" else None
-    if not isinstance(config, StdioServerConfig | RemoteServerConfig):
+    if config is None or isinstance(config, InProcessServerConfig):
         raise ApiError(400, "config-error", f"server {name!r} has no config file entry to change")
     return config.tools.model_copy(deep=True) if config.tools else ToolFilter()
 

@@ -2,11 +2,15 @@
 
 from mcpdeck.config._expand import expand_server_config, expand_vars
 from mcpdeck.config._models import (
+    AnyServerConfig,
+    InProcessServer,
+    InProcessServerConfig,
     OAuthConfig,
     RemoteServerConfig,
     ServerConfig,
     StdioServerConfig,
     ToolFilter,
+    as_server_config,
     parse_server_config,
     validate_server_name,
 )
@@ -20,7 +24,10 @@ from mcpdeck.config._store import (
 )
 
 __all__ = [
+    "AnyServerConfig",
     "ConfigStore",
+    "InProcessServer",
+    "InProcessServerConfig",
     "McpConfig",
     "OAuthConfig",
     "ProfileConfig",
@@ -28,6 +35,7 @@ __all__ = [
     "ServerConfig",
     "StdioServerConfig",
     "ToolFilter",
+    "as_server_config",
     "default_config_path",
     "expand_server_config",
     "expand_vars",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import cast
 
-from mcpdeck.config._models import RemoteServerConfig, ServerConfig, StdioServerConfig
+from mcpdeck.config._models import AnyServerConfig, RemoteServerConfig, ServerConfig, StdioServerConfig
 from mcpdeck.errors import UnsetVariableError
 
 __all__ = ["ORDINARY_VARIABLES", "expand_server_config", "expand_vars", "referenced_values"]
@@ -84,7 +84,7 @@ def _strings(value: object) -> list[str]:
     return []
 
 
-def referenced_values(configs: Mapping[str, ServerConfig | Any], environ: Mapping[str, str]) -> set[str]:
+def referenced_values(configs: Mapping[str, AnyServerConfig], environ: Mapping[str, str]) -> set[str]:
     """The values that ``${VAR}`` references anywhere in these configs bring in from ``environ``.
 
     What a user keeps in the environment and refers to is what they did not want in the
@@ -94,8 +94,6 @@ def referenced_values(configs: Mapping[str, ServerConfig | Any], environ: Mappin
     """
     found: set[str] = set()
     for config in configs.values():
-        if not isinstance(config, StdioServerConfig | RemoteServerConfig):
-            continue
         for text in _strings(config.to_json()):
             for match in _REF.finditer(text):
                 name = match.group(1)

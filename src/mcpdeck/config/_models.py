@@ -1,15 +1,18 @@
 """Server config models, as users write them in the ``mcpServers`` object.
 
-Two shapes: a stdio server (``command``) and a remote server (``url``, with ``type``
-``http``, ``sse`` or absent for "try streamable HTTP, then SSE"). Keys this module does
-not know are kept (``extra="allow"``) so that a load/save round trip loses nothing.
+Two shapes in a file: a stdio server (``command``) and a remote server (``url``, with
+``type`` ``http``, ``sse`` or absent for "try streamable HTTP, then SSE"). Keys this module
+does not know are kept (``extra="allow"``) so that a load/save round trip loses nothing.
+A third shape exists only in code: an in-process server (an SDK server object), with the
+same settings (timeouts, tool filter, roots ...) and never written to a file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
@@ -17,15 +20,29 @@ from pydantic_core import PydanticCustomError
 from mcpdeck._masking import OAUTH_SECRET_KEYS, mask_command_line, mask_url
 from mcpdeck.errors import ConfigError
 
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+    InProcessServer: TypeAlias = Server[Any] | MCPServer[Any]
+else:
+    # The SDK's server side takes a second or more to import; the config file's commands
+    # need none of it. The validator of ``InProcessServerConfig.server`` checks the type.
+    InProcessServer = object
+
 __all__ = [
     "OAUTH_SECRET_KEYS",
     "RUNTIME_KEYS",
+    "AnyServerConfig",
     "IdentityProviderConfig",
+    "InProcessServer",
+    "InProcessServerConfig",
     "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
     "StdioServerConfig",
     "ToolFilter",
+    "as_server_config",
     "parse_server_config",
     "validate_server_name",
 ]
@@ -288,7 +305,52 @@ class RemoteServerConfig(_ServerBase):
         return mask_url(self.url)
 
 
+def _is_sdk_server(value: object) -> bool:
+    # Imported here, not at the top (see ``InProcessServer``); loaded already by whoever made the server.
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+    return isinstance(value, Server | MCPServer)
+
+
+class InProcessServerConfig(_ServerBase):
+    """A server object of the SDK run inside this process (tests, embedded tools), with the settings
+    every server has. Made in code only: a config file never holds one (``to_json`` gives its
+    settings, never the server)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=True)
+
+    type: Literal["in-process"] = "in-process"
+    server: InProcessServer = Field(exclude=True)
+    """The ``mcp.server.Server`` or ``MCPServer`` to run."""
+
+    @field_validator("server")
+    @classmethod
+    def _an_sdk_server(cls, value: object) -> object:
+        if not _is_sdk_server(value):
+            raise PydanticCustomError(
+                "in_process_server",
+                "must be an SDK server object (mcp.server.Server or MCPServer), not {kind}",
+                {"kind": type(value).__name__},
+            )
+        return value
+
+    @property
+    def transport(self) -> str:
+        """``in-process``."""
+        return "in-process"
+
+    @property
+    def target(self) -> str:
+        """The class of the server object."""
+        return type(self.server).__name__
+
+
 ServerConfig = StdioServerConfig | RemoteServerConfig
+"""A server as a config file holds it."""
+
+AnyServerConfig = StdioServerConfig | RemoteServerConfig | InProcessServerConfig
+"""What a connection runs: a config file's entry, or an in-process server."""
 
 
 def _format_validation_error(error: ValidationError) -> str:
@@ -337,5 +399,21 @@ def parse_server_config(name: str, raw: object) -> ServerConfig:
     model: type[ServerConfig] = StdioServerConfig if has_command else RemoteServerConfig
     try:
         return model.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"server {name!r}: {_format_validation_error(error)}", server=name) from None
+
+
+def as_server_config(name: str, spec: AnyServerConfig | InProcessServer | Mapping[str, Any]) -> AnyServerConfig:
+    """A server given in code as a config model, its JSON form (checked as a file's entry is) or an SDK server object.
+
+    Raises:
+        ConfigError: The JSON form is not usable, or ``spec`` is none of these.
+    """
+    if isinstance(spec, _ServerBase):
+        return spec
+    if isinstance(spec, Mapping):
+        return parse_server_config(name, dict(spec))
+    try:
+        return InProcessServerConfig(server=spec)
     except ValidationError as error:
         raise ConfigError(f"server {name!r}: {_format_validation_error(error)}", server=name) from None

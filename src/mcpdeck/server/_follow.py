@@ -28,14 +28,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
-from mcpdeck.config import (
-    ConfigStore,
-    McpConfig,
-    RemoteServerConfig,
-    ServerConfig,
-    StdioServerConfig,
-    parse_config_document,
-)
+from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, ServerConfig, parse_config_document
 from mcpdeck.errors import ConfigError, MCPDeckError
 from mcpdeck.events import Event
 from mcpdeck.host import Host
@@ -83,8 +76,8 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _same(running: object, wanted: ServerConfig) -> bool:
-    return isinstance(running, StdioServerConfig | RemoteServerConfig) and running.to_json() == wanted.to_json()
+def _same(running: AnyServerConfig, wanted: ServerConfig) -> bool:
+    return running.to_json() == wanted.to_json()  # (an in-process server's never equals a file's entry)
 
 
 class ConfigFollower:

@@ -1,0 +1,194 @@
+"""Opening one server's sessions: the transport its config names, and an SDK client on it.
+
+An in-process server is handed to the client as it is. A stdio server's command is checked
+and started (its stderr copied into its log). A remote server without ``type`` is tried over
+streamable HTTP first, then SSE; an authorization error stops the fallback (another transport
+would not authorize us either). Every session's era is negotiated by ``ProtocolEra``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Literal
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client._transport import Transport
+
+from mcpdeck._client_requests import ServerRequests
+from mcpdeck._environment import child_environment, find_command
+from mcpdeck._stdio import StdioProcess, stdio_transport
+from mcpdeck._transports import http_transport, sse_transport, watched
+from mcpdeck._version import __version__
+from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
+from mcpdeck.config import (
+    InProcessServer,
+    InProcessServerConfig,
+    RemoteServerConfig,
+    StdioServerConfig,
+    expand_server_config,
+)
+from mcpdeck.connection._context import ServerContext
+from mcpdeck.connection._errors import describe_error, missing_command
+from mcpdeck.connection._protocol import ProtocolEra, StartAgain
+from mcpdeck.connection._session import Session
+from mcpdeck.errors import ServerError
+from mcpdeck.traffic import Traffic, tapped
+
+__all__ = ["Opener"]
+
+_CLIENT_INFO = types.Implementation(name="mcpdeck", version=__version__)
+
+
+class Opener:
+    """Opens sessions of one server (see the module docstring); what was learnt about its era is kept in ``era``."""
+
+    def __init__(
+        self,
+        context: ServerContext,
+        requests: ServerRequests,
+        *,
+        auth_store: TokenStore,
+        oauth_interaction: OAuthInteraction | AuthorizeFunction | None,
+        npm_registry: str | None,
+        traffic: Traffic | None,
+    ):
+        self._context = context
+        self._requests = requests
+        self._auth_store = auth_store
+        self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
+        self._npm_registry = npm_registry
+        self._traffic = traffic
+        self.era = ProtocolEra(context)
+
+    async def run(self, session: Session, use: Callable[[Client], Awaitable[None]]) -> None:
+        """Open ``session`` and ``use`` its client until that returns; a stdio server that closed its pipe on the
+        probe is started again, with the handshake."""
+        try:
+            async with self._open(session) as client:
+                await use(client)
+        except StartAgain:
+            session.start_again()
+            try:
+                async with self._open(session) as client:
+                    await use(client)
+            except Exception:
+                if not session.connected:  # it fails with the handshake too: the probe was not the cause
+                    self.era.handshake_only = False
+                raise
+
+    def _client(self, session: Session, server: Transport | InProcessServer, mode: Literal["auto", "legacy"]) -> Client:
+        requests = self._requests
+        # Roots only where someone asked: the server's own list, or the host's (Host(roots=...));
+        # never by default, since a server may trade its command line's folders for them.
+        offers_roots = self._context.config.roots is not False and requests.offers_roots
+        return Client(
+            server,
+            client_info=_CLIENT_INFO,
+            cache=None,
+            message_handler=session.on_message,
+            elicitation_callback=requests.elicitation,
+            sampling_callback=requests.sampling,
+            list_roots_callback=requests.list_roots if offers_roots else None,
+            logging_callback=requests.logging,
+            log_level="info",
+            mode=mode,
+        )
+
+    @asynccontextmanager
+    async def _open(self, session: Session) -> AsyncGenerator[Client]:
+        config = self._context.config
+        if isinstance(config, InProcessServerConfig):
+            session.phase = "initializing"
+            async with self._client(session, config.server, "auto") as client:
+                yield client
+            return
+        resolved = expand_server_config(self._context.name, config, self._context.environ)
+        if isinstance(resolved, StdioServerConfig):
+            async with self._open_stdio(session, resolved, config.target) as client:
+                yield client
+        else:
+            async with self._open_remote(session, resolved) as client:
+                yield client
+
+    @asynccontextmanager
+    async def _open_remote(self, session: Session, config: RemoteServerConfig) -> AsyncGenerator[Client]:
+        name = self._context.name
+        auth = build_auth(
+            name, config, store=self._auth_store, interaction=self._oauth_interaction, environ=self._context.environ
+        )
+        kinds = [config.type] if config.type else ["http", "sse"]
+        errors: list[str] = []
+        for kind in kinds:
+            transport = (
+                http_transport(
+                    config.url, config.headers, session.note_http_error, auth=auth, max_message=config.message_limit
+                )
+                if kind == "http"
+                else sse_transport(config.url, config.headers, auth=auth)
+            )
+            stack = AsyncExitStack()
+            session.phase = f"connecting over {'streamable HTTP' if kind == 'http' else 'SSE'}"
+            if self._traffic is not None:
+                transport = tapped(transport, self._traffic, name)
+            watching = watched(transport, session.ended, session.on_error)
+            try:
+                client = await stack.enter_async_context(
+                    self.era.negotiated(partial(self._client, session), watching, bounded=kind == "sse", stdio=False)
+                )
+            except Exception as error:
+                await stack.aclose()
+                if len(kinds) == 1 or is_auth_error(error):  # another transport won't authorize us
+                    raise
+                errors.append(f"{kind}: {describe_error(error)}")
+                continue
+            session.transport = kind
+            async with stack:
+                yield client
+            return
+        raise ServerError(name, "neither streamable HTTP nor SSE worked (" + "; ".join(errors) + ")")
+
+    @asynccontextmanager
+    async def _open_stdio(self, session: Session, config: StdioServerConfig, shown: str) -> AsyncGenerator[Client]:
+        """Start the child of ``config`` (expanded); ``shown`` is its command line as the log's header gives it
+        (unexpanded: no secrets)."""
+        name, log = self._context.name, self._context.log
+        env = child_environment(
+            config.env, npm_registry=config.npm_registry or self._npm_registry, environ=self._context.given_environ
+        )
+        if find_command(config.command, env["PATH"]) is None:
+            raise ServerError(name, missing_command(config.command, env["PATH"]))
+        params = StdioServerParameters(command=config.command, args=config.args, env=env, cwd=self._cwd(config.cwd))
+        with log.stderr(name, shown) as errlog:
+            session.phase = "initializing"
+            process = session.process = StdioProcess()
+            transport = stdio_transport(
+                params,
+                errlog,
+                process,
+                ended=session.ended,
+                on_error=session.on_error,
+                max_message=config.message_limit,
+                on_stderr=log.write_stderr,
+            )
+            if self._traffic is not None:
+                transport = tapped(transport, self._traffic, name)
+            try:
+                async with self.era.negotiated(
+                    partial(self._client, session), transport, bounded=True, stdio=True
+                ) as client:
+                    yield client
+            finally:
+                if process.returncode is not None:
+                    log.write(f"[mcpdeck] process {process.pid} {process.exit_text()}")
+
+    def _cwd(self, cwd: str | None) -> Path | None:
+        if cwd is None:
+            return None
+        folder = Path(cwd).expanduser()
+        if not folder.is_dir():
+            raise ServerError(self._context.name, f"the working directory {cwd!r} does not exist")
+        return folder

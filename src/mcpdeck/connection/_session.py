@@ -1,0 +1,183 @@
+"""One session with a server: what it learns while it lives, thrown away when it ends.
+
+The supervisor makes a ``Session`` for every attempt to connect; the opening code and the
+transports report into it (stray lines on stdout, HTTP errors, a lost connection), and when
+it has ended its ``end_reason`` says why, for the server's status and log.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Callable
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcpdeck._lists import ServerLists
+from mcpdeck._stdio import StdioProcess
+from mcpdeck._transports import MessageTooLargeError, NotAMessageError
+from mcpdeck.connection._context import ServerContext
+from mcpdeck.connection._errors import describe_error
+
+__all__ = ["Session"]
+
+logger = logging.getLogger(__name__)
+
+
+class Session:
+    """One session's state. ``client`` is set while it is connected.
+
+    Attributes:
+        ended: Set when the session's connection is gone (the transport's read side ended, a
+            health ping failed, a request found it closed).
+        phase: What it is doing while it opens, for a startup timeout's message.
+        client: The SDK client, from the moment the session is connected until it is over.
+        connected: Whether it ever got connected.
+        transport: The remote transport that worked (``http`` or ``sse``), if it was tried.
+        process: The child of a stdio session.
+        gone_reason: Why a request or a check found the session gone, when that says more than
+            "the connection was lost".
+        reconnect_at_once: Skip the first backoff delay (an expired HTTP session is no sign of a
+            struggling server).
+        give_up: It ended in a way a reconnect would only repeat.
+        last_http_status: The last HTTP error status of this session.
+    """
+
+    def __init__(self, context: ServerContext, lists: ServerLists, *, health_interval: float):
+        self._context = context
+        self._lists = lists
+        self._health_interval = health_interval
+        self.ended = anyio.Event()
+        self.phase = "starting"
+        self.client: Client | None = None
+        self.connected = False
+        self.transport: str | None = None
+        self.process: StdioProcess | None = None
+        self.gone_reason: str | None = None
+        self.reconnect_at_once = False
+        self.give_up = False
+        self.last_http_status: int | None = None
+        self._http_error: str | None = None  # the last HTTP error, for messages
+        self._first_stray: str | None = None  # lines on stdout that are not messages: the first,
+        self._stray_count = 0  # and how many
+
+    def start_again(self) -> None:
+        """A second opening within the same session (a stdio server started again for the handshake)."""
+        self.ended = anyio.Event()
+
+    def gone(self, reason: str | None = None, *, at_once: bool = False) -> None:
+        """The connection is gone. ``reason`` replaces the generic "connection lost"; ``at_once`` skips the
+        first backoff delay."""
+        if reason is not None and not self.ended.is_set():
+            self.gone_reason, self.reconnect_at_once = reason, at_once
+        self.ended.set()
+
+    def over(self) -> None:
+        """The session has ended: its client is no longer usable."""
+        self.client = None
+
+    # ----- what the transports and the SDK report ----------------------------------------
+
+    async def on_message(self, message: types.ServerNotification | Exception) -> None:
+        """The SDK client's message handler: notifications to the lists, transport errors to ``on_error``."""
+        if isinstance(message, Exception):
+            self.on_error(message)
+        else:
+            client = self.client
+            self._lists.on_notification(message, client.protocol_version if client else None)
+        await anyio.lowlevel.checkpoint()
+
+    def note_http_error(self, status: int, url: str) -> None:
+        """An HTTP error status the transport got (its message names it better than the SDK's)."""
+        self._http_error = f"HTTP {status} from {url}"
+        self.last_http_status = status
+
+    def on_error(self, error: Exception) -> None:
+        """An error a transport reports without ending the session (or one that ends it, but says why)."""
+        name = self._context.name
+        if isinstance(error, NotAMessageError):
+            # Servers that print banners or debug output on stdout: one line for the user per
+            # session, every line in the server's log (also what an SSE event brings that is
+            # not a message).
+            self._stray_count += 1
+            if self._first_stray is None:
+                self._first_stray = error.text
+                where = self._context.log_path or "its log"
+                logger.warning(
+                    "server %r sent %s that is not an MCP message (ignored; see %s)", name, error.where, where
+                )
+            self._context.note(f"[mcpdeck] {error.where} that is not an MCP message ({error.reason}): {error.text!r}")
+        elif isinstance(error, MessageTooLargeError):
+            self.gone_reason, self.give_up = str(error), True
+        else:
+            logger.warning("server %r: transport error: %s", name, self._context.hide(describe_error(error)))
+
+    # ----- serving -----------------------------------------------------------------------
+
+    async def serve(self, client: Client, startup: anyio.CancelScope, on_connected: Callable[[], None]) -> None:
+        """Declare the session connected (``on_connected``), then keep its lists fresh and check it until it ends.
+
+        With resource subscriptions on a 2026-07-28 session, "connected" waits for the
+        listen stream that carries them, so no update made right after is lost.
+        """
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._lists.keep_fresh, client)
+            startup.deadline = math.inf
+            self.client, self.connected = client, True
+            on_connected()
+            if self._health_interval > 0 and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                tg.start_soon(self._check_health, client)
+            await self.ended.wait()
+            tg.cancel_scope.cancel()
+
+    async def _check_health(self, client: Client) -> None:
+        """Ping now and then; a server that does not answer in time is treated as lost.
+
+        Pre-2026 sessions only: ping was removed in 2026-07-28, where every request stands alone.
+        """
+        interval = self._health_interval
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(min(interval, 10.0)), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # ping is deprecated as of 2026-07-28
+                    await client.send_ping()  # pyright: ignore[reportDeprecated]
+            except (TimeoutError, MCPError) as error:
+                reason = "did not answer a ping in time" if isinstance(error, TimeoutError) else describe_error(error)
+                logger.warning("server %r %s; reconnecting", self._context.name, reason)
+                self._context.note(f"[mcpdeck] health check failed: {reason}")
+                self.gone_reason = f"health check failed: {reason}"
+                self.ended.set()
+                return
+
+    # ----- why it ended ------------------------------------------------------------------
+
+    def end_reason(self, failure: BaseException | None, *, timed_out: float | None) -> str:
+        """Why the session ended, with the server's last stderr lines; also noted in its log.
+
+        ``failure`` is what opening or serving raised; ``timed_out`` the startup timeout, if it
+        ran out.
+        """
+        if failure is not None:
+            reason = describe_error(failure)
+            if self._http_error and self._http_error not in reason:
+                reason = f"{self._http_error} ({reason})"
+        elif timed_out is not None and not self.connected:
+            advice = '(its "startupTimeout"; raise it if it needs longer)'
+            reason = f"did not finish {self.phase} within {timed_out:g} s {advice}"
+        elif self.gone_reason is not None:
+            self._context.note(f"[mcpdeck] session ended: {self.gone_reason}")
+            return self.gone_reason
+        else:
+            reason = "the connection was lost (the server exited or closed it)"
+        if self._stray_count and not self.connected:
+            count = self._stray_count
+            lines = "a line that is not an MCP message" if count == 1 else f"{count} lines that are not MCP messages"
+            reason += f"; it printed {lines} on stdout; first: {self._first_stray!r}"
+        hint = self._context.log.hint()  # (before the note below, which it would quote)
+        self._context.note(f"[mcpdeck] {'session ended' if self.connected else 'failed'}: {reason}")
+        return reason + hint
