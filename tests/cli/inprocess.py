@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from click.testing import CliRunner
 
@@ -34,13 +36,29 @@ def mcpdeck(
     before = Path.cwd()
     if cwd is not None:
         os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(
-            cli, list(args), input=stdin, env=environment, prog_name="mcpdeck", catch_exceptions=False
-        )
-    finally:
-        os.chdir(before)
+    with _pipe(stdin) as source:
+        try:
+            result = CliRunner().invoke(
+                cli, list(args), input=source, env=environment, prog_name="mcpdeck", catch_exceptions=False
+            )
+        finally:
+            os.chdir(before)
         for handler in list(root.handlers):
             if handler not in handlers:
                 root.removeHandler(handler)
     return subprocess.CompletedProcess(["mcpdeck", *args], result.exit_code, result.stdout, result.stderr)
+
+
+@contextmanager
+def _pipe(text: str) -> Iterator[BinaryIO]:
+    """A pipe that holds ``text`` and then ends: standard input as a child process with ``input=`` gets it
+    (a file descriptor, not a terminal; Click's own in-memory input has no descriptor, which mcpdeck
+    takes for a closed standard input)."""
+    data = text.encode()
+    if len(data) >= 65536:
+        raise ValueError("the input does not fit in a pipe's buffer; pass less")
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as writer:
+        writer.write(data)
+    with os.fdopen(read, "rb") as reader:
+        yield reader
