@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
@@ -12,12 +15,25 @@ import anyio
 import pytest
 
 from mcpdeck import Host
+from mcpdeck._paths import HOME_ENV
 from tests.helpers import BasicServer, serve_asgi, stdio_server
 from tests.servers.basic import build_server
 
 TRANSPORTS = ["in-process", "stdio", "http", "sse"]
 TEST_LIMIT = 30.0
 """No async test may run longer than this: a hang fails that test instead of stalling the run."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this test process (each xdist worker has its own) a fresh ``MCPDECK_HOME``.
+
+    What a test does not place itself (the default log folder, history, tokens) goes there, not to
+    the user folders of whoever runs the suite, and two workers never share those files.
+    """
+    if HOME_ENV not in os.environ:
+        home = tempfile.mkdtemp(prefix="mcpdeck-tests-")
+        os.environ[HOME_ENV] = home
+        config.add_cleanup(functools.partial(shutil.rmtree, home, ignore_errors=True))
 
 
 @pytest.hookimpl(wrapper=True)
