@@ -15,7 +15,6 @@ import anyio
 import pytest
 
 from mcpdeck import Host
-from mcpdeck._paths import HOME_ENV
 from tests.helpers import BasicServer, serve_asgi, stdio_server
 from tests.servers.basic import build_server
 
@@ -25,15 +24,16 @@ TEST_LIMIT = 30.0
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give this test process (each xdist worker has its own) a fresh ``MCPDECK_HOME``.
+    """Give this test process (each xdist worker has its own) fresh user folders (``XDG_*_HOME``).
 
     What a test does not place itself (the default log folder, history, tokens) goes there, not to
-    the user folders of whoever runs the suite, and two workers never share those files.
+    the folders of whoever runs the suite, and two workers never share those files. mcpdeck's own
+    defaults find them as they find a user's.
     """
-    if HOME_ENV not in os.environ:
-        home = tempfile.mkdtemp(prefix="mcpdeck-tests-")
-        os.environ[HOME_ENV] = home
-        config.add_cleanup(functools.partial(shutil.rmtree, home, ignore_errors=True))
+    home = tempfile.mkdtemp(prefix="mcpdeck-tests-")
+    config.add_cleanup(functools.partial(shutil.rmtree, home, ignore_errors=True))
+    for kind in ("CONFIG", "DATA", "STATE", "CACHE"):
+        os.environ[f"XDG_{kind}_HOME"] = os.path.join(home, kind.lower())
 
 
 @pytest.hookimpl(wrapper=True)
