@@ -34,6 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(functools.partial(shutil.rmtree, home, ignore_errors=True))
     for kind in ("CONFIG", "DATA", "STATE", "CACHE"):
         os.environ[f"XDG_{kind}_HOME"] = os.path.join(home, kind.lower())
+    # pytest-xdist sets an 80-column terminal in its workers; output is as wide as a pipe gets without it.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 
 @pytest.hookimpl(wrapper=True)
