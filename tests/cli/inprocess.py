@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -50,7 +50,7 @@ def mcpdeck(
 
 
 @contextmanager
-def _pipe(text: str) -> Iterator[BinaryIO]:
+def _pipe(text: str) -> Generator[BinaryIO]:
     """A pipe that holds ``text`` and then ends: standard input as a child process with ``input=`` gets it
     (a file descriptor, not a terminal; Click's own in-memory input has no descriptor, which mcpdeck
     takes for a closed standard input)."""
