@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 import shutil
 import tempfile
@@ -55,6 +56,19 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         return (yield)
     finally:
         pyfuncitem.obj = test
+
+
+@pytest.fixture(autouse=True)
+def _own_log_handlers() -> Generator[None]:
+    """Take away the log handlers a test left on the root logger (a CLI command run in the test process
+    installs one on the stderr of that run; left there, a later run in the same process would print its
+    warnings to a stream nobody reads)."""
+    root = logging.getLogger()
+    before = list(root.handlers)
+    yield
+    for handler in list(root.handlers):
+        if handler not in before:
+            root.removeHandler(handler)
 
 
 @pytest.fixture(scope="session")
