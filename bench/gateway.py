@@ -1,13 +1,21 @@
-"""The gateway's cost: per-call latency and 32-in-flight throughput, through ``mcpdeck gateway`` vs direct.
+"""The gateway's cost: per-call latency and 32-in-flight throughput, through ``mcpdeck gateway`` vs direct,
+beside ``mcp-proxy`` (when its venv is set up: ``python -m bench.venvs mcp-proxy``).
 
-The measuring client is the SDK's ``Client`` in every case. Over stdio the server is
-``@modelcontextprotocol/server-everything`` (its ``echo`` tool), started directly or behind
-``mcpdeck gateway --stdio``; over HTTP it is ``tests/servers/conformance_server.py --http``,
-reached directly or through ``mcpdeck gateway --port 0`` (which reaches it over HTTP).
+The measuring client is the SDK's ``Client`` in every case. Two groups, by the server behind:
 
-    .venv/bin/python -m bench.gateway [--calls 300] [--rounds 3]
+- ``everything``: ``@modelcontextprotocol/server-everything``'s ``echo`` over stdio, called directly,
+  through ``mcpdeck gateway --stdio``, through ``mcpdeck gateway --port`` and through
+  ``mcp-proxy --port`` (which serves one stdio server over streamable HTTP);
+- ``conformance``: ``tests/servers/conformance_server.py --http`` (a Python SDK server), called
+  directly over HTTP, through ``mcpdeck gateway --port``, through ``mcpdeck gateway --stdio`` and
+  through ``mcp-proxy`` in its other mode (stdio in front of a streamable HTTP server).
 
-Prints medians over the rounds and the gateway/direct ratios. Run it on a quiet machine.
+Every client of a group is connected at once and the calls are interleaved (one sequential call
+on each in turn; for throughput, one block of 32 in flight on each in turn), so on a shared,
+loaded machine every case sees the same load and the ratios hold even when the absolute numbers
+do not. The CPU each server-side process used per call (from ``/proc``) is printed beside it.
+
+    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -15,44 +23,77 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
 
+from bench.venvs import peer
+
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 IN_FLIGHT = 32
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-async def _measure(target: Any, tool: str, args: Callable[[int], dict[str, Any]], calls: int) -> tuple[float, float]:
-    """(median seconds per sequential call, calls per second with 32 in flight)."""
-    async with Client(target, mode="legacy") as client:
-        for i in range(20):  # warm up
-            await client.call_tool(tool, args(i))
-        times: list[float] = []
-        for i in range(calls):
-            started = time.perf_counter()
-            await client.call_tool(tool, args(i))
-            times.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            for lane in range(IN_FLIGHT):
+@dataclass
+class Case:
+    """One way of reaching a tool."""
 
-                async def run(lane: int = lane) -> None:
-                    for i in range(calls // IN_FLIGHT):
-                        await client.call_tool(tool, args(lane * 1000 + i))
+    name: str
+    target: Any
+    tool: str
+    args: Callable[[int], dict[str, Any]]
+    pids: Callable[[], list[int]] = lambda: []
+    """The process between the client and the server (its CPU is reported per call)."""
+    middle: bool = True
+    """Whether something stands between client and server (False: the direct baseline)."""
+    latencies: list[float] = field(default_factory=list[float])
+    rates: list[float] = field(default_factory=list[float])
+    cpu: float = 0.0
 
-                tg.start_soon(run)
-        rate = (calls // IN_FLIGHT) * IN_FLIGHT / (time.perf_counter() - started)
-    return statistics.median(times), rate
+
+def _echo(i: int) -> dict[str, Any]:
+    return {"message": f"call {i}"}
+
+
+def _named(i: int) -> dict[str, Any]:
+    return {"name": f"call {i}"}
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc)."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / _TICK
+    return total
 
 
 def _line_with(process: subprocess.Popen[str], marker: str) -> str:
@@ -64,74 +105,147 @@ def _line_with(process: subprocess.Popen[str], marker: str) -> str:
     raise RuntimeError(f"{process.args} did not print {marker!r}")
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 def _gateway_cmd(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "gateway", *extra]
 
 
-def _echo(i: int) -> dict[str, Any]:
-    return {"message": f"call {i}"}
+async def _connect(stack: AsyncExitStack, case: Case) -> Client:
+    before = set(_children(os.getpid()))
+    client = await stack.enter_async_context(Client(case.target, mode="legacy"))
+    spawned = sorted(set(_children(os.getpid())) - before)
+    if spawned and case.middle:  # a stdio face: the process the client started (its own children are the servers)
+        case.pids = lambda: spawned
+    return client
 
 
-def _named(i: int) -> dict[str, Any]:
-    return {"name": f"call {i}"}
+async def _measure_group(cases: list[Case], calls: int, rounds: int) -> None:
+    async with AsyncExitStack() as stack:
+        clients = [await _connect(stack, case) for case in cases]
+        pairs = list(zip(cases, clients, strict=True))
+        for i in range(20):  # warm up
+            for case, client in pairs:
+                await client.call_tool(case.tool, case.args(i))
+        for _ in range(rounds):
+            times: dict[str, list[float]] = {case.name: [] for case in cases}
+            cpu_before = {case.name: _cpu(case.pids()) for case in cases}
+            for i in range(calls):
+                for case, client in pairs if i % 2 == 0 else pairs[::-1]:
+                    started = time.perf_counter()
+                    await client.call_tool(case.tool, case.args(i))
+                    times[case.name].append(time.perf_counter() - started)
+            for case in cases:
+                case.latencies.append(statistics.median(times[case.name]))
+                case.cpu = (_cpu(case.pids()) - cpu_before[case.name]) / calls
+            for case, client in pairs:
+                case.rates.append(await _throughput(client, case, calls))
 
 
-Case = tuple[Any, str, Callable[[int], dict[str, Any]]]
+async def _throughput(client: Client, case: Case, calls: int) -> float:
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for lane in range(IN_FLIGHT):
+
+            async def run(lane: int = lane) -> None:
+                for i in range(calls // IN_FLIGHT):
+                    await client.call_tool(case.tool, case.args(lane * 1000 + i))
+
+            tg.start_soon(run)
+    return (calls // IN_FLIGHT) * IN_FLIGHT / (time.perf_counter() - started)
 
 
-async def _measure_all(cases: dict[str, Case], calls: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, (target, tool, args) in cases.items():
-            results[name].append(await _measure(target, tool, args, calls))
-    return results
+def _report(title: str, cases: list[Case]) -> None:
+    base = cases[0]
+    lat0, rate0 = statistics.median(base.latencies), statistics.median(base.rates)
+    print(f"\n{title} (ratios against {base.name}, interleaved in one run)")
+    print(f"{'':34} {'latency':>9} {'ratio':>6} {'calls/s @32':>12} {'ratio':>6} {'CPU/call between':>17}")
+    for case in cases:
+        lat, rate = statistics.median(case.latencies), statistics.median(case.rates)
+        cpu = f"{case.cpu * 1e6:.0f} us" if case.pids() else "-"
+        print(f"{case.name:34} {lat * 1e3:7.2f}ms {lat / lat0:5.2f}x {rate:12.0f} {rate / rate0:5.2f}x {cpu:>17}")
 
 
 def main(calls: int, rounds: int) -> None:
-    """Start the servers and the HTTP gateway, measure every case, print the table."""
+    """Start the servers, the gateways and mcp-proxy; measure both groups; print the tables."""
     folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
     os.environ["MCPDECK_HISTORY"] = "off"  # the cost of the gateway, not of the history database
     os.environ["MCPDECK_LOG_DIR"] = str(folder / "logs")
-    server = [sys.executable, "-m", "tests.servers.conformance_server", "--http"]
-    upstream = subprocess.Popen(server, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(cmd: list[str], **options: Any) -> subprocess.Popen[str]:
+        process = subprocess.Popen(cmd, cwd=ROOT, text=True, **options)
+        processes.append(process)
+        return process
+
+    upstream = start([sys.executable, "-m", "tests.servers.conformance_server", "--http"], stdout=subprocess.PIPE)
     direct_url = _line_with(upstream, "http://")
     config = folder / "mcp.json"
     servers = {"everything": {"command": str(EVERYTHING)}, "conf": {"type": "http", "url": direct_url}}
     config.write_text(json.dumps({"mcpServers": servers, "permissions": {"allow": ["mcp__*"]}}))
-    gateway = subprocess.Popen(
-        _gateway_cmd(config, "--port", "0", "--no-token"), cwd=ROOT, stderr=subprocess.PIPE, text=True
-    )
+    gateway = start(_gateway_cmd(config, "--port", "0", "--no-token"), stderr=subprocess.PIPE)
     gateway_url = _line_with(gateway, "http://")
-    through = StdioServerParameters(
+    stdio_gateway = StdioServerParameters(
         command=sys.executable, args=_gateway_cmd(config, "--stdio")[1:], cwd=str(ROOT), env=dict(os.environ)
     )
-    cases: dict[str, Case] = {
-        "stdio direct": (StdioServerParameters(command=str(EVERYTHING)), "echo", _echo),
-        "stdio gateway": (through, "mcp__everything__echo", _echo),
-        "http direct": (direct_url, "json_schema_2020_12_tool", _named),
-        "http gateway": (gateway_url, "mcp__conf__json_schema_2020_12_tool", _named),
-    }
+    everything: list[Case] = [
+        Case("direct (stdio)", StdioServerParameters(command=str(EVERYTHING)), "echo", _echo, middle=False),
+        Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__everything__echo", _echo),
+        Case("mcpdeck gateway --port", gateway_url, "mcp__everything__echo", _echo, lambda: [gateway.pid]),
+    ]
+    conformance: list[Case] = [
+        Case("direct (HTTP)", direct_url, "json_schema_2020_12_tool", _named, middle=False),
+        Case(
+            "mcpdeck gateway --port", gateway_url, "mcp__conf__json_schema_2020_12_tool", _named, lambda: [gateway.pid]
+        ),
+        Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__conf__json_schema_2020_12_tool", _named),
+    ]
+    proxy = peer("mcp-proxy")
+    status = proxy.status()
+    if status.get("ok"):
+        command = str(proxy.path / "bin" / "mcp-proxy")
+        port = _free_port()
+        served = start([command, "--port", str(port), "--log-level", "WARNING", str(EVERYTHING)])
+        proxy_url = f"http://127.0.0.1:{port}/mcp"
+        everything.append(Case("mcp-proxy --port", proxy_url, "echo", _echo, lambda: [served.pid]))
+        in_front = StdioServerParameters(
+            command=command, args=["--log-level", "WARNING", "--transport", "streamablehttp", direct_url]
+        )
+        conformance.append(Case("mcp-proxy (stdio in front of HTTP)", in_front, "json_schema_2020_12_tool", _named))
+        _wait_for_port(port)
+    else:
+        print(f"mcp-proxy: not measured ({status.get('error') or 'its venv is not ready'})")
     try:
-        results = anyio.run(_measure_all, cases, calls, rounds)
+        anyio.run(_measure_group, everything, calls, rounds)
+        anyio.run(_measure_group, conformance, calls, rounds)
     finally:
-        for process in (gateway, upstream):
+        for process in processes:
             process.terminate()
             process.wait(timeout=10)
     load = os.getloadavg()[0]
-    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores; {calls} calls x {rounds} rounds")
-    medians = {
-        name: (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
-        for name, runs in results.items()
-    }
-    for name, (latency, rate) in medians.items():
-        print(f"{name:14} {latency * 1e3:8.2f} ms/call   {rate:8.0f} calls/s with {IN_FLIGHT} in flight")
-    for transport in ("stdio", "http"):
-        (d_lat, d_rate), (g_lat, g_rate) = medians[f"{transport} direct"], medians[f"{transport} gateway"]
-        print(f"{transport}: gateway latency {g_lat / d_lat:.2f}x direct, throughput {g_rate / d_rate:.2f}x direct")
+    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores; {calls} calls x {rounds} rounds per case")
+    _report("server-everything echo (stdio behind)", everything)
+    _report("conformance server (HTTP behind)", conformance)
+
+
+def _wait_for_port(port: int, limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"mcp-proxy did not listen on port {port} within {limit:g} s")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="The gateway's per-call cost against direct calls.")
+    parser = argparse.ArgumentParser(description="The gateway's per-call cost against direct calls and mcp-proxy.")
     parser.add_argument("--calls", type=int, default=320)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()

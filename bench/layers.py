@@ -1,6 +1,7 @@
 """Where mcpdeck's per-call time goes: the same ``echo`` call through each layer, in one process.
 
 ``python -m bench.layers [--transport stdio|http] [--calls 2000] [--rounds 5] [--inflight 32]``
+``python -m bench.layers --instructions [--transport http] [--calls 500] [--inflight 32] [--layers 2,7]``
 
 One ``Host`` connects the near-free server; the call is then made, in interleaved rounds,
 through each layer of the stack mcpdeck builds on that one connection, and through the bare
@@ -30,6 +31,8 @@ calls more the second time, and the difference of the two totals of client instr
 divided by ``--calls``, is the layer's cost per call (the server is another process, not counted). Instructions are
 not microseconds (a syscall counts as one, an instruction that misses the cache as one),
 but a layer that adds 30k instructions to a call adds work, whatever the machine is doing.
+With ``--inflight N`` the calls are made N at a time, as the ``http-inflight`` metric makes them;
+``--layers`` counts only the layers given (numbered from 1 as above).
 
 This reads mcpdeck's private attributes (``Host._connections``, ``ServerConnection._client``)
 to reach the inner layers: a diagnostic, not an API user; it says so if they moved.
@@ -156,7 +159,7 @@ async def _layers(
         sdk_target = params
     host = await stack.enter_async_context(Host({"s": config}, log_dir=tempfile.mkdtemp()))
     try:
-        connection: ServerConnection = host._connections["s"]  # pyright: ignore[reportPrivateUsage]
+        connection: ServerConnection = host._servers.connections["s"]  # pyright: ignore[reportPrivateUsage]
         client = connection._client  # pyright: ignore[reportPrivateUsage]
     except (AttributeError, KeyError) as error:
         sys.exit(f"bench.layers: mcpdeck's internals moved ({error!r}); update bench/layers.py")
@@ -226,16 +229,18 @@ async def run(transport: str, calls: int, rounds: int, inflight: int, profile: s
 _WARM_CALLS = 50
 
 
-async def _run_one(transport: str, layer: int, calls: int) -> None:
-    """The child of ``--instructions``: connect, warm up, then ``calls`` calls through one layer, and nothing else."""
+async def _run_one(transport: str, layer: int, calls: int, inflight: int) -> None:
+    """The child of ``--instructions``: connect, warm up, then ``calls`` calls through one layer
+    (``inflight`` at a time), and nothing else."""
     async with AsyncExitStack() as stack:
         _, _, _, layers = await _layers(stack, transport)
         call = layers[layer][1]
-        for _ in range(_WARM_CALLS + calls):
-            await call()
+        await _measure(call, _WARM_CALLS, inflight)
+        if calls:
+            await _measure(call, calls, inflight)
 
 
-def _instructions_of(valgrind: str, transport: str, layer: int, calls: int) -> int:
+def _instructions_of(valgrind: str, transport: str, layer: int, calls: int, inflight: int) -> int:
     command = [
         valgrind,
         "--tool=cachegrind",
@@ -250,6 +255,8 @@ def _instructions_of(valgrind: str, transport: str, layer: int, calls: int) -> i
         str(layer),
         "--calls",
         str(calls),
+        "--inflight",
+        str(inflight),
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dicts and sets in both runs
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -259,17 +266,20 @@ def _instructions_of(valgrind: str, transport: str, layer: int, calls: int) -> i
     return int(found.group(1).replace(",", ""))
 
 
-def instructions(transport: str, calls: int) -> None:
-    """Client instructions per call of each layer: two runs per layer, ``calls`` calls apart."""
+def instructions(transport: str, calls: int, inflight: int, only: list[int] | None) -> None:
+    """Client instructions per call of each layer (or the ``only`` ones): two runs per layer, ``calls`` apart."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         sys.exit("bench.layers: --instructions needs valgrind on PATH")
-    print(f"{transport}, sequential: client instructions per call ({calls} calls apart, under valgrind)")
+    mode = "sequential" if inflight == 1 else f"{inflight} in flight"
+    print(f"{transport}, {mode}: client instructions per call ({calls} calls apart, under valgrind)")
     print(f"{'layer':42} {'instr/call':>12} {'Δ':>10}")
     previous: float | None = None
     for layer, name in enumerate(LAYERS):
-        base = _instructions_of(valgrind, transport, layer, 0)
-        per_call = (_instructions_of(valgrind, transport, layer, calls) - base) / calls
+        if only is not None and layer not in only:
+            continue
+        base = _instructions_of(valgrind, transport, layer, 0, inflight)
+        per_call = (_instructions_of(valgrind, transport, layer, calls, inflight) - base) / calls
         delta = "" if previous is None or name.startswith("sdk") else f"{per_call - previous:+10,.0f}"
         print(f"{name:42} {per_call:12,.0f} {delta:>10}", flush=True)
         previous = per_call
@@ -280,7 +290,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--calls", type=int, default=2000, help="calls per layer per round")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--inflight", type=int, default=32, help="also measure with this many calls in flight")
+    parser.add_argument(
+        "--inflight",
+        type=int,
+        help="timing: also measure with this many calls in flight (default: 32); --instructions: count with "
+        "this many in flight instead of one at a time",
+    )
+    parser.add_argument(
+        "--layers", help="--instructions: only these layers (comma-separated numbers from 1, as listed above)"
+    )
     parser.add_argument("--profile", help="write a cProfile of Host.call_tool calls to this file")
     parser.add_argument(
         "--instructions",
@@ -290,11 +308,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--_one-layer", type=int, dest="one_layer", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one_layer is not None:
-        asyncio.run(_run_one(args.transport, args.one_layer, args.calls))
+        asyncio.run(_run_one(args.transport, args.one_layer, args.calls, args.inflight or 1))
     elif args.instructions:
-        instructions(args.transport, args.calls)
+        only = None if args.layers is None else [int(n) - 1 for n in args.layers.split(",")]
+        instructions(args.transport, args.calls, args.inflight or 1, only)
     else:
-        asyncio.run(run(args.transport, args.calls, args.rounds, args.inflight, args.profile))
+        asyncio.run(run(args.transport, args.calls, args.rounds, args.inflight or 32, args.profile))
 
 
 if __name__ == "__main__":

@@ -77,6 +77,12 @@ PEERS: tuple[PeerVenv, ...] = (
     ),
     PeerVenv("langchain", ("langchain-mcp-adapters==0.3.2",), ("langchain-mcp-adapters", "langchain-core", "mcp")),
     PeerVenv("mcp-use", ("mcp-use==1.7.1",), ("mcp-use", "mcp")),
+    PeerVenv(
+        "mcp-proxy",
+        ("mcp-proxy==0.13.0",),
+        ("mcp-proxy", "mcp"),
+        note="a gateway peer for bench.gateway (one stdio server served over HTTP); pins mcp<2",
+    ),
 )
 
 

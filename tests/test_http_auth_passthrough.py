@@ -27,7 +27,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host, ServerState, ToolResult
 from mcpdeck.auth import TokenStore
-from mcpdeck.auth._provider import DeckFlow
+from mcpdeck.auth._flow import DeckFlow
 from tests.auth.oauth_server import OAuthSetup, RequestLog, oauth_servers
 from tests.auth.support import SERVER, HeadlessBrowser, host
 from tests.helpers import WAIT, serve_asgi

@@ -9,8 +9,10 @@ every request as an event.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import mcp_types as types
@@ -26,7 +28,7 @@ from mcpdeck.callbacks import (
 )
 from mcpdeck.events import Event, ServerLog, ServerRequestHandled
 
-__all__ = ["ClientHandlers", "ServerRequests", "fill_defaults"]
+__all__ = ["ClientHandlers", "ServerRequests", "as_roots", "fill_defaults"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,24 @@ class ClientHandlers:
     roots_for: Callable[[str], Awaitable[list[types.Root] | None]] | None = None
     """Roots for a server that has none of its own, when someone else decides them (the gateway:
     the roots of the client whose call is running); None from it means the host's ``roots``."""
+
+
+def as_roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root] | None:
+    """Roots as the protocol gives them: ``file://`` URIs of absolute folders, named after the folder.
+
+    None (nobody asked for roots) stays None: the host then offers no roots at all.
+    """
+    if roots is None:
+        return None
+    result: list[types.Root] = []
+    for root in roots:
+        text = os.fspath(root)
+        if text.startswith("file://"):
+            result.append(types.Root.model_validate({"uri": text, "name": Path(text[7:]).name or text}))
+        else:
+            path = Path(text).expanduser().resolve()
+            result.append(types.Root.model_validate({"uri": path.as_uri(), "name": path.name or str(path)}))
+    return result
 
 
 def fill_defaults(schema: dict[str, Any] | None, content: dict[str, Any] | None) -> dict[str, Any]:

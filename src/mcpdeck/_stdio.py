@@ -269,6 +269,7 @@ class _LineReader(_StreamEnd):
                 if isinstance(item, Exception):
                     self._on_error(item)
                     continue
+                self._held = held_result(item)
                 return item
             buffer += chunk
 

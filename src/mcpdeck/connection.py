@@ -175,6 +175,7 @@ class ServerConnection:
         auth_store: TokenStore | None = None,
         oauth_interaction: OAuthInteraction | AuthorizeFunction | None = None,
         traffic: Traffic | None = None,
+        wanted: bool = True,
     ):
         self.name = name
         self._traffic = traffic
@@ -197,7 +198,7 @@ class ServerConnection:
         self._npm_registry = npm_registry
         self._environ = environ
         self._state = ServerState.STOPPED
-        self._want = True  # False after disconnect(): stay stopped until told otherwise
+        self._want = wanted  # False after disconnect(): stay stopped until told otherwise
         self._closing = False
         self._error: str | None = None
         self._error_at: datetime | None = None
@@ -842,7 +843,7 @@ class ServerConnection:
             await self._settled.wait()
         client = self._client
         if client is None or self._state is not ServerState.CONNECTED:
-            raise ServerUnavailableError(self.name, self._unavailable_reason())
+            raise ServerUnavailableError(self.name, self.unavailable_reason())
         return client
 
     async def call_tool(
@@ -951,7 +952,8 @@ class ServerConnection:
         if self._state is ServerState.CONNECTED and self._settled.is_set():
             self._settled = anyio.Event()
 
-    def _unavailable_reason(self) -> str:
+    def unavailable_reason(self) -> str:
+        """Why requests cannot be sent now, and what to do, e.g. ``is disabled; enable it with ...``."""
         match self._state:
             case ServerState.DISABLED:
                 return f"is disabled; enable it with `mcpdeck enable {self.name}`"

@@ -10,8 +10,10 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from mcpdeck.agent._search import ToolIndex, index_finder, search_tool, stem, tokenize
+from mcpdeck.agent._index import ToolIndex
+from mcpdeck.agent._search import index_finder, search_tool
 from mcpdeck.agent._tools import as_tool
+from mcpdeck.agent._words import stem, tokenize
 from mcpdeck.catalog import Catalog, build_catalog
 from mcpdeck.providers._base import ToolDefinition, ToolSpec
 

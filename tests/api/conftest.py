@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host
 from mcpdeck.api import ApiContext, ChatRoom
+from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.server._app import build_app
@@ -69,6 +70,7 @@ async def running_api(
     *,
     in_process: bool | MCPServer = True,
     history: bool = True,
+    auth_store: TokenStore | None = None,
     **extra: Any,
 ) -> AsyncGenerator[Api]:
     """Serve the API for a config of ``servers`` (default: basic over stdio, a dead remote, basic in-process)."""
@@ -91,13 +93,14 @@ async def running_api(
         approve=chats.asks.approve,
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
+        auth_store=auth_store,
     )
     with sock:
         async with host:
             if in_process:
                 server = build_server("inproc") if in_process is True else in_process
                 await host.add_server("inproc", server, save=False)
-            ctx = ApiContext(host=host, store=store, history=db, chats=chats)
+            ctx = ApiContext(host=host, store=store, history=db, chats=chats, auth_store=auth_store)
             off = ctx.attach()
             if db is not None:
                 host.events.on(db.record)

@@ -101,6 +101,7 @@ def serve_environment(folder: Path) -> dict[str, str]:
         "MCPDECK_STATE_DIR": str(folder / "state"),
         "MCPDECK_LOG_DIR": str(folder / "logs"),
         "MCPDECK_HISTORY": str(folder / "history.sqlite3"),
+        "MCPDECK_DATA_DIR": str(folder / "data"),  # OAuth tokens stay in the test's folder
         "NO_COLOR": "1",
     }
 

@@ -9,11 +9,20 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from anyio.from_thread import start_blocking_portal
 from playwright.sync_api import Page, expect, sync_playwright
 
+from tests.auth.oauth_server import oauth_servers
 from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, start_serve, stop_serve
 from tests.helpers import stdio_server
+from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
+
+CHAT: list[Step] = [
+    Reply(text="I will add them with the basic server's tool.", tool_calls=[Call("mcp__basic__add", {"a": 2, "b": 3})]),
+    lambda request: Reply(text=f"2 + 3 = {request.tool_results[0][1]}.", chunks=5),
+]
 
 
 def shoot(page: Page, folder: Path, name: str) -> None:
@@ -24,7 +33,19 @@ def shoot(page: Page, folder: Path, name: str) -> None:
 
 def main(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    servers = {
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(oauth_servers()) as oauth,
+        serve_scripted_in_thread("openai", CHAT) as llm,
+    ):
+        servers = _servers()
+        servers["secure"] = {"type": "http", "url": oauth.mcp_url}
+        providers = {"scripted": {"type": "openai", "baseUrl": llm.base_url, "apiKey": "test-key"}}
+        _shoot_all(folder, servers, providers=providers, model="scripted:demo-model")
+
+
+def _servers() -> dict[str, Any]:
+    return {
         "basic": stdio_server("basic", env={"API_TOKEN": "s3cret-token-value-42", "PLAIN": "x"}),
         "features": stdio_server("features"),
         "notes": stdio_server("features"),
@@ -36,8 +57,11 @@ def main(folder: Path) -> None:
         },
         "archive": {**stdio_server("basic"), "disabled": True},
     }
+
+
+def _shoot_all(folder: Path, servers: dict[str, Any], **extra: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        serving = start_serve(Path(tmp), servers)
+        serving = start_serve(Path(tmp), servers, **extra)
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -109,6 +133,25 @@ def main(folder: Path) -> None:
                 expect(page.locator("table.history")).to_be_visible()
                 page.locator("table.history").get_by_role("button").first.click()
                 shoot(page, folder, "history")
+
+                page.goto(f"{serving.url}/#/chat")
+                page.get_by_role("button", name="New chat").click()
+                message = page.get_by_label("Message")
+                message.fill("What is 2 + 3? Use a tool.")
+                message.press("Enter")
+                dialog = page.get_by_role("dialog", name="Allow this tool call?")
+                expect(dialog).to_be_visible()
+                shoot(page, folder, "chat-approval")
+                dialog.get_by_role("button", name="Allow once").click()
+                expect(page.get_by_role("log", name="Conversation")).to_contain_text("2 + 3 = 5.")
+                shoot(page, folder, "chat")
+
+                page.goto(f"{serving.url}/#/traffic/basic")
+                call = page.locator("tr.msg.out", has_text="tools/call").last  # the chat's call of add
+                call.click()
+                expect(page.locator("pre.traffic-body").first).to_contain_text('"name": "add"')
+                page.locator("pre.traffic-body").first.scroll_into_view_if_needed()
+                shoot(page, folder, "traffic")
 
                 page.emulate_media(color_scheme="dark")
                 page.goto(f"{serving.url}/#/servers")

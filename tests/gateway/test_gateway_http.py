@@ -16,6 +16,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated
 
 from mcpdeck import Host
 from mcpdeck.gateway import GatewayToken
@@ -339,3 +340,23 @@ async def test_resources_and_prompts_the_rules_deny_are_neither_listed_nor_serve
     assert "Permission denied" in read.value.message and "static-binary" in read.value.message
     assert "Permission denied" in prompt.value.message
     assert allowed.contents
+
+
+async def test_a_2026_client_listens_for_list_changes_and_resource_updates(log_dir: Path) -> None:
+    servers = {"features": stdio_server("features", "--legacy")}
+    async with served_gateway(log_dir, servers, modern=True) as served, client(served.url(), Seen()) as via:
+        events: list[object] = []
+        with anyio.fail_after(WAIT):
+            assert via.protocol_version == "2026-07-28"
+            async with via.listen(prompts_list_changed=True, resource_subscriptions=["note://first"]) as stream:
+                during = served.gateway.clients.subscribed()
+                await via.call_tool("mcp__features__touch", {"uri": "note://first"})
+                events.append(await anext(stream))
+                await via.call_tool("mcp__features__touch", {"uri": "note://other"})  # not asked for
+                await via.call_tool("mcp__features__grow_prompts", {"prompt_name": "grown"})
+                events.append(await anext(stream))
+            prompts = [p.name for p in (await via.list_prompts()).prompts]
+    assert served.gateway.clients.subscribed() == set()  # the stream's subscription ended with it
+    assert during == {"note://first"}
+    assert events == [ResourceUpdated(uri="note://first"), PromptsListChanged()]
+    assert "mcp__features__grown" in prompts

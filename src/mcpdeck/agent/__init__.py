@@ -30,9 +30,11 @@ from mcpdeck.agent._events import (
     ToolProgress,
     ToolsFound,
 )
+from mcpdeck.agent._index import ToolIndex
 from mcpdeck.agent._loop import DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_SEARCH, Agent
-from mcpdeck.agent._search import ToolIndex, search_tool, tokenize
+from mcpdeck.agent._search import search_tool
 from mcpdeck.agent._tools import NativeTool, ToolError, as_tool, tool
+from mcpdeck.agent._words import tokenize
 
 __all__ = [
     "DEFAULT_MAX_RESULT_TOKENS",

@@ -66,6 +66,11 @@ def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[
         host: An open host.
         max_listed: How many resources, and how many templates, a listing shows at most.
     """
+    return [_list_tool(host, max_listed), _read_tool(host)]
+
+
+def _list_tool(host: Host, max_listed: int) -> NativeTool:
+    """``list_mcp_resources``: what the servers offer, less what a ``deny`` rule covers."""
 
     @tool(name="list_mcp_resources", read_only=True)
     async def list_mcp_resources(server: str | None = None) -> str:
@@ -96,24 +101,36 @@ def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[
         if not resources and not templates:
             where = f"server {server!r} offers" if server is not None else "the connected servers offer"
             return f"No resources: {where} none."
-        lines: list[str] = []
+        sections: list[list[str]] = []
         if resources:
-            lines.append(f"Resources ({len(resources)}):")
-            for entry in resources[:max_listed]:
-                r = entry.resource
-                lines.append(_line(r.uri, entry.server, r.name, r.title, r.mime_type, r.description))
-            if len(resources) > max_listed:
-                lines.append(f"... and {len(resources) - max_listed} more; give `server` to list one server's.")
+            shown = [
+                _line(r.uri, e.server, r.name, r.title, r.mime_type, r.description)
+                for e in resources[:max_listed]
+                for r in (e.resource,)
+            ]
+            sections.append(_section(f"Resources ({len(resources)}):", shown, len(resources)))
         if templates:
-            if lines:
-                lines.append("")
-            lines.append(f"URI templates ({len(templates)}; fill in the {{variables}} to get a URI):")
-            for template in templates[:max_listed]:
-                t = template.template
-                lines.append(_line(t.uri_template, template.server, t.name, t.title, t.mime_type, t.description))
-            if len(templates) > max_listed:
-                lines.append(f"... and {len(templates) - max_listed} more; give `server` to list one server's.")
-        return "\n".join(lines)
+            shown = [
+                _line(t.uri_template, e.server, t.name, t.title, t.mime_type, t.description)
+                for e in templates[:max_listed]
+                for t in (e.template,)
+            ]
+            heading = f"URI templates ({len(templates)}; fill in the {{variables}} to get a URI):"
+            sections.append(_section(heading, shown, len(templates)))
+        return "\n\n".join("\n".join(section) for section in sections)
+
+    return list_mcp_resources
+
+
+def _section(heading: str, lines: list[str], total: int) -> list[str]:
+    """A listing's heading and lines, and a note on how many of ``total`` were left out."""
+    if total > len(lines):
+        return [heading, *lines, f"... and {total - len(lines)} more; give `server` to list one server's."]
+    return [heading, *lines]
+
+
+def _read_tool(host: Host) -> NativeTool:
+    """``read_mcp_resource``: one URI read through the host, the gate deciding as for a tool call."""
 
     @tool(name="read_mcp_resource", read_only=True)
     async def read_mcp_resource(uri: str, server: str | None = None) -> list[types.ContentBlock]:
@@ -140,7 +157,7 @@ def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[
             raise ToolError(f"could not read {uri!r}: {error}") from error
         return _contents(result.contents)
 
-    return [list_mcp_resources, read_mcp_resource]
+    return read_mcp_resource
 
 
 def _contents(contents: list[types.TextResourceContents | types.BlobResourceContents]) -> list[types.ContentBlock]:

@@ -48,7 +48,7 @@ from mcpdeck.agent._search import ToolIndex, search_tool
 from mcpdeck.agent._tools import NativeTool, as_tool
 from mcpdeck.catalog import PREFIX, CatalogTool
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ProviderError
-from mcpdeck.events import ToolCallFinished, ToolCallStarted, current_conversation
+from mcpdeck.events import current_conversation
 from mcpdeck.history import History
 from mcpdeck.host import Host
 from mcpdeck.providers import ChatModel, TextDelta, ToolCall, ToolSpec, Usage, chat_model, error_result
@@ -375,13 +375,11 @@ class Agent:
             result = error_result(call, f"Error: {call.error}. Call the tool again with a JSON object of arguments.")
         elif tool is None:
             result = error_result(call, self._unknown(call.name))
-        elif isinstance(tool, NativeTool):
+        else:
             before = len(self.found)
-            result, approved_by, denied = await self._call_native(tool, call)
+            result, approved_by, denied = await self._call(tool, call, send)
             if tool is self._search and len(self.found) > before:
                 await send.send(ToolsFound(str(call.arguments.get("query", "")), self.found[before:]))
-        else:
-            result, approved_by, denied = await self._call_mcp(tool, call, send)
         max_chars = self.model.converter.max_chars
         cut = max(0, len(result.text()) - max_chars) if max_chars is not None else 0
         duration = time.perf_counter() - started
@@ -396,58 +394,26 @@ class Agent:
             return f"Error: there is no tool named {name!r} (its server may be down or the name misspelt); {hint}."
         return f"Error: there is no tool named {name!r}; {hint}."
 
-    async def _call_mcp(
-        self, tool: CatalogTool, call: ToolCall, send: MemoryObjectSendStream[AgentEvent]
+    async def _call(
+        self, tool: CatalogTool | NativeTool, call: ToolCall, send: MemoryObjectSendStream[AgentEvent]
     ) -> tuple[ToolResult, str | None, bool]:
+        """Run one call on the host's one call path (gate, events, history), native or MCP alike."""
         call_id = call.id or ""
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await send.send(ToolProgress(call_id, call.name, value, total, message))
 
         try:
-            result = await self.host.call_tool(tool.name, call.arguments, progress=progress, check_permission=True)
+            if isinstance(tool, NativeTool):
+                result = await self.host.call_native(tool.name, call.arguments, tool.call, check_permission=True)
+            else:
+                result = await self.host.call_tool(tool.name, call.arguments, progress=progress, check_permission=True)
         except PermissionDeniedError as error:
             return error_result(call, str(error)), error.approved_by, True
         except MCPDeckError as error:
             await send.send(AgentError(str(error), kind="tool", tool=call.name))
             return error_result(call, f"Error: {error}"), None, False
         return result, result.approved_by, False
-
-    async def _call_native(self, tool: NativeTool, call: ToolCall) -> tuple[ToolResult, str | None, bool]:
-        decision = await self.host.permissions.check(tool.name, call.arguments)
-        events = self.host.events
-        call_id = uuid.uuid4().hex
-        if events.active:
-            events.publish(
-                ToolCallStarted(
-                    call_id=call_id,
-                    name=tool.name,
-                    server="",
-                    tool=tool.name,
-                    arguments=call.arguments,
-                    approved_by=decision.approved_by,
-                    conversation=current_conversation.get(),
-                )
-            )
-        if not decision.allowed:
-            result = error_result(call, decision.message)
-        else:
-            result = await tool.call(call.arguments)
-        if events.active:
-            events.publish(
-                ToolCallFinished(
-                    call_id=call_id,
-                    name=tool.name,
-                    server="",
-                    tool=tool.name,
-                    duration=result.duration,
-                    is_error=result.is_error,
-                    error=decision.message if not decision.allowed else None,
-                    result_size=result.size,
-                    approved_by=decision.approved_by,
-                )
-            )
-        return result, decision.approved_by, not decision.allowed
 
 
 def _read_only(tool: CatalogTool | NativeTool | None) -> bool:

@@ -7,6 +7,7 @@ from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,6 +15,7 @@ from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpdeck.api._sessions import ChatRoom
+from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore, McpConfig, RemoteServerConfig, StdioServerConfig
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History, Redactor, secrets_of
@@ -53,6 +55,9 @@ class ApiContext:
         problems: What the config follower could not apply (``None``: the whole file), by server.
         shutdown: Set when the process is stopping; event streams end then.
         chats: The console's chats and the questions asked for the user (``chats.asks``).
+        auth_store: Where sign-ins store OAuth tokens: the host's store (None: the default one).
+        log_dir: Where the host writes server logs (None: the default), for a sign-in's own connect.
+        sign_ins: The sign-ins waiting for a browser, by server (a new one cancels the old).
     """
 
     host: Host
@@ -63,6 +68,9 @@ class ApiContext:
     shutdown: anyio.Event = field(default_factory=anyio.Event)
     stats: dict[str, CallStats] = field(default_factory=dict[str, CallStats])
     chats: ChatRoom = field(default_factory=ChatRoom)
+    auth_store: TokenStore | None = None
+    log_dir: Path | None = None
+    sign_ins: dict[str, CancelScope] = field(default_factory=dict[str, CancelScope])
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0

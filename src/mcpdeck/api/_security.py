@@ -32,6 +32,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -62,24 +63,30 @@ def cookie_name(port: int) -> str:
     return f"mcpdeck-{port}"
 
 
-async def _refuse(
-    send: Send, status: int, code: str, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
-) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"no-store"),
-                *_SECURITY_HEADERS,
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+class _Refusal(NamedTuple):
+    """A request turned away: the status, the error code and message of the JSON body, extra headers."""
+
+    status: int
+    code: str
+    message: str
+    headers: Iterable[tuple[bytes, bytes]] = ()
+
+    async def send(self, send: Send) -> None:
+        body = json.dumps({"error": {"code": self.code, "message": self.message}}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": self.status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"no-store"),
+                    *_SECURITY_HEADERS,
+                    *self.headers,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
 
 class _Failures:
@@ -164,60 +171,72 @@ class Guard:
             await self._websocket(scope, receive, send)
             return
         headers = dict(_decoded(scope))
-        host = headers.get("host", "").lower()
-        if host not in self._hosts:
-            await _refuse(
-                send,
-                403,
-                "bad-host",
-                f"the Host header {host!r} does not name this server; use {sorted(self._hosts)[0]}",
-            )
-            return
         client = scope["client"][0] if scope.get("client") else "?"
-        wait = self._failures.blocked_for(client)
-        if wait:
-            await _refuse(
-                send,
-                429,
-                "too-many-attempts",
-                f"too many wrong tokens; try again in {wait:.0f} s",
-                [(b"retry-after", str(int(wait) + 1).encode())],
-            )
+        refusal = self._host_refusal(headers) or self._rate_refusal(client)
+        if refusal is not None:
+            await refusal.send(send)
             return
         token, how = self._presented(scope)
-        if not self._valid(token):
-            if token is not None:
-                self._failures.add(client)
-            await _refuse(
-                send,
-                401,
-                "unauthorized",
-                "a token is needed: open the URL `mcpdeck serve` printed (with ?token=), "
-                "or send `Authorization: Bearer TOKEN` (the token is in the state file)",
-                [(b"www-authenticate", b'Bearer realm="mcpdeck"')],
-            )
-            return
-        method = scope.get("method", "GET")
-        if method not in _SAFE_METHODS:
-            origin = headers.get("origin")
-            if headers.get("sec-fetch-site") == "cross-site" or (
-                origin is not None and origin.lower() not in self._origins
-            ):
-                await _refuse(send, 403, "bad-origin", f"cross-origin requests are refused (Origin {origin!r})")
-                return
-            if origin is None and how != "bearer":
-                await _refuse(
-                    send,
-                    403,
-                    "bad-origin",
-                    "a request that changes something needs an Origin header naming this server, "
-                    "or an `Authorization: Bearer` token",
-                )
-                return
-        if how == "query":
+        refusal = self._token_refusal(token, client) or self._origin_refusal(scope, headers, how)
+        if refusal is not None:
+            await refusal.send(send)
+        elif how == "query":
             await self._set_cookie(scope, send, token or "")
-            return
-        await self._app(scope, receive, _with_headers(send, api=scope.get("path", "").startswith("/api")))
+        else:
+            await self._app(scope, receive, _with_headers(send, api=scope.get("path", "").startswith("/api")))
+
+    def _host_refusal(self, headers: dict[str, str]) -> _Refusal | None:
+        """1. The Host header must name this server (DNS rebinding)."""
+        host = headers.get("host", "").lower()
+        if host in self._hosts:
+            return None
+        return _Refusal(
+            403, "bad-host", f"the Host header {host!r} does not name this server; use {sorted(self._hosts)[0]}"
+        )
+
+    def _rate_refusal(self, client: str) -> _Refusal | None:
+        """3. A client that sent too many wrong tokens waits, whatever it sends now."""
+        wait = self._failures.blocked_for(client)
+        if not wait:
+            return None
+        return _Refusal(
+            429,
+            "too-many-attempts",
+            f"too many wrong tokens; try again in {wait:.0f} s",
+            [(b"retry-after", str(int(wait) + 1).encode())],
+        )
+
+    def _token_refusal(self, token: str | None, client: str) -> _Refusal | None:
+        """2. The right token, however it came; a wrong one counts against the client."""
+        if self._valid(token):
+            return None
+        if token is not None:
+            self._failures.add(client)
+        return _Refusal(
+            401,
+            "unauthorized",
+            "a token is needed: open the URL `mcpdeck serve` printed (with ?token=), "
+            "or send `Authorization: Bearer TOKEN` (the token is in the state file)",
+            [(b"www-authenticate", b'Bearer realm="mcpdeck"')],
+        )
+
+    def _origin_refusal(self, scope: Scope, headers: dict[str, str], how: str) -> _Refusal | None:
+        """4. A request that can change something comes from this server's pages, or with a bearer token."""
+        if scope.get("method", "GET") in _SAFE_METHODS:
+            return None
+        origin = headers.get("origin")
+        if headers.get("sec-fetch-site") == "cross-site" or (
+            origin is not None and origin.lower() not in self._origins
+        ):
+            return _Refusal(403, "bad-origin", f"cross-origin requests are refused (Origin {origin!r})")
+        if origin is None and how != "bearer":
+            return _Refusal(
+                403,
+                "bad-origin",
+                "a request that changes something needs an Origin header naming this server, "
+                "or an `Authorization: Bearer` token",
+            )
+        return None
 
     async def _set_cookie(self, scope: Scope, send: Send, token: str) -> None:
         """Answer ``?token=`` with the cookie and a redirect to the same URL without the token."""

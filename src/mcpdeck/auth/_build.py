@@ -12,6 +12,7 @@ from mcp.shared.auth import DEFAULT_GRANT_TYPES, OAuthClientInformationFull
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter, ValidationError
 
 from mcpdeck._version import __version__
+from mcpdeck.auth._callback import CallbackPlan
 from mcpdeck.auth._identity import IdentityAssertionAuth, IdJagExchange, secure_url
 from mcpdeck.auth._interaction import AuthorizeFunction, OAuthInteraction, as_interaction
 from mcpdeck.auth._machine import (
@@ -21,7 +22,7 @@ from mcpdeck.auth._machine import (
     check_signing_key,
     jwt_signer,
 )
-from mcpdeck.auth._provider import CallbackPlan, DeckClientMetadata, DeckOAuthProvider
+from mcpdeck.auth._provider import DeckClientMetadata, DeckOAuthProvider
 from mcpdeck.auth._store import TokenStore
 from mcpdeck.config import RemoteServerConfig, expand_vars
 from mcpdeck.config._models import IdentityProviderConfig, OAuthConfig
@@ -115,6 +116,18 @@ def build_auth(
         return _client_credentials(server, config, oauth, store, expand)
     if grant == "identity_assertion":
         return _identity_assertion(server, config, oauth, store, expand)
+    return _authorization_code(server, config, oauth, store, expand, interaction)
+
+
+def _authorization_code(
+    server: str,
+    config: RemoteServerConfig,
+    oauth: OAuthConfig,
+    store: TokenStore,
+    expand: _Expand,
+    interaction: OAuthInteraction | AuthorizeFunction | None,
+) -> httpx2.Auth:
+    """The default grant: a user authorizes in a browser, with a registered or a configured client."""
     client_id = expand(oauth.client_id, "clientId")
     client_secret = expand(oauth.client_secret, "clientSecret") or None
     metadata_url = expand(oauth.client_metadata_url, "clientMetadataUrl") or None
@@ -234,36 +247,11 @@ def _client_credentials(
     secret = expand(oauth.client_secret, "clientSecret") or None
     key = _private_key(server, oauth, expand)
     issuer = _issuer(server, expand, oauth)
-    scopes = oauth.scopes or []
     method = oauth.token_endpoint_auth_method
     if key is not None:
         if secret is not None:
             raise ConfigError(f"server {server!r}: give oauth.clientSecret or a private key, not both", server=server)
-        if method not in (None, "private_key_jwt"):
-            raise ConfigError(
-                f"server {server!r}: with a private key, oauth.tokenEndpointAuthMethod is private_key_jwt, "
-                f"not {method}",
-                server=server,
-            )
-        algorithm = oauth.signing_algorithm or DEFAULT_SIGNING_ALGORITHM
-        problem = check_signing_key(key, algorithm)
-        if problem is not None:
-            raise ConfigError(f"server {server!r}: oauth private key: {problem}", server=server)
-        configured = OAuthClientInformationFull(
-            client_id=client_id,
-            redirect_uris=None,
-            grant_types=[grant],
-            token_endpoint_auth_method="private_key_jwt",
-        )
-        return DeckPrivateKeyJWTProvider(
-            server,
-            config.url,
-            storage=store.storage(server, config.url, configured_client=configured),
-            client_id=client_id,
-            assertion_provider=jwt_signer(client_id, key, algorithm),
-            scopes=scopes,
-            issuer=issuer,
-        )
+        return _private_key_jwt(server, config, oauth, store, client_id, key, issuer)
     if method == "private_key_jwt":
         raise ConfigError(
             f"server {server!r}: private_key_jwt needs oauth.privateKey or oauth.privateKeyFile", server=server
@@ -290,7 +278,44 @@ def _client_credentials(
         client_id=client_id,
         client_secret=secret,
         method=secret_method,
-        scopes=scopes,
+        scopes=oauth.scopes or [],
+        issuer=issuer,
+    )
+
+
+def _private_key_jwt(
+    server: str,
+    config: RemoteServerConfig,
+    oauth: OAuthConfig,
+    store: TokenStore,
+    client_id: str,
+    key: str,
+    issuer: str | None,
+) -> httpx2.Auth:
+    """Client credentials with ``private_key_jwt``: the client signs an assertion with its private key."""
+    method = oauth.token_endpoint_auth_method
+    if method not in (None, "private_key_jwt"):
+        raise ConfigError(
+            f"server {server!r}: with a private key, oauth.tokenEndpointAuthMethod is private_key_jwt, not {method}",
+            server=server,
+        )
+    algorithm = oauth.signing_algorithm or DEFAULT_SIGNING_ALGORITHM
+    problem = check_signing_key(key, algorithm)
+    if problem is not None:
+        raise ConfigError(f"server {server!r}: oauth private key: {problem}", server=server)
+    configured = OAuthClientInformationFull(
+        client_id=client_id,
+        redirect_uris=None,
+        grant_types=["client_credentials"],
+        token_endpoint_auth_method="private_key_jwt",
+    )
+    return DeckPrivateKeyJWTProvider(
+        server,
+        config.url,
+        storage=store.storage(server, config.url, configured_client=configured),
+        client_id=client_id,
+        assertion_provider=jwt_signer(client_id, key, algorithm),
+        scopes=oauth.scopes or [],
         issuer=issuer,
     )
 

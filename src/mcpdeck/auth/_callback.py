@@ -5,16 +5,22 @@ the socket ``reserve_port`` holds), checks ``state`` against the authorization r
 under way, answers with a small "you can close this tab" page, and hands the result to
 whoever waits. A request with the wrong state is answered with an error page and ignored:
 it cannot end the flow, so a stray or forged request can't hijack or break a login.
+
+``CallbackPlan`` says where the listener listens: the configured redirect URI (or the
+defaults), and which of a stored registration's redirect URIs it can listen for again.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import os
 import secrets
 import socket
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
@@ -27,9 +33,57 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.types import Receive, Scope, Send
 
-__all__ = ["CallbackListener", "parse_callback", "reserve_port"]
+__all__ = ["CallbackListener", "CallbackPlan", "parse_callback", "reserve_port"]
 
 _MAX_DESCRIPTION = 300
+_LOOPBACK_HOSTS = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1", "::1": "::1"}
+
+
+@dataclass(frozen=True)
+class CallbackPlan:
+    """Where the local callback listener listens.
+
+    Attributes:
+        bind_host: The address to bind (``127.0.0.1`` or ``::1``).
+        uri_host: The host as written in the redirect URI (``127.0.0.1``, ``localhost``, ``[::1]``).
+        port: The port; None for "any free one" (or the one the stored registration uses).
+        path: The callback path.
+    """
+
+    bind_host: str = "127.0.0.1"
+    uri_host: str = "127.0.0.1"
+    port: int | None = None
+    path: str = "/callback"
+
+    def uri(self, port: int) -> str:
+        """The redirect URI for a listener on ``port``."""
+        return f"http://{self.uri_host}:{port}{self.path}"
+
+    def matches(self, uri: str) -> int | None:
+        """The port of ``uri`` if it is a redirect URI this plan could listen for, else None."""
+        parts = urlsplit(uri)
+        if parts.scheme != "http" or parts.hostname is None or parts.port is None:
+            return None
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        if host != self.uri_host or (parts.path or "/") != self.path:
+            return None
+        if self.port is not None and parts.port != self.port:
+            return None
+        return parts.port
+
+    @classmethod
+    def parse(cls, redirect_uri: str) -> CallbackPlan:
+        """The plan for a configured loopback redirect URI.
+
+        Raises:
+            ValueError: It is not ``http://`` on 127.0.0.1, localhost or [::1] with a port.
+        """
+        parts = urlsplit(redirect_uri)
+        host = parts.hostname or ""
+        if parts.scheme != "http" or host not in _LOOPBACK_HOSTS or parts.port is None:
+            raise ValueError("must be http:// on 127.0.0.1, localhost or [::1] with a port")
+        uri_host = f"[{host}]" if ":" in host else host
+        return cls(_LOOPBACK_HOSTS[host], uri_host, parts.port, parts.path or "/")
 
 
 def reserve_port(host: str, port: int) -> socket.socket:
@@ -94,15 +148,30 @@ def parse_callback(server: str, url: str, expected_state: str | None = None) -> 
     return AuthorizationCodeResult(code=code, state=state, iss=_first(query, "iss"))
 
 
-def _page(title: str, message: str) -> str:
+_CLOSE = "window.close()"
+"""On success the tab closes itself when a page opened it (the console's Sign in); a tab the
+system browser opened (``mcpdeck auth login``) ignores it and shows the message."""
+
+
+def _page(title: str, message: str, *, close: bool = False) -> str:
+    script = f"<script>{_CLOSE}</script>" if close else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mcpdeck</title></head>'
         '<body style="font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;line-height:1.5">'
-        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p>{script}</body></html>"
     )
 
 
-_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Connection": "close"}
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "Connection": "close",
+    # Nothing loads, and the one script that may run is the one above (by its hash).
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{base64.b64encode(hashlib.sha256(_CLOSE.encode()).digest()).decode()}'"
+    ),
+}
 
 
 class CallbackListener:
@@ -209,7 +278,7 @@ class CallbackListener:
     def _final_page(self) -> str:
         if self._error is not None:
             return _page("Authorization failed", f"{self._error.reason}. You can close this tab.")
-        return _page("Authorized", f"mcpdeck may now use {self.server}. You can close this tab.")
+        return _page("Authorized", f"mcpdeck may now use {self.server}. You can close this tab.", close=True)
 
 
 def _quiet_server(config: uvicorn.Config) -> uvicorn.Server:

@@ -22,7 +22,8 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from mcpdeck.auth._provider import DeckClientMetadata, DeckFlow
+from mcpdeck.auth._flow import DeckFlow
+from mcpdeck.auth._provider import DeckClientMetadata
 from mcpdeck.auth._storage import ServerTokenStorage
 
 __all__ = [

@@ -17,14 +17,14 @@ import click
 
 from mcpdeck._masking import Redactor, mask_url
 from mcpdeck.cli._app import SECONDS, _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.errors import ConfigError
+from mcpdeck.errors import ConfigError, ServerError
 
 if TYPE_CHECKING:
     from mcpdeck.auth import StoredAuth
     from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig
 
 LOGIN_TIMEOUT = 300.0
-"""``auth login --timeout`` by default (``DEFAULT_LOGIN_TIMEOUT``; spelled out so ``--help`` imports nothing)."""
+"""``auth login --timeout`` by default (``sign_in.LOGIN_TIMEOUT``, spelled out: ``--help`` imports nothing)."""
 
 __all__ = ["auth_group"]
 
@@ -106,38 +106,27 @@ async def login(name: str, no_browser: bool, timeout: float) -> None:
     Example:
       mcpdeck auth login github --no-browser
     """
-    from mcpdeck.auth import BrowserInteraction, TokenStore, oauth_settings
-    from mcpdeck.config import RemoteServerConfig
-    from mcpdeck.host import Host
+    from mcpdeck.auth import BrowserInteraction
+    from mcpdeck.sign_in import sign_in
 
     ctx = _context()
     server = ctx.server(name)
-    if not isinstance(server, RemoteServerConfig):
-        raise ConfigError(f"{name!r} is a stdio server; OAuth is for remote (http/sse) servers", server=name)
-    if oauth_settings(server) is None:
-        raise ConfigError(
-            f'OAuth is off for {name!r} ("oauth": false, or it sets its own Authorization header)', server=name
-        )
-    url = _url_of(name, server)
-    store = TokenStore()
-    before = store.get(name, url)
     # The SDK logs a failed flow with a traceback; the error below already says what happened.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
     interaction = BrowserInteraction(open_browser=not no_browser, timeout=timeout)
-    attempt = server.model_copy(update={"disabled": False, "startup_timeout": timeout + server.connect_timeout})
-    async with Host({}, log_dir=ctx.log_dir, auth_store=store.for_login(name), oauth_interaction=interaction) as host:
-        report = await host.test_server(attempt, name=name)
-    if not report.ok:
-        _fail(report.status.error or "it did not connect")
-    after = store.get(name, url)
-    if after is not None and after.has_tokens and (before is None or after.updated_at != before.updated_at):
-        scopes = f" with scopes: {' '.join(after.scopes)}" if after.scopes else ""
-        expiry = f"; the access token expires {_when(after.expires_at)}" if after.expires_at else ""
-        refresh = " (renewed automatically)" if after.refreshable else ""
+    try:
+        done = await sign_in(name, server, interaction, log_dir=ctx.log_dir, timeout=timeout)
+    except ServerError as error:
+        _fail(error.reason)
+        return
+    if done.authorized:
+        scopes = f" with scopes: {' '.join(done.scopes)}" if done.scopes else ""
+        expiry = f"; the access token expires {_when(done.expires_at)}" if done.expires_at else ""
+        refresh = " (renewed automatically)" if done.refreshable else ""
         click.echo(f"Authorized {name!r}{scopes}{expiry}{refresh}.")
     else:
         click.echo(f"{name!r} did not ask for authorization; nothing was stored.")
-    click.echo(f"Connected: {len(report.tools)} tools.")
+    click.echo(f"Connected: {done.tool_count} tools.")
 
 
 @auth_group.command()

@@ -37,6 +37,44 @@ export async function api(method, path, body, { signal } = {}) {
   return data;
 }
 
+/** POST `body` to `path` and call onEvent(name, data) for each server-sent event of the answer. */
+export async function streamPost(path, body, onEvent, signal) {
+  const response = await fetch(`/api${path}`, {
+    method: 'POST', credentials: 'same-origin', signal,
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    let error = { code: 'http-error', message: `HTTP ${response.status}` };
+    try { error = (await response.json()).error || error; } catch { /* not JSON */ }
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let name = 'message';
+  let data = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, cut).replace(/\r$/, '');
+      buffer = buffer.slice(cut + 1);
+      if (line === '') {
+        if (data.length) {
+          let parsed = null;
+          try { parsed = JSON.parse(data.join('\n')); } catch { parsed = null; }
+          if (parsed !== null) onEvent(name, parsed);
+        }
+        name = 'message';
+        data = [];
+      } else if (line.startsWith('event:')) name = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+  }
+}
+
 export const get = (path, opts) => api('GET', path, undefined, opts);
 export const post = (path, body = {}, opts) => api('POST', path, body, opts);
 export const put = (path, body, opts) => api('PUT', path, body, opts);

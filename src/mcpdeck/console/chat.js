@@ -2,7 +2,7 @@
 // card with its state; approvals, elicitation forms and pages, and sampling requests are asked in
 // dialogs; Stop cancels the run. Past conversations come from the history.
 // Everything the model or a server says becomes text (textContent), never markup.
-import { ApiError, get, post } from './api.js';
+import { get, post, streamPost } from './api.js';
 import { add, button, clear, formatDuration, formatTime, h, openDialog, toast } from './dom.js';
 import { navigate } from './router.js';
 import { schemaForm } from './schema-form.js';
@@ -14,44 +14,6 @@ const STATE_TEXT = {
   running: 'running', waiting: 'waiting for approval', done: 'done', error: 'error', denied: 'denied',
   stopped: 'stopped',
 };
-
-/** POST `body` to `path` and call onEvent(name, data) for each server-sent event of the answer. */
-async function streamPost(path, body, onEvent, signal) {
-  const response = await fetch(`/api${path}`, {
-    method: 'POST', credentials: 'same-origin', signal,
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    let error = { code: 'http-error', message: `HTTP ${response.status}` };
-    try { error = (await response.json()).error || error; } catch { /* not JSON */ }
-    throw new ApiError(response.status, error.code, error.message);
-  }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  let name = 'message';
-  let data = [];
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let cut;
-    while ((cut = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, cut).replace(/\r$/, '');
-      buffer = buffer.slice(cut + 1);
-      if (line === '') {
-        if (data.length) {
-          let parsed = null;
-          try { parsed = JSON.parse(data.join('\n')); } catch { parsed = null; }
-          if (parsed !== null) onEvent(name, parsed);
-        }
-        name = 'message';
-        data = [];
-      } else if (line.startsWith('event:')) name = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-  }
-}
 
 /** The readable text of a stored provider message (OpenAI, Anthropic, Gemini, Responses shapes). */
 function messageText(content) {

@@ -4,6 +4,7 @@
 // "keep the stored one" (the API restores it), so masked values are never replaced by accident.
 import { get, post, put, seg } from './api.js';
 import { add, button, clear, field, formatDuration, h, openDialog, tabs, toast, uid } from './dom.js';
+import { signIn } from './sign-in.js';
 
 const MASKED = /^(?:\*{4}|.{0,3}…\*{4})$/;
 const SOURCES = [
@@ -81,8 +82,12 @@ function serverForm({ name = '', config = {}, locked = false }) {
   const remote = h('div', { class: 'group' },
     field('URL', url, 'Secrets in the query string are shown masked.'),
     headers.element,
-    h('p', { class: 'hint' }, 'OAuth: if this server asks you to sign in, run ',
-      h('code', {}, `mcpdeck auth login ${name || 'NAME'}`), ' in a terminal once; mcpdeck keeps the tokens and this console uses them.'));
+    locked
+      ? h('p', { class: 'hint' }, 'OAuth: if this server asks you to sign in, ',
+        button('Sign in', () => signIn(name), { class: 'small', title: `Sign in to ${name} in a new tab` }),
+        ' (mcpdeck keeps the tokens, as `mcpdeck auth login` does).')
+      : h('p', { class: 'hint' }, 'OAuth: if this server asks you to sign in, save it, then use Sign in on its row (or run ',
+        h('code', {}, `mcpdeck auth login ${name || 'NAME'}`), ').'));
   function sync() {
     const isStdio = transport.value === 'stdio';
     stdio.hidden = !isStdio;

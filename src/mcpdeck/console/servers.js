@@ -4,6 +4,7 @@ import { del, get, on, post, seg } from './api.js';
 import { add, button, clear, confirmDialog, debounce, formatDuration, h, toast } from './dom.js';
 import { href, navigate } from './router.js';
 import { openServerDialog } from './server-dialog.js';
+import { needsSignIn, signIn } from './sign-in.js';
 
 const ORDER = ['failed', 'reconnecting', 'connecting', 'connected', 'stopped', 'disabled'];
 
@@ -110,8 +111,9 @@ function mount(root) {
     row.error.hidden = !failing;
     clear(row.warnings);
     for (const w of s.warnings || []) add(row.warnings, h('li', {}, w));
-    if (failing && /oauth|authori[sz]/i.test(s.error)) {
-      add(row.error, h('div', { class: 'hint' }, 'Sign in from a terminal: ', h('code', {}, `mcpdeck auth login ${s.name}`), ', then Reconnect.'));
+    if (needsSignIn(s)) {
+      add(row.error, h('div', { class: 'hint' }, 'This server asks you to sign in. ',
+        button('Sign in', () => signIn(s.name), { class: 'small primary', title: `Sign in to ${s.name} in a new tab` })));
     }
     const n = notes.get(s.name);
     row.note.textContent = n ? n.text : '';

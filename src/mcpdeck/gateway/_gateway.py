@@ -13,6 +13,7 @@ updates, log messages) to the clients, and starts nothing else; leaving it undoe
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -23,12 +24,14 @@ from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 
 from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles
 from mcpdeck.errors import ConfigError
+from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._clients import Calls, Parked, install_forwarding
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._registry import Clients
@@ -38,6 +41,12 @@ from mcpdeck.gateway._view import ProfileView
 from mcpdeck.host import Host
 
 __all__ = ["Gateway", "GatewayToken"]
+
+logger = logging.getLogger(__name__)
+
+NEWS = (ToolsChanged, ResourcesChanged, PromptsChanged, ResourceUpdated, ServerLog)
+"""The host events clients are told about."""
+NEWS_BUFFER = 10_000
 
 
 @dataclass(frozen=True)
@@ -105,12 +114,14 @@ class Gateway:
         )
         self._read_at: int | None = None
         self._read: dict[str, ProfileConfig] = {}
+        self._everything = ProfileConfig()
         self.calls = Calls()
         self.parked: dict[str, Parked] = {}
         """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
         self.clients = Clients(host, self.calls, self._serves)
         self._servers: dict[str | None, Server[Any]] = {}
         self._stack: AsyncExitStack | None = None
+        self._news: MemoryObjectSendStream[Event] | None = None
         self._tg: TaskGroup | None = None
         if profile is not None:
             self.profile_config(profile)  # an unknown profile is an error now, not at the first request
@@ -141,7 +152,7 @@ class Gateway:
             ConfigError: There is no such profile.
         """
         if name is None:
-            return ProfileConfig()
+            return self._everything
         found = self.profiles.get(name)
         if found is None:
             known = ", ".join(self.profiles) or "none"
@@ -185,23 +196,40 @@ class Gateway:
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
             stack.callback(install_forwarding(self.host.client_handlers, self.calls))
-            stack.callback(self.host.events.on(self.clients.on_event))
-            await self._tg.start(self._deliver)
+            self._news, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
+            stack.callback(news.close)
+            stack.callback(self._news.close)
+            stack.callback(self.host.events.on(self._on_event))
+            self._tg.start_soon(self._deliver, news)
             self._stack = stack.pop_all()
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        stack, self._stack, self._tg = self._stack, None, None
+        stack, self._stack, self._tg, self._news = self._stack, None, None, None
         if stack is not None:
             await stack.aclose()
 
-    async def _deliver(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        async with self.host.events.subscribe(buffer=10_000) as events:
-            task_status.started()
-            async for event in events:
-                await self.clients.deliver(event)
+    def _on_event(self, event: Event) -> None:
+        """Every host event, synchronously: only what clients are told about wakes the delivering task
+        (a call's own events, two per call, do not)."""
+        self.clients.on_event(event)
+        if isinstance(event, NEWS) and self._news is not None:
+            try:
+                self._news.send_nowait(event)
+            except anyio.WouldBlock:
+                logger.warning("gateway: clients are %d events behind; %s dropped", NEWS_BUFFER, type(event).__name__)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    async def _deliver(self, news: MemoryObjectReceiveStream[Event]) -> None:
+        with news:
+            try:
+                async for event in news:
+                    await self.clients.deliver(event)
+            except anyio.ClosedResourceError:  # the gateway closes
+                pass
 
     @property
     def task_group(self) -> TaskGroup:

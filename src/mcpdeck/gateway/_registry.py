@@ -5,17 +5,30 @@ events become notifications: list changes to the clients whose profile has that 
 resource updates to the clients subscribed to the URI, log messages to the client whose
 call is running on that server (on the call's own stream, before its answer) or, outside
 calls, to every client whose profile has the server and whose level lets it through.
+
+Clients of 2026-07-28 have no connection to notify: they open ``subscriptions/listen``
+streams. Each profile's streams hang off one subscription bus (``buses``); list changes and
+resource updates are published there too, and the SDK's listen handler gives each stream
+what it asked for. A stream's resource URIs count as subscriptions like a client's.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    SubscriptionBus,
+    ToolsListChanged,
+)
+from mcp.server.subscriptions import ResourceUpdated as ResourceChanged
 
 from mcpdeck.events import (
     Event,
@@ -43,7 +56,9 @@ class Clients:
         self._calls = calls
         self._serves = serves  # (profile, server) -> whether the profile has the server
         self._clients: list[Downstream] = []
-        self._subscribers: dict[str, set[Downstream]] = {}
+        self._subscribers: dict[str, set[Hashable]] = {}
+        self.buses: dict[str | None, SubscriptionBus] = {}
+        """Each profile's ``subscriptions/listen`` streams (2026-07-28 clients), by profile."""
         self._upstream_level: types.LoggingLevel | None = None
         self._held: set[int] = set()  # log events held for running calls: not delivered again
 
@@ -75,17 +90,29 @@ class Clients:
 
     # ----- subscriptions -----------------------------------------------------------------
 
-    async def subscribe(self, client: Downstream, uri: str, server: str) -> None:
-        """Subscribe ``client`` to a resource; the first subscriber subscribes the host to it."""
+    async def subscribe(self, client: Hashable, uri: str, server: str) -> None:
+        """Subscribe ``client`` (a ``Downstream``, or anything standing for a listen stream) to a resource;
+        the first subscriber subscribes the host to it."""
         subscribers = self._subscribers.setdefault(uri, set())
         if not subscribers:
-            await self._host.subscribe_resource(uri, server=server)
+            try:
+                await self._host.subscribe_resource(uri, server=server)
+            except BaseException:
+                if not subscribers:
+                    self._subscribers.pop(uri, None)
+                raise
         subscribers.add(client)
-        client.subscriptions.add(uri)
+        if isinstance(client, Downstream):
+            client.subscriptions.add(uri)
 
-    async def unsubscribe(self, client: Downstream, uri: str) -> None:
+    def subscribed(self) -> set[str]:
+        """The resource URIs some client or listen stream is subscribed to now."""
+        return set(self._subscribers)
+
+    async def unsubscribe(self, client: Hashable, uri: str) -> None:
         """Drop a client's subscription; the last one leaving unsubscribes the host."""
-        client.subscriptions.discard(uri)
+        if isinstance(client, Downstream):
+            client.subscriptions.discard(uri)
         subscribers = self._subscribers.get(uri)
         if subscribers is None:
             return
@@ -136,7 +163,8 @@ class Clients:
                     await self._send(client, session.send_prompt_list_changed())
         elif isinstance(event, ResourceUpdated):
             for client in list(self._subscribers.get(event.uri) or ()):
-                await self._send(client, client.session.send_resource_updated(event.uri))
+                if isinstance(client, Downstream):
+                    await self._send(client, client.session.send_resource_updated(event.uri))
         elif isinstance(event, ServerLog):
             if id(event) in self._held:
                 self._held.discard(id(event))
@@ -145,6 +173,27 @@ class Clients:
             for client in self._concerned(event.server):
                 if client.wants(event.level):
                     await self._send(client, send_log(client.session, params, None))
+        await self._publish(event)
+
+    async def _publish(self, event: Event) -> None:
+        """Put a list change or resource update on the listen streams of the profiles that have its server."""
+        news: ServerEvent
+        if isinstance(event, ToolsChanged):
+            news, server = ToolsListChanged(), event.server
+        elif isinstance(event, ResourcesChanged):
+            news, server = ResourcesListChanged(), event.server
+        elif isinstance(event, PromptsChanged):
+            news, server = PromptsListChanged(), event.server
+        elif isinstance(event, ResourceUpdated):
+            news, server = ResourceChanged(uri=event.uri), event.server
+        else:
+            return
+        for profile, bus in list(self.buses.items()):
+            if self._serves(profile, server):
+                try:
+                    await bus.publish(news)
+                except Exception as error:  # a bus that fails must not stop the other clients' news
+                    logger.warning("gateway: could not publish %s: %s", type(news).__name__, error)
 
     @staticmethod
     async def _send(client: Downstream, sending: Awaitable[None]) -> None:

@@ -21,6 +21,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -168,6 +169,13 @@ class _GatewayServer(Server[Any]):
         return super().create_initialization_options(
             notification_options or every, experimental_capabilities, extensions
         )
+
+
+def _tracing() -> bool:
+    """Whether a program set an OpenTelemetry tracer provider (without one, every span is a no-op)."""
+    from opentelemetry import trace
+
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def _token_of(ctx: Ctx) -> str | None:
@@ -391,7 +399,35 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
             on_completion=complete,
             on_set_logging_level=set_level,
         )
-    if not gateway.modern:
+    if not _tracing():  # the SDK's span middleware costs ~5% of a call even when the spans go nowhere
+        server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
+    if gateway.modern:
+        bus = gateway.clients.buses[profile] = InMemorySubscriptionBus()
+        listen = ListenHandler(bus)
+
+        async def subscriptions_listen(
+            ctx: Ctx, params: types.SubscriptionsListenRequestParams
+        ) -> types.SubscriptionsListenResult:
+            """A 2026-07-28 client's stream of list changes and resource updates: its resource URIs are
+            subscribed upstream for as long as the stream is open."""
+            stream, subscribed = object(), list[str]()
+            try:
+                for uri in params.notifications.resource_subscriptions or ():
+                    server = view().server_for_uri(uri)
+                    if server is not None:  # (a URI no server offers is honoured and never fires, as the SDK does)
+                        try:
+                            await gateway.clients.subscribe(stream, uri, server)
+                        except MCPDeckError as error:
+                            raise _mcp_error(error) from None
+                        subscribed.append(uri)
+                return await listen(ctx, params)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for uri in subscribed:
+                        await gateway.clients.unsubscribe(stream, uri)
+
+        server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, subscriptions_listen)
+    else:
 
         async def no_discover(ctx: Ctx, params: types.RequestParams) -> types.EmptyResult:
             raise MCPError(code=METHOD_NOT_FOUND, message=_HANDSHAKE_ONLY)

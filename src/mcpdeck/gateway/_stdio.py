@@ -1,9 +1,11 @@
-"""The gateway's stdin/stdout: the SDK's server streams, without a worker thread per line.
+"""The gateway's stdin/stdout, read and written by the SDK's own loop: no worker thread, no relay task.
 
-The SDK's ``stdio_server`` reads and writes through ``anyio.wrap_file``: every line in and
-every line out is a hop to a worker thread and back, about a dozen per call. On a busy
-machine those hops, not the work, set the gateway's latency. Here both pipes are made
-non-blocking and served from the event loop (``wait_readable`` / ``wait_writable``).
+The SDK's ``stdio_server`` reads and writes through ``anyio.wrap_file`` (every line in and
+out is a hop to a worker thread and back) and relays each message through a reader task and
+a writer task over memory streams. Here the server's read loop iterates ``StdinLines``,
+which reads the pipe itself (non-blocking, waiting with ``wait_readable`` only when the pipe
+is empty), and each sender writes its answer straight to the pipe with ``StdoutLines``:
+a call costs two pipe operations and no extra turns of the event loop.
 
 As the SDK does, the protocol gets private duplicates of fd 0 and 1 while fd 0 is pointed
 at the null device and fd 1 at stderr, so a stray ``print`` (or a child inheriting the
@@ -12,33 +14,172 @@ descriptors) cannot corrupt the stream; both are put back on exit.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Self
 
 import anyio
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+import pydantic_core
 from mcp.shared.message import SessionMessage
 
-__all__ = ["stdio_streams"]
+__all__ = ["StdinLines", "StdoutLines", "stdio_streams"]
 
 logger = logging.getLogger(__name__)
 
 _CHUNK = 256 * 1024
-_BIG_LINE = 64 * 1024
+MAX_LINE = 64 * 1024 * 1024
+"""The longest line a client may write (bytes); past it the connection ends."""
+STALLED_WRITE = 60.0
+"""Seconds a line may wait for a client that stopped reading before its stream is closed."""
 
 
-def _parse(line: bytes) -> SessionMessage | Exception:
+def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     try:
-        if len(line) < _BIG_LINE:
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(json.loads(line), by_name=False))
-    except ValueError as error:
-        logger.warning("a client wrote a line that is not a JSON-RPC message: %r", line[:200])
-        return error
+        return SessionMessage(
+            types.jsonrpc_message_adapter.validate_python(
+                pydantic_core.from_json(line, cache_strings=False), by_name=False
+            )
+        )
+    except (ValueError, RecursionError) as error:
+        logger.warning("a client wrote a line that is not a JSON-RPC message: %r", bytes(line[:200]))
+        return error if isinstance(error, ValueError) else ValueError("the message is nested too deeply")
+
+
+class _End:
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        self.closed = True
+        return None
+
+
+class StdinLines(_End):
+    """The client's messages, one JSON-RPC message per line of a non-blocking pipe, read by the consumer."""
+
+    __slots__ = ("_buffer", "_eof", "_fd", "_scanned", "_start")
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self._fd = fd
+        self._buffer = bytearray()
+        self._start = 0  # where the next line starts in `_buffer`
+        self._scanned = 0  # bytes of `_buffer` known to hold no newline
+        self._eof = False
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self.__anext__()
+        except StopAsyncIteration:
+            raise anyio.EndOfStream from None
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        buffer = self._buffer
+        while not self.closed:
+            start = self._start
+            end = buffer.find(b"\n", max(start, self._scanned))
+            if end >= 0:
+                self._start = end + 1
+                line = buffer[start:end]
+                if line.strip():
+                    return _parse(line)
+                continue
+            if start:
+                del buffer[:start]
+                self._start = 0
+            self._scanned = len(buffer)
+            if self._eof:
+                break  # (a last line without a newline is not a whole message)
+            if len(buffer) > MAX_LINE:
+                logger.warning("a client wrote a line of more than %d bytes: the connection ends", MAX_LINE)
+                break
+            try:
+                chunk = os.read(self._fd, _CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError as error:
+                logger.warning("reading stdin failed: %s", error)
+                break
+            if not chunk:
+                self._eof = True
+            elif not buffer and chunk.find(b"\n") == len(chunk) - 1:  # the usual case: one whole line
+                if chunk.strip():
+                    return _parse(chunk)
+                continue
+            buffer += chunk
+        raise StopAsyncIteration
+
+
+class StdoutLines(_End):
+    """Each message written to a non-blocking pipe by the task that sends it, as one line.
+
+    A line the pipe takes at once (the usual case) is written without waiting; one it takes
+    only in part is finished under a lock, shielded from cancellation, so lines never mix.
+    """
+
+    __slots__ = ("_fd", "_lock")
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self._fd = fd
+        self._lock = anyio.Lock()
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+        if self._lock.locked():  # another line is part-way out: queue behind it
+            async with self._lock:
+                await self._finish(memoryview(data))
+            return
+        try:
+            written = os.write(self._fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError as error:  # the client closed its end
+            raise anyio.BrokenResourceError from error
+        if written == len(data):
+            return
+        self._lock.acquire_nowait()  # free: nothing awaited since the check above
+        try:
+            await self._finish(memoryview(data)[written:])
+        finally:
+            self._lock.release()
+
+    async def _finish(self, data: memoryview) -> None:
+        # Shielded: half a line would corrupt the stream for good. Bounded: a client that stops
+        # reading without closing its end must not hold the gateway up for ever; the stream ends.
+        with anyio.CancelScope(shield=True, deadline=anyio.current_time() + STALLED_WRITE):
+            while data:
+                try:
+                    data = data[os.write(self._fd, data) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+                except OSError as error:
+                    self.closed = True
+                    raise anyio.BrokenResourceError from error
+        if data:
+            self.closed = True
+            logger.warning("the client read nothing for %g s: its stream is closed", STALLED_WRITE)
+            raise anyio.BrokenResourceError
 
 
 def _claim(fd: int, diversion: int) -> int:
@@ -51,39 +192,8 @@ def _claim(fd: int, diversion: int) -> int:
     return private
 
 
-async def _read(fd: int, send: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-    buffer = b""
-    async with send:
-        while True:
-            await anyio.wait_readable(fd)
-            try:
-                chunk = os.read(fd, _CHUNK)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                return
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                if line.strip():
-                    await send.send(_parse(line))
-
-
-async def _write(fd: int, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
-    async with receive:
-        async for message in receive:
-            data = memoryview(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
-            while data:
-                try:
-                    data = data[os.write(fd, data) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(fd)
-
-
 @asynccontextmanager
-async def stdio_streams() -> AsyncGenerator[
-    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
-]:
+async def stdio_streams() -> AsyncGenerator[tuple[StdinLines, StdoutLines]]:
     """The read and write streams of this process's stdin/stdout, for ``serve_loop`` or ``Server.run``."""
     null = os.open(os.devnull, os.O_RDONLY)
     try:
@@ -96,14 +206,8 @@ async def stdio_streams() -> AsyncGenerator[
         os.dup2(stdin, 0)
         os.close(stdin)
         raise
-    read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_read, stdin, read_send)
-            tg.start_soon(_write, stdout, write_receive)
-            yield read_receive, write_send
-            tg.cancel_scope.cancel()
+        yield StdinLines(stdin), StdoutLines(stdout)
     finally:
         for fd, private in ((0, stdin), (1, stdout)):
             os.set_blocking(private, True)

@@ -122,95 +122,28 @@ class AnthropicModel(SDKChatModel):
     ) -> AsyncGenerator[TextDelta | Turn]:
         """Text deltas, then the ``Turn`` with the assistant message and its tool calls."""
         create: Any = self._client.messages.with_raw_response.create
-        blocks: dict[int, dict[str, Any]] = {}
-        inputs: dict[int, list[str]] = {}  # input_json_delta pieces of tool blocks
-        stop: str | None = None
-        input_tokens: int | None = None
-        output_tokens: int | None = None
+        message = _Message()
         raw: Any = await create(**self.request(messages, tools, system))
         if "json" in raw.headers.get("content-type", ""):  # not streamed after all: one whole message
             data: Any = json.loads(await raw.read())
-            whole = cast(dict[str, Any], data) if isinstance(data, dict) else {}
-            for index, block in enumerate(whole.get("content") or []):
-                blocks[index] = dict(block)
-                if block.get("type") == "text" and block.get("text"):
-                    yield TextDelta(str(block["text"]))
-            stop = whole.get("stop_reason")
-            counted: dict[str, Any] = whole.get("usage") or {}
-            input_tokens, output_tokens = counted.get("input_tokens"), counted.get("output_tokens")
+            for text in message.whole(cast(dict[str, Any], data) if isinstance(data, dict) else {}):
+                yield TextDelta(text)
         else:
             events: AsyncStream[RawMessageStreamEvent] = await raw.parse()
             async with events:
                 async for event in events:
-                    if event.type == "message_start":
-                        usage = event.message.usage
-                        input_tokens = (
-                            usage.input_tokens
-                            + (usage.cache_creation_input_tokens or 0)
-                            + (usage.cache_read_input_tokens or 0)
-                        )
-                        output_tokens = usage.output_tokens
-                    elif event.type == "content_block_start":
-                        blocks[event.index] = as_data(event.content_block)
-                    elif event.type == "content_block_delta":
-                        block = blocks.setdefault(event.index, {"type": "text", "text": ""})
-                        delta = event.delta
-                        if delta.type == "text_delta":
-                            block["text"] = block.get("text", "") + delta.text
-                            yield TextDelta(delta.text)
-                        elif delta.type == "input_json_delta":
-                            inputs.setdefault(event.index, []).append(delta.partial_json)
-                        elif delta.type == "thinking_delta":
-                            block["thinking"] = block.get("thinking", "") + delta.thinking
-                        elif delta.type == "signature_delta":
-                            block["signature"] = block.get("signature", "") + delta.signature
-                        else:  # citations_delta
-                            block.setdefault("citations", []).append(as_data(delta.citation))
-                    elif event.type == "message_delta":
-                        stop = event.delta.stop_reason or stop
-                        output_tokens = event.usage.output_tokens
-                    # content_block_stop and message_stop need nothing: the blocks are read at the end.
-        content, read = self._content(blocks, inputs)
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        text = "".join(b["text"] for b in content if b.get("type") == "text")
-        usage_seen = input_tokens is not None or output_tokens is not None
+                    text = message.add(event)
+                    if text is not None:
+                        yield TextDelta(text)
+        content, read = message.content()
+        usage_seen = message.input_tokens is not None or message.output_tokens is not None
         yield Turn(
-            text=text,
+            text="".join(b["text"] for b in content if b.get("type") == "text"),
             tool_calls=self.converter.tool_calls(read),
-            messages=[message],
-            stop_reason=stop,
-            usage=Usage(input_tokens, output_tokens) if usage_seen else None,
+            messages=[{"role": "assistant", "content": content}],
+            stop_reason=message.stop,
+            usage=Usage(message.input_tokens, message.output_tokens) if usage_seen else None,
         )
-
-    @staticmethod
-    def _content(
-        blocks: Mapping[int, dict[str, Any]], inputs: Mapping[int, list[str]]
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The message's content blocks, and the ``tool_use`` blocks to read calls from.
-
-        A tool input that is not valid JSON goes into the message as ``{}`` (the API takes
-        only objects) and is read as the raw text, so its ``ToolCall`` carries the error.
-        """
-        content: list[dict[str, Any]] = []
-        read: list[dict[str, Any]] = []
-        for index in sorted(blocks):
-            block = blocks[index]
-            kind = block.get("type")
-            if kind == "text" and not block.get("text"):
-                continue  # the API refuses empty text blocks
-            if kind in ("tool_use", "server_tool_use") and index in inputs:
-                raw = "".join(inputs[index])
-                try:
-                    parsed: Any = json.loads(raw) if raw.strip() else {}
-                except json.JSONDecodeError:
-                    parsed = None
-                block["input"] = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {}
-                if kind == "tool_use":
-                    read.append({**block, "input": raw} if not isinstance(parsed, dict) else block)
-            elif kind == "tool_use":
-                read.append(block)
-            content.append(block)
-        return content, read
 
     def _failure(self, error: Exception) -> ProviderError | None:
         sdk = self._sdk
@@ -227,6 +160,85 @@ class AnthropicModel(SDKChatModel):
                 retryable=retryable,
             )
         return stainless_failure(self, sdk, sdk.AnthropicError, error)
+
+
+class _Message:
+    """One assistant message put together from a Messages answer: stream events, or one whole message."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.inputs: dict[int, list[str]] = {}  # input_json_delta pieces of tool blocks
+        self.stop: str | None = None
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+
+    def whole(self, data: Mapping[str, Any]) -> list[str]:
+        """Take a whole (not streamed) message; returns its texts."""
+        texts: list[str] = []
+        for index, block in enumerate(data.get("content") or []):
+            self.blocks[index] = dict(block)
+            if block.get("type") == "text" and block.get("text"):
+                texts.append(str(block["text"]))
+        self.stop = data.get("stop_reason")
+        counted: dict[str, Any] = data.get("usage") or {}
+        self.input_tokens, self.output_tokens = counted.get("input_tokens"), counted.get("output_tokens")
+        return texts
+
+    def add(self, event: RawMessageStreamEvent) -> str | None:
+        """Take one stream event; returns the text it adds, if it is a text delta."""
+        if event.type == "message_start":
+            usage = event.message.usage
+            cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+            self.input_tokens = usage.input_tokens + cached
+            self.output_tokens = usage.output_tokens
+        elif event.type == "content_block_start":
+            self.blocks[event.index] = as_data(event.content_block)
+        elif event.type == "content_block_delta":
+            block = self.blocks.setdefault(event.index, {"type": "text", "text": ""})
+            delta = event.delta
+            if delta.type == "text_delta":
+                block["text"] = block.get("text", "") + delta.text
+                return delta.text
+            if delta.type == "input_json_delta":
+                self.inputs.setdefault(event.index, []).append(delta.partial_json)
+            elif delta.type == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta.thinking
+            elif delta.type == "signature_delta":
+                block["signature"] = block.get("signature", "") + delta.signature
+            else:  # citations_delta
+                block.setdefault("citations", []).append(as_data(delta.citation))
+        elif event.type == "message_delta":
+            self.stop = event.delta.stop_reason or self.stop
+            self.output_tokens = event.usage.output_tokens
+        # content_block_stop and message_stop need nothing: the blocks are read at the end.
+        return None
+
+    def content(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The message's content blocks, and the ``tool_use`` blocks to read calls from.
+
+        A tool input that is not valid JSON goes into the message as ``{}`` (the API takes
+        only objects) and is read as the raw text, so its ``ToolCall`` carries the error.
+        """
+        content: list[dict[str, Any]] = []
+        read: list[dict[str, Any]] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            kind = block.get("type")
+            if kind == "text" and not block.get("text"):
+                continue  # the API refuses empty text blocks
+            if kind in ("tool_use", "server_tool_use") and index in self.inputs:
+                raw = "".join(self.inputs[index])
+                try:
+                    parsed: Any = json.loads(raw) if raw.strip() else {}
+                except json.JSONDecodeError:
+                    parsed = None
+                block["input"] = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {}
+                if kind == "tool_use":
+                    read.append({**block, "input": raw} if not isinstance(parsed, dict) else block)
+            elif kind == "tool_use":
+                read.append(block)
+            content.append(block)
+        return content, read
 
 
 def _error_type(body: object) -> str:

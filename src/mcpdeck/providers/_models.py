@@ -68,16 +68,7 @@ def chat_model(
     env = os.environ if environ is None else environ
     name = ref.provider
     canonical = ALIASES.get(name, name)
-    configured = settings or {}
-    found = configured.get(name) or configured.get(canonical)
-    builtin = BUILTIN.get(canonical)
-    if builtin is None and found is None:
-        raise ProviderError(
-            f"unknown provider {name!r}; known: {', '.join(known_providers(configured))} "
-            f'(add your own under "providers" in the config)',
-            provider=name,
-        )
-    own = found.expand(name, env) if found is not None else ProviderSettings()
+    builtin, own = _settings(name, settings or {}, env)
     api = builtin.api if builtin is not None else own.type or "openai"
     key, hint = _key(name, builtin, api_key, own, env)
     url = base_url or own.base_url or _env_url(canonical, builtin, env)
@@ -90,20 +81,43 @@ def chat_model(
             )
         key = "ollama" if canonical == "ollama" else "no-key"  # servers that take none still want a header
     arguments: dict[str, Any] = {"provider": name, "api_key": key, "base_url": url, "key_hint": hint}
+    arguments.update(_options(own, options))
+    return _MODELS[api](ref.model, **arguments)
+
+
+def _settings(
+    name: str, configured: Mapping[str, ProviderSettings], env: Mapping[str, str]
+) -> tuple[Builtin | None, ProviderSettings]:
+    """The built-in provider ``name`` stands for (if any) and its settings from the config, expanded."""
+    canonical = ALIASES.get(name, name)
+    found = configured.get(name) or configured.get(canonical)
+    builtin = BUILTIN.get(canonical)
+    if builtin is None and found is None:
+        raise ProviderError(
+            f"unknown provider {name!r}; known: {', '.join(known_providers(configured))} "
+            f'(add your own under "providers" in the config)',
+            provider=name,
+        )
+    return builtin, found.expand(name, env) if found is not None else ProviderSettings()
+
+
+def _options(own: ProviderSettings, options: dict[str, Any]) -> dict[str, Any]:
+    """The model's options: the config's retries, timeout, headers and params, with what was given on top."""
+    chosen: dict[str, Any] = {}
     if own.max_retries is not None:
-        arguments["max_retries"] = own.max_retries
+        chosen["max_retries"] = own.max_retries
     if own.timeout is not None:
-        arguments["timeout"] = own.timeout
+        chosen["timeout"] = own.timeout
     extra_headers: Mapping[str, str] = options.pop("headers", None) or {}
     headers = {**own.headers, **extra_headers}
     if headers:
-        arguments["headers"] = headers
+        chosen["headers"] = headers
     extra_params: Mapping[str, Any] = options.pop("params", None) or {}
     params = {**own.params, **extra_params}
     if params:
-        arguments["params"] = params
-    arguments.update(options)
-    return _MODELS[api](ref.model, **arguments)
+        chosen["params"] = params
+    chosen.update(options)
+    return chosen
 
 
 def _key(

@@ -192,14 +192,6 @@ def inline_refs(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonS
     kept: JsonSchema = {}
     names: dict[str, str] = {}
 
-    def def_name(ref: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.rsplit("/", 1)[-1]) or "root"
-        name, n = base, 1
-        while name in kept:
-            n += 1
-            name = f"{base}_{n}"
-        return name
-
     def expand(node: Any, stack: tuple[str, ...]) -> Any:
         if not isinstance(node, Mapping):
             return node
@@ -215,7 +207,7 @@ def inline_refs(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonS
         if ref in stack:
             if keep_cycles:
                 if ref not in names:
-                    names[ref] = name = def_name(ref)
+                    names[ref] = name = _def_name(ref, kept)
                     kept[name] = {}
                     kept[name] = expand(target, (ref,))
                 return {"$ref": f"#/$defs/{names[ref]}"}
@@ -235,6 +227,16 @@ def inline_refs(schema: Mapping[str, Any], *, keep_cycles: bool = True) -> JsonS
         result = {**result}
         result["$defs"] = kept
     return result
+
+
+def _def_name(ref: str, taken: Mapping[str, Any]) -> str:
+    """A ``$defs`` name for the target of ``ref``, not in ``taken`` yet."""
+    base = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.rsplit("/", 1)[-1]) or "root"
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def _merge_into(merged: JsonSchema, part: Mapping[str, Any], *, override: bool) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
@@ -39,6 +40,9 @@ from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
 from mcpdeck.traffic import Traffic
+
+if TYPE_CHECKING:
+    from mcpdeck.gateway import Gateway
 
 __all__ = ["DEFAULT_PORT", "GRACE", "ServeOptions", "run_serve"]
 
@@ -124,68 +128,19 @@ async def run_serve(
     Raises:
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
     """
-    config_path = options.config.expanduser().resolve()
-    store = ConfigStore(config_path)
-    store.read()  # a broken file stops us here, with its line
-    running = read_state(config_path)
-    if running is not None:
-        raise ConfigError(
-            f"mcpdeck serve already runs for {config_path} at {running.url} (pid {running.pid}); "
-            "stop it first, or use its URL"
-        )
+    config_path, store = _open_config(options.config)
     sock = _bind(options.host, options.port)
-    port: int = sock.getsockname()[1]
-    token = options.token or secrets.token_urlsafe(32)
-    history = options.history
-    chats = ChatRoom()  # the console answers the host's questions: approvals, elicitation, sampling
-    host = Host(
-        store=store,
-        log_dir=options.log_dir,
-        wait=False,
-        traffic=Traffic(),
-        approve=chats.asks.approve,
-        elicitation=chats.asks.elicit,
-        sampling=chats.sample,
-    )
-    context = ApiContext(host=host, store=store, history=history, chats=chats)
-    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
-    context.problems = lambda: follower.problems
-    from mcpdeck.gateway import Gateway
-
-    # The gateway sits behind the same guard as the API (token, Host header): it needs no
-    # tokens of its own here; its own DNS-rebinding check gets the same host names.
-    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)))
-    app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port, gateway=gateway.asgi())
-    server = _Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=int(GRACE),
-            proxy_headers=False,
-            server_header=False,
-        )
-    )
-    state = ServeState(
-        pid=os.getpid(),
-        url=url_of(options.host, port),
-        host=options.host,
-        port=port,
-        token=token,
-        config=str(config_path),
-        started_at=datetime.now(UTC).isoformat(),
-        version=__version__,
-    )
+    parts = _assemble(options, store, config_path, sock)
+    context, server, history = parts.context, parts.server, options.history
     try:
-        async with host, gateway, anyio.create_task_group() as tg:
+        async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
             if history is not None:
-                host.events.on(history.record)
+                parts.host.events.on(history.record)
             if options.follow_interval > 0:
-                await follower.prime()
-                tg.start_soon(follower.run, name="mcpdeck config follower")
-            write_state(state)
+                await parts.follower.prime()
+                tg.start_soon(parts.follower.run, name="mcpdeck config follower")
+            write_state(parts.state)
             serving = anyio.Event()
 
             async def serve() -> None:
@@ -196,23 +151,8 @@ async def run_serve(
 
             tg.start_soon(serve, name="mcpdeck http")
             if ready is not None:
-                ready(state)
-            stopping = stop or anyio.Event()
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-
-                async def on_signal() -> None:
-                    async for signum in signals:
-                        logger.info("stopping on %s", signal.Signals(signum).name)
-                        stopping.set()
-                        return
-
-                async def on_server_end() -> None:
-                    await serving.wait()  # uvicorn ended by itself (it failed)
-                    stopping.set()
-
-                tg.start_soon(on_signal)
-                tg.start_soon(on_server_end)
-                await stopping.wait()
+                ready(parts.state)
+            await _until_stopped(serving, stop or anyio.Event())
             # Stopping: end event streams, let requests in flight finish, then close the rest.
             context.stop()
             server.should_exit = True
@@ -226,3 +166,95 @@ async def run_serve(
         remove_state(config_path, pid=os.getpid())
         if history is not None:
             history.close()
+
+
+def _open_config(path: Path) -> tuple[Path, ConfigStore]:
+    """The config file's resolved path and store, once it reads and no other ``serve`` runs for it."""
+    config_path = path.expanduser().resolve()
+    store = ConfigStore(config_path)
+    store.read()  # a broken file stops us here, with its line
+    running = read_state(config_path)
+    if running is not None:
+        raise ConfigError(
+            f"mcpdeck serve already runs for {config_path} at {running.url} (pid {running.pid}); "
+            "stop it first, or use its URL"
+        )
+    return config_path, store
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What one serve process is made of, put together before anything runs."""
+
+    host: Host
+    context: ApiContext
+    follower: ConfigFollower
+    gateway: Gateway
+    server: _Server
+    state: ServeState
+
+
+def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock: socket.socket) -> _Parts:
+    """The host, the API's context, the config follower, the gateway and the HTTP server over ``sock``."""
+    port: int = sock.getsockname()[1]
+    token = options.token or secrets.token_urlsafe(32)
+    chats = ChatRoom()  # the console answers the host's questions: approvals, elicitation, sampling
+    host = Host(
+        store=store,
+        log_dir=options.log_dir,
+        wait=False,
+        traffic=Traffic(),
+        approve=chats.asks.approve,
+        elicitation=chats.asks.elicit,
+        sampling=chats.sample,
+    )
+    context = ApiContext(host=host, store=store, history=options.history, chats=chats, log_dir=options.log_dir)
+    follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
+    context.problems = lambda: follower.problems
+    from mcpdeck.gateway import Gateway
+
+    # The gateway sits behind the same guard as the API (token, Host header): it needs no
+    # tokens of its own here; its own DNS-rebinding check gets the same host names.
+    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)))
+    app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port, gateway=gateway.asgi())
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=int(GRACE),
+        proxy_headers=False,
+        server_header=False,
+    )
+    state = ServeState(
+        pid=os.getpid(),
+        url=url_of(options.host, port),
+        host=options.host,
+        port=port,
+        token=token,
+        config=str(config_path),
+        started_at=datetime.now(UTC).isoformat(),
+        version=__version__,
+    )
+    return _Parts(host, context, follower, gateway, _Server(config), state)
+
+
+async def _until_stopped(serving: anyio.Event, stopping: anyio.Event) -> None:
+    """Wait for SIGINT or SIGTERM, for ``stopping`` to be set, or for uvicorn to end by itself (it failed)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+
+        async def on_signal() -> None:
+            async for signum in signals:
+                logger.info("stopping on %s", signal.Signals(signum).name)
+                stopping.set()
+                return
+
+        async def on_server_end() -> None:
+            await serving.wait()
+            stopping.set()
+
+        async with anyio.create_task_group() as watch:
+            watch.start_soon(on_signal)
+            watch.start_soon(on_server_end)
+            await stopping.wait()
+            watch.cancel_scope.cancel()

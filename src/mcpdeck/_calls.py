@@ -1,0 +1,197 @@
+"""The one instrumented path every tool call of the host takes: a server's tool or a native one.
+
+A call passes the permission gate (when asked to), is announced with ``ToolCallStarted``,
+reports ``ToolCallProgress`` while it runs, and ends with one ``ToolCallFinished`` whether it
+returned, failed, was refused or was cancelled, timed the same way each time. The history,
+the console and the gateway read those events, so they see an agent's native tool and a
+server's tool alike. When no one listens, no event is built: that is the hot path of a loop
+of calls.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import EllipsisType
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+from mcpdeck.catalog import CatalogTool
+from mcpdeck.connection import ProgressCallback
+from mcpdeck.errors import MCPDeckError, PermissionDeniedError
+from mcpdeck.events import (
+    EventBus,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    current_caller,
+    current_conversation,
+)
+from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate
+from mcpdeck.results import ToolResult
+
+__all__ = ["CallPath", "Send"]
+
+Send = Callable[[ProgressCallback | None], Awaitable[types.CallToolResult]]
+"""Sends one call and returns its result; called with the progress callback to report through."""
+
+
+@dataclass(slots=True)
+class _OnRecord:
+    """One call as its events tell it: who, since when, let through by whom."""
+
+    events: EventBus
+    name: str
+    server: str
+    tool: str
+    approved_by: str | None
+    call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    started: float = 0.0
+
+    def start(self, arguments: dict[str, Any]) -> None:
+        self.events.publish(
+            ToolCallStarted(
+                call_id=self.call_id,
+                name=self.name,
+                server=self.server,
+                tool=self.tool,
+                arguments=arguments,
+                approved_by=self.approved_by,
+                conversation=current_conversation.get(),
+                caller=current_caller.get(),
+            )
+        )
+        self.started = time.perf_counter()
+
+    def relay(self, progress: ProgressCallback | None) -> ProgressCallback:
+        """A progress callback that publishes ``ToolCallProgress`` and passes the news on to ``progress``."""
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            self.events.publish(
+                ToolCallProgress(
+                    call_id=self.call_id,
+                    name=self.name,
+                    server=self.server,
+                    progress=value,
+                    total=total,
+                    message=message,
+                )
+            )
+            if progress is not None:
+                await progress(value, total, message)
+
+        return on_progress
+
+    def finish(
+        self, *, is_error: bool, error: str | None = None, size: int | None = None, duration: float | None = None
+    ) -> None:
+        self.events.publish(
+            ToolCallFinished(
+                call_id=self.call_id,
+                name=self.name,
+                server=self.server,
+                tool=self.tool,
+                duration=time.perf_counter() - self.started if duration is None else duration,
+                is_error=is_error,
+                error=error,
+                result_size=size,
+                approved_by=self.approved_by,
+            )
+        )
+
+
+class CallPath:
+    """Runs tool calls through the gate, the events and the clock, one way for every kind of tool."""
+
+    def __init__(self, events: EventBus, gate: PermissionGate):
+        self._events = events
+        self._gate = gate
+
+    async def check_access(
+        self, access: Access, arguments: Mapping[str, Any], approver: ApprovalCallback | EllipsisType | None = ...
+    ) -> None:
+        """Pass the gate for a resource read or a prompt (not a call: no events).
+
+        Raises:
+            PermissionDeniedError: The gate refused it.
+        """
+        decision = await self._gate.check(access, arguments, approver=approver)
+        if not decision.allowed:
+            raise PermissionDeniedError(decision.message, tool=access.name, approved_by=decision.approved_by)
+
+    async def call(
+        self,
+        tool: CatalogTool | str,
+        arguments: dict[str, Any],
+        send: Send,
+        *,
+        check_permission: bool,
+        approver: ApprovalCallback | EllipsisType | None = ...,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """Call ``tool`` (a catalog tool, or a native tool's name: its server is ``""``) with ``send``.
+
+        Raises:
+            PermissionDeniedError: The gate refused the call (``send`` was not called); on the record.
+            MCPDeckError: What ``send`` raised; on the record, as is a cancellation.
+        """
+        if isinstance(tool, CatalogTool):
+            name, server, original = tool.name, tool.server, tool.original_name
+        else:
+            name, server, original = tool, "", tool
+        approved_by: str | None = None
+        if check_permission:
+            decision = await self._gate.check(tool, arguments, approver=approver)
+            approved_by = decision.approved_by
+            if not decision.allowed:
+                if self._events.active:  # on the record: who refused what
+                    refused = _OnRecord(self._events, name, server, original, approved_by)
+                    refused.start(arguments)
+                    refused.finish(is_error=True, error=decision.message)
+                raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
+        if not self._events.active:  # the common case in a hot loop: nothing to tell anyone
+            started = time.perf_counter()
+            raw = await send(progress)
+            duration = time.perf_counter() - started
+            return ToolResult.from_mcp(
+                raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
+            )
+        record = _OnRecord(self._events, name, server, original, approved_by)
+        record.start(arguments)
+        try:
+            raw = await send(record.relay(progress))
+        except MCPDeckError as error:
+            record.finish(is_error=True, error=str(error))
+            raise
+        except anyio.get_cancelled_exc_class():
+            record.finish(is_error=True, error="cancelled")
+            raise
+        duration = time.perf_counter() - record.started
+        result = ToolResult.from_mcp(
+            raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
+        )
+        record.finish(is_error=result.is_error, size=result.size, duration=duration)
+        return result
+
+    async def call_native(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        run: Callable[[dict[str, Any]], Awaitable[ToolResult]],
+        *,
+        check_permission: bool,
+        approver: ApprovalCallback | EllipsisType | None = ...,
+    ) -> ToolResult:
+        """Call a native tool: ``run(arguments)``, its result taken as an MCP tool's answer."""
+
+        async def send(_: ProgressCallback | None) -> types.CallToolResult:
+            result = await run(arguments)
+            return types.CallToolResult(
+                content=result.content, structured_content=result.structured_content, is_error=result.is_error
+            )
+
+        return await self.call(name, arguments, send, check_permission=check_permission, approver=approver)

@@ -1,0 +1,132 @@
+"""The rules: ``allow`` / ``ask`` / ``deny`` patterns read from a config document, and what a pattern covers.
+
+A subject is a catalog tool, an :class:`Access` (reading a resource, getting a prompt) or a
+native tool's name; see the package docstring for how patterns match them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Literal, cast
+
+from mcpdeck.catalog import PREFIX, CatalogTool
+from mcpdeck.errors import ConfigError
+
+__all__ = ["Access", "PermissionRules", "RuleKind", "Subject", "parse_permissions", "pattern_matches"]
+
+RuleKind = Literal["allow", "ask", "deny"]
+_KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
+_ACCESS_TAGS = ("resource:", "prompt:")
+
+
+@dataclass(frozen=True)
+class Access:
+    """Something of a server other than a tool call that the gate decides: reading a resource, getting a prompt."""
+
+    kind: Literal["resource", "prompt"]
+    server: str
+    target: str
+    """The resource's URI, or the prompt's name as the server knows it."""
+
+    @property
+    def original_name(self) -> str:
+        """``resource:<uri>`` or ``prompt:<name>``: what rules and ``autoApprove`` match after the server part."""
+        return f"{self.kind}:{self.target}"
+
+    @property
+    def name(self) -> str:
+        """The name rules match and answers are saved under: ``mcp__<server>__resource:<uri>``."""
+        return f"{PREFIX}{self.server}__{self.original_name}"
+
+    @property
+    def description(self) -> str:
+        """What is being done, in words, for the approval prompt."""
+        if self.kind == "resource":
+            return f"Read the resource {self.target} of server {self.server!r}"
+        return f"Get the prompt {self.target!r} of server {self.server!r}"
+
+
+Subject = CatalogTool | Access | str
+"""What the gate decides about: a catalog tool, a resource or prompt access, or a native tool's name."""
+
+
+@dataclass(frozen=True)
+class PermissionRules:
+    """The ``allow`` / ``ask`` / ``deny`` patterns of one config document."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+def parse_permissions(doc: Mapping[str, Any], *, path: str | None = None) -> PermissionRules:
+    """Read and check the top-level ``permissions`` object of a raw config document.
+
+    Raises:
+        ConfigError: ``permissions`` is not an object, has an unknown key (a misspelt ``deny``
+            must not go unnoticed), or holds something other than a list of non-empty strings.
+    """
+    section: object = doc.get("permissions")
+    if section is None:
+        return PermissionRules()
+    if not isinstance(section, dict):
+        raise ConfigError(f"permissions: expected an object, got {type(section).__name__}", path=path)
+    entries = cast(dict[str, object], section)
+    unknown = sorted(set(entries) - set(_KINDS))
+    if unknown:
+        raise ConfigError(f"permissions: unknown key {unknown[0]!r}; the keys are allow, ask and deny", path=path)
+    found: dict[str, tuple[str, ...]] = {}
+    for kind in _KINDS:
+        patterns: object = entries.get(kind) or []
+        if not isinstance(patterns, list):
+            raise ConfigError(f"permissions.{kind}: expected a list of patterns", path=path)
+        for i, pattern in enumerate(cast(list[object], patterns)):
+            if not isinstance(pattern, str) or not pattern.strip():
+                raise ConfigError(
+                    f"permissions.{kind}[{i}]: expected a non-empty pattern string, got {pattern!r}", path=path
+                )
+            if pattern != pattern.strip():  # " mcp__fs" would match nothing: a deny that silently does not
+                raise ConfigError(
+                    f"permissions.{kind}[{i}]: the pattern {pattern!r} has spaces around it and would match "
+                    f"nothing; write {pattern.strip()!r}",
+                    path=path,
+                )
+        found[kind] = tuple(cast(list[str], patterns))
+    return PermissionRules(**found)
+
+
+def _tails(subject: CatalogTool | Access) -> list[str]:
+    """The names of ``subject`` after ``mcp__<server>__``: the public one (unless cut) and the original."""
+    if isinstance(subject, Access):
+        return [subject.original_name]
+    tails: list[str] = []
+    head = f"{PREFIX}{subject.server}__"
+    if subject.name.startswith(head):
+        tails.append(subject.name[len(head) :])
+    # A tool the server calls "resource:..." must not pass for a resource under a resource rule.
+    if not subject.original_name.startswith(_ACCESS_TAGS):
+        tails.append(subject.original_name)
+    return tails
+
+
+def pattern_matches(pattern: str, subject: Subject) -> bool:
+    """Whether a rule pattern covers a catalog tool, a resource or prompt access, or a native tool (by name)."""
+    if isinstance(subject, str):
+        return fnmatchcase(subject, pattern)
+    tails = _tails(subject)
+    body = pattern[len(PREFIX) :] if pattern.startswith(PREFIX) else None
+    if body is None or "__" not in body:
+        # No server part (`*write*`, `mcp__*write*`) or a whole server (`mcp__github`): every name counts.
+        if body is not None and fnmatchcase(subject.server, body):
+            return True
+        names = {subject.name, *(f"{PREFIX}{subject.server}__{tail}" for tail in tails)}
+        return any(fnmatchcase(name, pattern) for name in names)
+    cut = body.find("__")
+    while cut != -1:  # a server name may end in "_": try every place the separator could be
+        server_part, tool_part = body[:cut], body[cut + 2 :]
+        if fnmatchcase(subject.server, server_part) and any(fnmatchcase(tail, tool_part) for tail in tails):
+            return True
+        cut = body.find("__", cut + 1)
+    return False
