@@ -28,7 +28,7 @@ from jsonschema.validators import validator_for
 
 from mcpdeck._listed import ListedTool
 
-__all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "assign_names", "build_catalog", "tool_name"]
+__all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "assign_names", "build_catalog", "servers_named_by", "tool_name"]
 
 MAX_TOOL_NAME = 64
 PREFIX = "mcp__"
@@ -123,6 +123,27 @@ def tool_name(server: str, tool: str) -> tuple[str, bool]:
     part = _short_server(server, smallest) if len(server) > smallest else server
     room = _ROOM - len(part) - 7
     return f"{PREFIX}{part}__{safe[:room]}_{_suffix(server, tool)}", False
+
+
+def servers_named_by(name: str, servers: Iterable[str]) -> list[str]:
+    """The servers whose tools (or prompts) could bear the public name ``name``.
+
+    A public name starts with its server's name, or with the shortened server part
+    ``tool_name`` makes (its start, ``-`` and four hex digits of the whole name). This does
+    not say the tool exists (only the catalog knows): it tells which servers to start to
+    find out. [] when the name is not a namespaced one or names no server of ``servers``.
+    """
+    if not name.startswith(PREFIX):
+        return []
+    part = name[len(PREFIX) :].partition("__")[0]
+    found: list[str] = []
+    for server in servers:
+        if name.startswith(f"{PREFIX}{server}__"):
+            found.append(server)
+        elif len(part) > 5 and part[-5] == "-" and server.startswith(part[:-5]):
+            if hashlib.sha256(server.encode()).hexdigest()[:4] == part[-4:]:
+                found.append(server)
+    return found
 
 
 def _with_suffix(base: str, server: str, tool: str) -> str:

@@ -12,6 +12,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Query
 from starlette.responses import StreamingResponse
 
+from mcpdeck._log_tail import last_lines, read_new
 from mcpdeck._version import __version__
 from mcpdeck.api._common import Changing, Ctx, require_server
 from mcpdeck.api._context import ApiContext
@@ -48,35 +49,11 @@ def _log_path(ctx: ApiContext, name: str) -> Path:
     raise ApiError(404, "no-log", f"no log yet for {name!r}; it is written when the server starts")
 
 
-def _tail(path: Path, lines: int) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
-    return text[-lines:] if lines > 0 else text
-
-
 @router.get("/servers/{name}/logs", response_model=LogOut, tags=["logs"], summary="Tail a server's log")
 async def tail_log(ctx: Ctx, name: str, lines: int = Query(default=50, ge=0, le=100_000)) -> dict[str, Any]:
     """The last lines of the server's log: its stderr, its MCP log messages, the host's notes (``mcpdeck logs``)."""
     path = _log_path(ctx, name)
-    return {"server": name, "path": str(path), "lines": await anyio.to_thread.run_sync(_tail, path, lines)}
-
-
-def _read_from(path: Path, offset: int) -> tuple[int, bytes]:
-    """What the file holds past ``offset`` (from 0 again if it was rotated or truncated), and the new offset."""
-    try:
-        size = os.stat(path).st_size
-    except FileNotFoundError:
-        return 0, b""
-    if size < offset:
-        offset = 0
-    if size == offset:
-        return offset, b""
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        data = handle.read(size - offset)
-    return offset + len(data), data
+    return {"server": name, "path": str(path), "lines": await anyio.to_thread.run_sync(last_lines, path, lines)}
 
 
 @router.get(
@@ -92,13 +69,13 @@ async def follow_log(ctx: Ctx, name: str, lines: int = Query(default=50, ge=0, l
 
     async def stream() -> AsyncIterator[bytes]:
         yield b": connected\n\n"
-        for line in await anyio.to_thread.run_sync(_tail, path, lines):
+        for line in await anyio.to_thread.run_sync(last_lines, path, lines):
             yield sse("line", {"server": name, "line": line})
-        offset, _ = await anyio.to_thread.run_sync(_read_from, path, 0)
+        offset, _ = await anyio.to_thread.run_sync(read_new, path, 0)
         partial = b""
         while not ctx.shutdown.is_set():
             await anyio.sleep(FOLLOW_INTERVAL)
-            offset, data = await anyio.to_thread.run_sync(_read_from, path, offset)
+            offset, data = await anyio.to_thread.run_sync(read_new, path, offset)
             if not data:
                 continue
             *complete, partial = (partial + data).split(b"\n")

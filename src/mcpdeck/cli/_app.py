@@ -154,7 +154,7 @@ class _Context:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(click.style("Error: ", fg="red", bold=True) + safe_text(mask_urls(message)), err=True)
+    click.echo(click.style("Error: ", fg="red", bold=True) + safe_text(mask_urls(message), multiline=True), err=True)
     sys.exit(code)
 
 

@@ -17,15 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["register_content_commands"]
 
 
-def _warn_failed(ctx_host_servers: dict[str, Any]) -> None:
-    from mcpdeck.cli._render import style
-    from mcpdeck.status import ServerState
-
-    for status in ctx_host_servers.values():
-        if status.state is ServerState.FAILED:
-            click.echo(style(f"warning: {status.name} is not connected: {status.error}", fg="yellow"), err=True)
-
-
 @click.command(short_help="List every server's resources and resource templates.")
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -38,23 +29,41 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
     Example:
       mcpdeck resources --server everything
     """
-    from mcpdeck.cli._render import echo_json, table
+    from mcpdeck.cli._render import echo_json
+    from mcpdeck.cli._servers import show_as_they_settle, warn_failed
 
     for name in servers:
         ctx.server(name)  # an unknown name is an error, not an empty list
-    async with ctx.host(only=list(servers) or None) as host:
-        listed = [r for r in host.resources if not servers or r.server in servers]
-        templates = [t for t in host.resource_templates if not servers or t.server in servers]
-        statuses = host.servers
-    if as_json:
-        echo_json({"resources": [r.to_json() for r in listed], "templates": [t.to_json() for t in templates]})
-    else:
-        rows = [[r.server, r.uri, r.resource.mime_type or "", r.resource.title or r.resource.name] for r in listed]
-        click.echo(table(["server", "uri", "type", "name"], rows) if rows else "No resources.")
-        if templates:
-            rows = [[t.server, t.uri_template, t.template.title or t.template.name] for t in templates]
-            click.echo("\n" + table(["server", "template", "name"], rows))
-    _warn_failed(statuses)
+    if as_json:  # one document: every server settled first
+        async with ctx.host(only=list(servers) or None) as host:
+            listed = [r.to_json() for r in host.resources if not servers or r.server in servers]
+            templates = [t.to_json() for t in host.resource_templates if not servers or t.server in servers]
+            statuses = list(host.servers.values())
+        echo_json({"resources": listed, "templates": templates})
+        warn_failed(statuses)
+        return
+    async with ctx.host(only=list(servers) or None, wait=False) as host:
+
+        def block(names: list[str]) -> str:
+            warn_failed(host.servers[name] for name in names)
+            return resources_text(
+                [r.to_json() for r in host.resources if r.server in names],
+                [t.to_json() for t in host.resource_templates if t.server in names],
+            )
+
+        await show_as_they_settle(host, block, "No resources.")
+
+
+def resources_text(listed: list[dict[str, Any]], templates: list[dict[str, Any]]) -> str:
+    """The tables of ``mcpdeck resources``, from the JSON of resources and templates (as the API has them too)."""
+    from mcpdeck.cli._output import table
+
+    rows = [[r["server"], r["uri"], r.get("mimeType") or "", r.get("title") or r.get("name") or ""] for r in listed]
+    parts = [table(["server", "uri", "type", "name"], rows)] if rows else []
+    rows = [[t["server"], t["uriTemplate"], t.get("title") or t.get("name") or ""] for t in templates]
+    if rows:
+        parts.append(table(["server", "template", "name"], rows))
+    return "\n\n".join(parts)
 
 
 def _print_contents(result: types.ReadResourceResult, output: str | None) -> None:
@@ -121,26 +130,40 @@ async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> Non
     Example:
       mcpdeck prompts --server everything
     """
-    from mcpdeck.cli._render import echo_json, table
+    from mcpdeck.cli._render import echo_json
+    from mcpdeck.cli._servers import show_as_they_settle, warn_failed
 
     for name in servers:
         ctx.server(name)
-    async with ctx.host(only=list(servers) or None) as host:
-        listed = [p for p in host.prompts if not servers or p.server in servers]
-        statuses = host.servers
-    if as_json:
-        echo_json([p.to_json() for p in listed])
-    else:
-        rows = [
-            [
-                p.name,
-                " ".join(a.name + ("" if a.required else "?") for a in p.arguments),
-                (p.prompt.description or "").strip().split("\n")[0],
-            ]
-            for p in listed
+    if as_json:  # one document: every server settled first
+        async with ctx.host(only=list(servers) or None) as host:
+            listed = [p.to_json() for p in host.prompts if not servers or p.server in servers]
+            statuses = list(host.servers.values())
+        echo_json(listed)
+        warn_failed(statuses)
+        return
+    async with ctx.host(only=list(servers) or None, wait=False) as host:
+
+        def block(names: list[str]) -> str:
+            warn_failed(host.servers[name] for name in names)
+            return prompts_text([p.to_json() for p in host.prompts if p.server in names])
+
+        await show_as_they_settle(host, block, "No prompts.")
+
+
+def prompts_text(listed: list[dict[str, Any]]) -> str:
+    """The table of ``mcpdeck prompts``, from the prompts' JSON (as the API has it too)."""
+    from mcpdeck.cli._output import table
+
+    rows = [
+        [
+            p["name"],
+            " ".join(a["name"] + ("" if a.get("required") else "?") for a in p.get("arguments") or ()),
+            (p.get("description") or "").strip().split("\n")[0],
         ]
-        click.echo(table(["prompt", "arguments", "description"], rows) if rows else "No prompts.")
-    _warn_failed(statuses)
+        for p in listed
+    ]
+    return table(["prompt", "arguments", "description"], rows)
 
 
 def _render_message(message: types.PromptMessage) -> str:
@@ -174,9 +197,9 @@ async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> Non
     from mcpdeck.cli._render import echo_json, style
 
     arguments = json_object_option(args_json, "--args", '{"topic": "rain"}')
-    known = list(ctx.store.read().servers)
-    only = [s for s in known if name.startswith(f"mcp__{s}__")] or None
-    async with ctx.host(only=only, interactive=True) as host:
+    from mcpdeck.cli._tools import servers_for
+
+    async with ctx.host(only=servers_for(ctx, name, "prompt"), interactive=True) as host:
         result = await host.get_prompt(name, {key: str(value) for key, value in arguments.items()})
     if as_json:
         echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))

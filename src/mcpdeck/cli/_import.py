@@ -128,21 +128,28 @@ def _import_entry(server: ServerConfig, keep_auto_approve: bool) -> dict[str, An
     return entry
 
 
-@click.command(short_help="Show the end of a server's log.")
+FOLLOW_INTERVAL = 0.25
+"""Seconds between looks at a followed log file."""
+
+
+@click.command(short_help="Show the end of a server's log, or follow it.")
 @click.argument("name")
 @click.option(
     "-n", "--lines", type=int, metavar="N", default=50, show_default=True, help="How many lines from the end."
 )
+@click.option("-f", "--follow", is_flag=True, help="Then print each new line as it is written, until Ctrl-C.")
 @pass_ctx
 @_sync
-def logs(ctx: _Context, name: str, lines: int) -> None:
+def logs(ctx: _Context, name: str, lines: int, follow: bool) -> None:
     """Show the end of a server's log (its stderr, with a line per start).
 
     \b
-    Example:
+    Examples:
       mcpdeck logs fs -n 20
+      mcpdeck logs fs --follow
     """
-    from mcpdeck.cli._render import safe
+    from mcpdeck._log_tail import read_new
+    from mcpdeck.cli._output import safe
     from mcpdeck.config import RemoteServerConfig, StdioServerConfig, validate_server_name
 
     validate_server_name(name)
@@ -155,12 +162,34 @@ def logs(ctx: _Context, name: str, lines: int) -> None:
         if server is None:
             raise ConfigError(f"no server named {name!r} in {ctx.path}, and no log at {path}")
         raise ConfigError(f"no log yet for {name!r} at {path}; it is written when the server starts")
-    text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    offset, data = read_new(path, 0)
+    text = data.decode("utf-8", "replace").splitlines()
     click.echo(f"==> {path} <==", err=True)
     for line in text[-lines:] if lines > 0 else text:
         click.echo(safe(line, multiline=True))
-    if isinstance(server, StdioServerConfig) and not text:
+    if isinstance(server, StdioServerConfig) and not text and not follow:
         click.echo("(empty)")
+    if follow:
+        follow_file(path, offset, partial=b"" if data.endswith(b"\n") else data.rpartition(b"\n")[2])
+
+
+def follow_file(path: Path, offset: int, *, partial: bytes = b"") -> None:
+    """Print each line written to ``path`` past ``offset`` as it comes (a rotated file from its start), until Ctrl-C."""
+    import time
+
+    from mcpdeck._log_tail import read_new
+    from mcpdeck.cli._output import safe
+
+    try:
+        while True:
+            time.sleep(FOLLOW_INTERVAL)
+            offset, data = read_new(path, offset)
+            if data:
+                *complete, partial = (partial + data).split(b"\n")
+                for line in complete:
+                    click.echo(safe(line.decode("utf-8", "replace"), multiline=True))
+    except KeyboardInterrupt:
+        return  # Ctrl-C is how following ends
 
 
 def register_file_commands(group: click.Group) -> None:

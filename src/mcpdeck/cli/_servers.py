@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,7 +18,7 @@ from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
     from mcpdeck.config import ServerConfig
-    from mcpdeck.host import ServerTest
+    from mcpdeck.host import Host, ServerTest
     from mcpdeck.status import ServerStatus
 
 __all__ = ["register_server_commands"]
@@ -70,55 +72,105 @@ async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None
 
 
 READY_WAIT = 2.0
-"""Seconds ``list`` waits for every server before it prints what is ready; the rest follow as they settle."""
+"""Seconds a command over every server waits for them all before it prints what is ready (the rest follow)."""
 
 
-async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
-    """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
+async def as_they_settle(
+    host: Host, first: Callable[[list[str], list[str]], None], then: Callable[[str], None]
+) -> None:
+    """Show a host's servers (opened with ``wait=False``) as they settle, a slow one holding back only itself.
 
-    A slow or hanging server delays only its own row (at most its startup timeout). ``targets``
-    holds the unmasked command lines and URLs to show instead (``--show-secrets``).
+    ``first(ready, waiting)`` is called once the servers that settle within ``READY_WAIT`` have
+    (or every one has), with the names of both kinds in config order; then ``then(name)`` for
+    each waiting one as it connects or fails (at most its startup timeout later). A note on
+    stderr says which are still starting. ``list``, ``tools``, ``resources`` and ``prompts``
+    print through it.
     """
     import anyio
 
-    from mcpdeck.cli._render import status_row, table
-
-    headers = ["name", "status", "tools", "transport", "command / url"]
-    statuses: list[ServerStatus] = []
-    send, receive = anyio.create_memory_object_stream[str](1000)
+    names = list(host.servers)
+    send, receive = anyio.create_memory_object_stream[str](max(len(names), 1))
     with send, receive:
-        async with ctx.host(wait=False) as host, anyio.create_task_group() as tg:
-            names = list(host.servers)
+        async with anyio.create_task_group() as tg:
 
             async def settle(name: str) -> None:
                 with contextlib.suppress(ConfigError):  # an unusable entry: failed from the start
                     await host.wait_settled(name)
                 await send.send(name)
 
-            waiting = set(names)
             for name in names:
                 tg.start_soon(settle, name)
+            waiting = set(names)
             with anyio.move_on_after(READY_WAIT):
                 while waiting:
                     waiting.discard(await receive.receive())
-            if not names:
-                return []
-            # Widths come from every row as it is now (the waiting ones say "connecting"), so the
-            # rows printed later line up with the first ones.
-            now = [status_row(status, targets.get(status.name)) for status in host.servers.values()]
-            lines = table(headers, now).splitlines()
-            click.echo(
-                "\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n not in waiting)])
-            )
+            first([n for n in names if n not in waiting], [n for n in names if n in waiting])
             if waiting:
                 click.echo(f"(still starting: {', '.join(sorted(waiting))}; each is shown when it settles)", err=True)
             while waiting:
                 name = await receive.receive()
                 waiting.discard(name)
-                row = status_row(host.servers[name], targets.get(name))
-                click.echo(table(headers, [*now, row]).splitlines()[-1])
-            statuses = list(host.servers.values())
-    return statuses
+                then(name)
+
+
+async def show_as_they_settle(host: Host, block: Callable[[list[str]], str], empty: str) -> None:
+    """Print what the servers offer in blocks: the servers ready first, then each other one as it settles.
+
+    ``block(names)`` is the text of what those servers offer ("" for nothing); a blank line
+    separates the blocks, and ``empty`` is printed when there was none.
+    """
+    printed = False
+
+    def show(names: list[str]) -> None:
+        nonlocal printed
+        text = block(names)
+        if text:
+            click.echo(("\n" if printed else "") + text)
+            printed = True
+
+    await as_they_settle(host, lambda ready, _waiting: show(ready), lambda name: show([name]))
+    if not printed:
+        click.echo(empty)
+
+
+def warn_failed(statuses: Iterable[ServerStatus]) -> None:
+    """A warning on stderr for each server that failed (commands over many servers still exit 0)."""
+    from mcpdeck.cli._render import style
+    from mcpdeck.status import ServerState
+
+    for status in statuses:
+        if status.state is ServerState.FAILED:
+            message = f"warning: {status.name} is not connected: {startup_hint(status.error)}"
+            click.echo(style(message, fg="yellow"), err=True)
+
+
+async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
+    """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
+
+    ``targets`` holds the unmasked command lines and URLs to show instead (``--show-secrets``).
+    """
+    from mcpdeck.cli._render import status_row, table
+
+    headers = ["name", "status", "tools", "transport", "command / url"]
+    now: list[list[str]] = []
+    async with ctx.host(wait=False) as host:
+        if not host.servers:
+            return []
+
+        def first(ready: list[str], waiting: list[str]) -> None:
+            # Widths come from every row as it is now (the waiting ones say "connecting"), so the
+            # rows printed later line up with the first ones.
+            now.extend(status_row(status, targets.get(status.name)) for status in host.servers.values())
+            lines = table(headers, now).splitlines()
+            names = list(host.servers)
+            click.echo("\n".join([lines[0], *(line for n, line in zip(names, lines[1:], strict=True) if n in ready)]))
+
+        def then(name: str) -> None:
+            row = status_row(host.servers[name], targets.get(name))
+            click.echo(table(headers, [*now, row]).splitlines()[-1])
+
+        await as_they_settle(host, first, then)
+        return list(host.servers.values())
 
 
 @click.command()
@@ -204,7 +256,7 @@ def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]
     return pairs
 
 
-def _server_from_options(
+def server_from_options(
     name: str,
     command: tuple[str, ...],
     *,
@@ -217,8 +269,6 @@ def _server_from_options(
     roots: tuple[str, ...] = (),
 ) -> ServerConfig:
     """The config ``add`` and ``test`` build from a command line or ``--url`` and their options."""
-    from pathlib import Path
-
     from mcpdeck.config import parse_server_config
 
     if bool(command) == bool(url):
@@ -243,6 +293,17 @@ def _server_from_options(
     return parse_server_config(name, raw)
 
 
+def server_from_json(name: str, config_json: str) -> ServerConfig:
+    """The config ``add-json`` is given, as other hosts write it."""
+    from mcpdeck.config import parse_server_config
+
+    try:
+        raw = json.loads(config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    return parse_server_config(name, raw)
+
+
 async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
     """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
     from mcpdeck.host import Host
@@ -257,7 +318,6 @@ async def _check_and_save(
     ctx: _Context, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
 ) -> None:
     """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
-    from mcpdeck.cli._render import state_label
     from mcpdeck.config import validate_server_name
 
     validate_server_name(name)
@@ -270,15 +330,41 @@ async def _check_and_save(
         return
     report = await _try(ctx, name, server)
     status = report.status
-    if report.ok:
-        ctx.store.put_server(name, server, replace=force)
-        click.echo(f"{state_label(status.state)}: {len(report.tools)} tools. Saved {name!r} to {ctx.path}.")
+    finish_add(
+        name,
+        ctx.path,
+        ok=report.ok,
+        state=status.state,
+        tools=len(report.tools),
+        error=status.error,
+        save_anyway=save_anyway,
+        save=lambda: ctx.store.put_server(name, server, replace=force),
+    )
+
+
+def finish_add(
+    name: str,
+    path: Path,
+    *,
+    ok: bool,
+    state: str,
+    tools: int,
+    error: str | None,
+    save_anyway: bool,
+    save: Callable[[], object],
+) -> None:
+    """What ``add`` does once the server was tried: ``save()`` it if it connected (or anyway, if asked), and say so."""
+    from mcpdeck.cli._output import state_label
+
+    if ok:
+        save()
+        click.echo(f"{state_label(state)}: {tools} tools. Saved {name!r} to {path}.")
     elif save_anyway:
-        ctx.store.put_server(name, server, replace=force)
-        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(status.error)}", 1)
+        save()
+        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
     else:
         _fail(
-            f"{name!r} did not connect, so it was not saved: {startup_hint(status.error)}\n"
+            f"{name!r} did not connect, so it was not saved: {startup_hint(error)}\n"
             "Fix it and run the command again, or save it as it is with --save-anyway.",
             1,
         )
@@ -337,7 +423,7 @@ async def add(
       mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
       mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
     """
-    server = _server_from_options(
+    server = server_from_options(
         name, command, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, timeout=timeout, roots=roots
     )
     await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
@@ -361,13 +447,7 @@ async def add_json(
       mcpdeck add-json time '{"command": "uvx", "args": ["mcp-server-time"]}'
       mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
     """
-    from mcpdeck.config import parse_server_config
-
-    try:
-        raw = json.loads(config_json)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
-    server = parse_server_config(name, raw)
+    server = server_from_json(name, config_json)
     await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
 
 
@@ -456,9 +536,7 @@ async def test(
         if not target and not url:
             raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
         name = "test"
-        server = _server_from_options(
-            name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots
-        )
+        server = server_from_options(name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots)
     report = await _try(ctx, name, server)
     status = report.status
     if as_json:

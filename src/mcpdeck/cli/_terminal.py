@@ -31,7 +31,7 @@ import anyio.to_thread
 import click
 
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
-from mcpdeck.cli._render import safe, style
+from mcpdeck.cli._output import ProgressLine, safe, style
 from mcpdeck.permissions import Approval, ApprovalRequest
 
 __all__ = [
@@ -325,29 +325,3 @@ def _ask_approval(request: ApprovalRequest) -> Approval:
 async def terminal_approval(request: ApprovalRequest) -> Approval:
     """Ask at the terminal whether a tool call may run (one line on stdin; end of input denies)."""
     return await anyio.to_thread.run_sync(_ask_approval, request, abandon_on_cancel=True)
-
-
-class ProgressLine:
-    """A one-line progress bar on stderr (only on a terminal)."""
-
-    def __init__(self, label: str):
-        self._label = label
-        self._shown = False
-        self._live = sys.stderr.isatty()
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        if not self._live:
-            return
-        if total:
-            filled = int(30 * min(progress / total, 1.0))
-            bar = f"[{'#' * filled}{' ' * (30 - filled)}] {100 * progress / total:5.1f}%"
-        else:
-            bar = f"[{progress:g}]"
-        text = f"\r{safe(self._label)} {bar} {safe(message or '')}"
-        click.echo(text[:200].ljust(80), err=True, nl=False)
-        self._shown = True
-
-    def close(self) -> None:
-        """End the line, if one was drawn."""
-        if self._shown:
-            click.echo("", err=True)

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import click
 
 from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
-
-if TYPE_CHECKING:
-    from mcpdeck.catalog import CatalogTool
-    from mcpdeck.status import ServerStatus
 
 __all__ = ["register_tool_commands"]
 
@@ -21,17 +17,6 @@ def _known_servers(ctx: _Context, servers: tuple[str, ...]) -> None:
     """An unknown ``--server`` name is an error, not an empty list."""
     for name in servers:
         ctx.server(name)
-
-
-def _warn_failed(statuses: list[ServerStatus]) -> None:
-    from mcpdeck.cli._render import style
-    from mcpdeck.cli._servers import startup_hint
-    from mcpdeck.status import ServerState
-
-    for status in statuses:
-        if status.state is ServerState.FAILED:
-            message = f"warning: {status.name} is not connected: {startup_hint(status.error)}"
-            click.echo(style(message, fg="yellow"), err=True)
 
 
 @click.command(short_help="List every server's tools under their namespaced names.")
@@ -48,25 +33,33 @@ async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json:
       mcpdeck tools
       mcpdeck tools --server fs --verbose
     """
-    from mcpdeck.cli._render import echo_json, table
+    from mcpdeck.cli._output import echo_json
+    from mcpdeck.cli._servers import show_as_they_settle, warn_failed
 
     _known_servers(ctx, servers)
-    async with ctx.host(only=list(servers) or None) as host:
-        catalog = [t for t in host.tools if not servers or t.server in servers]
-        statuses = list(host.servers.values())
-    if as_json:
+    if as_json:  # one document: every server settled first
+        async with ctx.host(only=list(servers) or None) as host:
+            catalog = [t for t in host.tools if not servers or t.server in servers]
+            statuses = list(host.servers.values())
         echo_json([tool.to_json() for tool in catalog])
-    elif verbose:
-        for index, tool in enumerate(catalog):
-            if index:
-                click.echo("")
-            _describe(tool)
-        if not catalog:
-            click.echo("No tools.")
-    else:
-        rows = [[t.name, _first_line(t.description)] for t in catalog]
-        click.echo(table(["tool", "description"], rows) if rows else "No tools.")
-    _warn_failed(statuses)
+        warn_failed(statuses)
+        return
+    async with ctx.host(only=list(servers) or None, wait=False) as host:
+
+        def block(names: list[str]) -> str:
+            warn_failed(host.servers[name] for name in names)
+            return tools_text([t.to_json() for t in host.tools if t.server in names], verbose=verbose)
+
+        await show_as_they_settle(host, block, "No tools.")
+
+
+def tools_text(catalog: list[dict[str, Any]], *, verbose: bool) -> str:
+    """What ``mcpdeck tools`` prints for these tools (their JSON, as the API has it too)."""
+    from mcpdeck.cli._output import table
+
+    if verbose:
+        return "\n\n".join(describe(tool) for tool in catalog)
+    return table(["tool", "description"], [[t["name"], _first_line(t.get("description") or "")] for t in catalog])
 
 
 def _first_line(text: str) -> str:
@@ -108,24 +101,37 @@ def argument_lines(schema: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _describe(tool: CatalogTool) -> None:
-    """A tool as ``tool`` and ``tools --verbose`` show it: everything the server wrote made safe."""
-    from mcpdeck.cli._render import safe, style
+def describe(tool: dict[str, Any]) -> str:
+    """A tool (its JSON) as ``tool`` and ``tools --verbose`` show it: everything the server wrote made safe."""
+    from mcpdeck.cli._output import safe, style
 
-    click.echo(style(tool.name, bold=True) + (safe(f"  ({tool.title})") if tool.title else ""))
-    for line in tool.description.strip().splitlines():
-        click.echo(f"  {safe(line)}")
-    lines = argument_lines(tool.input_schema)
-    click.echo("  arguments:" if lines else "  arguments: none")
-    for line in lines:
-        click.echo(f"    {safe(line)}")
-    if tool.read_only:
-        click.echo("  read-only (the server says)")
+    title = tool.get("title")
+    lines = [style(tool["name"], bold=True) + (safe(f"  ({title})") if title else "")]
+    lines += [f"  {safe(line)}" for line in (tool.get("description") or "").strip().splitlines()]
+    arguments = argument_lines(tool.get("inputSchema") or {})
+    lines.append("  arguments:" if arguments else "  arguments: none")
+    lines += [f"    {safe(line)}" for line in arguments]
+    annotations: dict[str, Any] = tool.get("annotations") or {}
+    if annotations.get("readOnlyHint"):
+        lines.append("  read-only (the server says)")
+    return "\n".join(lines)
 
 
-def _servers_for(name: str, known: list[str]) -> list[str]:
-    """Which servers a namespaced tool name can belong to (connect only those)."""
-    return [server for server in known if name.startswith(f"mcp__{server}__")] or known
+def servers_for(ctx: _Context, name: str, what: str = "tool") -> list[str]:
+    """The servers to start for the public name ``name``: the ones it names, else all of them, saying so."""
+    from mcpdeck.catalog import servers_named_by
+
+    known = list(ctx.read().servers)
+    named = servers_named_by(name, known)
+    if named or len(known) < 2:
+        return named or known
+    why = (
+        f"{name!r} names no server of {ctx.path}"
+        if name.startswith("mcp__")
+        else f"{name!r} does not say its server ({what} names look like mcp__SERVER__{what.upper()})"
+    )
+    click.echo(f"note: {why}; starting all {len(known)} servers to look for it", err=True)
+    return known
 
 
 @click.command()
@@ -143,15 +149,14 @@ async def tool(ctx: _Context, name: str, as_json: bool) -> None:
     """
     from mcpdeck.cli._render import echo_json
 
-    known = list(ctx.read().servers)
-    async with ctx.host(only=_servers_for(name, known)) as host:
+    async with ctx.host(only=servers_for(ctx, name)) as host:
         entry = host.catalog.get(name)
         if entry is None:
             raise host._not_found(name)  # pyright: ignore[reportPrivateUsage]
     if as_json:
         echo_json(entry.to_json())
     else:
-        _describe(entry)
+        click.echo(describe(entry.to_json()))
 
 
 @click.command(short_help="Call a tool by its namespaced name, with --args JSON.")
@@ -176,11 +181,11 @@ async def call(
     from mcpdeck.cli._terminal import ProgressLine
 
     arguments = json_object_option(args_json, "--args", '{"path": "README.md"}')
-    known = list(ctx.read().servers)
+    only = servers_for(ctx, tool)
     progress = ProgressLine(tool)
     history = ctx.history()
     try:
-        async with ctx.host(only=_servers_for(tool, known), interactive=True) as host:
+        async with ctx.host(only=only, interactive=True) as host:
             if history is not None:
                 host.events.on(history.record)
             result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress, validate=not no_validate)

@@ -1,0 +1,158 @@
+"""``resources``, ``prompts``, ``add``, ``add-json``, ``logs`` (``--follow`` too) and ``call``'s progress
+through a running ``mcpdeck serve``: each run both ways against the same real servers, in-process where a
+process shows nothing more, real processes for a terminal and for Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.cli.terminal import run_in_terminal
+from tests.cli.test_attach import invoker, stable
+from tests.helpers import ROOT, WAIT, stdio_server
+from tests.server.test_process import environment, serving, wait_connected
+
+pytestmark = pytest.mark.anyio
+
+SERVERS = {"basic": stdio_server("basic"), "features": stdio_server("features")}
+
+
+async def test_resources_and_prompts_json_is_the_same_attached_or_not(tmp_path: Path) -> None:
+    async with serving(tmp_path, SERVERS) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        await wait_connected(client, "features")
+        invoke = invoker(tmp_path)
+        for command in (["resources", "--json"], ["prompts", "--json"], ["prompts", "--server", "basic", "--json"]):
+            attached = await invoke(*command)
+            alone = await invoke("--no-attach", *command)
+            assert (attached.exit_code, alone.exit_code) == (0, 0), command
+            assert stable(json.loads(attached.stdout)) == stable(json.loads(alone.stdout)), command
+            assert json.loads(attached.stdout) or command[-2] == "basic", command  # features offers both
+        unknown = await invoke("prompts", "--server", "nope")
+        assert unknown.exit_code == 2 and "no server named 'nope'" in unknown.stderr
+
+
+async def test_resources_prompts_and_tools_print_the_same_attached_or_not(tmp_path: Path) -> None:
+    async with serving(tmp_path, SERVERS) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        await wait_connected(client, "features")
+        invoke = invoker(tmp_path)
+        for command in (["resources"], ["prompts", "--server", "features"], ["tools", "--server", "basic", "-v"]):
+            attached = await invoke(*command)
+            alone = await invoke("--no-attach", *command)
+            assert attached.stdout == alone.stdout, command
+            assert attached.stdout.startswith(("SERVER", "PROMPT", "mcp__basic__")), command
+
+
+async def test_add_through_serve_connects_it_there_and_saves_only_what_works(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        invoke = invoker(tmp_path)
+        config = str(run.config)
+        basic = stdio_server("basic")
+        added = await invoke("add", "second", "--", basic["command"], *basic["args"])
+        assert added.exit_code == 0, added.output
+        assert added.stdout == f"● connected: 13 tools. Saved 'second' to {config}.\n"
+        # serve runs it at once (the same process that saved it), and the file has it.
+        status = (await client.get("/api/servers/second")).json()["status"]
+        assert status["state"] == "connected" and status["toolCount"] == 13
+        assert run.config.exists() and "second" in json.loads(run.config.read_text())["mcpServers"]
+        again = await invoke("add", "second", "--", basic["command"], *basic["args"])
+        assert again.exit_code == 2
+        assert f"Error: server 'second' already exists in {config}; use --force to replace it" in again.stderr
+        broken = await invoke("add-json", "broken", '{"command": "/no/such/binary"}')
+        alone = await invoke("--no-attach", "add-json", "broken", '{"command": "/no/such/binary"}')
+        assert (broken.exit_code, alone.exit_code) == (1, 1)
+        assert broken.stderr == alone.stderr
+        assert "'broken' did not connect, so it was not saved: command '/no/such/binary' does not exist" in (
+            broken.stderr
+        )
+        assert "\nFix it and run the command again" in broken.stderr  # the line break is kept
+        assert "broken" not in json.loads(run.config.read_text())["mcpServers"]
+        assert (await client.get("/api/servers/broken")).status_code == 404
+        kept = await invoke("add-json", "kept", '{"command": "/no/such/binary"}', "--save-anyway")
+        assert kept.exit_code == 1 and "and was saved anyway (--save-anyway)" in kept.stderr
+        assert (await client.get("/api/servers/kept")).json()["status"]["state"] == "failed"
+        bad = await invoke("add", "bad name", "--", "x")
+        assert bad.exit_code == 2 and "server name 'bad name'" in bad.stderr
+
+
+async def test_logs_through_serve_and_alone_print_the_same(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        await client.post("/api/tools/mcp__basic__fail/call", json={"arguments": {"message": "noted"}})
+        invoke = invoker(tmp_path)
+        for lines in ("3", "0"):
+            attached = await invoke("logs", "basic", "-n", lines)
+            alone = await invoke("--no-attach", "logs", "basic", "-n", lines)
+            assert attached.exit_code == alone.exit_code == 0
+            assert attached.stdout == alone.stdout and "tool fail: noted" in attached.stdout
+        missing = await invoke("logs", "nope")
+        assert missing.exit_code == 2 and "no server named 'nope'" in missing.stderr
+
+
+def follow(folder: Path, *options: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcpdeck.cli", "--config", str(folder / "mcp.json"), *options, "logs", "basic", "-f"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(folder),
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize("options", [(), ("--no-attach",)], ids=["attached", "alone"])
+async def test_logs_follow_prints_each_new_line_until_ctrl_c(tmp_path: Path, options: tuple[str, ...]) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        with follow(tmp_path, *options) as process:  # closes its pipes
+            try:
+                assert process.stdout is not None and process.stderr is not None
+                stdout = process.stdout
+                with anyio.fail_after(WAIT):
+                    # The end of the log is out once a line of it is: then a new one is written.
+                    first = await anyio.to_thread.run_sync(stdout.readline)
+                    assert first
+                    arguments = {"arguments": {"message": "followed"}}
+                    await client.post("/api/tools/mcp__basic__fail/call", json=arguments)
+                    while "tool fail: followed" not in (line := await anyio.to_thread.run_sync(stdout.readline)):
+                        assert line, "the follower ended"
+                process.send_signal(signal.SIGINT)
+                with anyio.fail_after(WAIT):
+                    code = await anyio.to_thread.run_sync(process.wait)
+                errors = process.stderr.read()
+            finally:
+                process.kill()
+                process.wait()
+    assert code == 0, errors
+    assert errors.startswith("==> ")
+
+
+def progress_run(folder: Path, *options: str) -> str:
+    arguments = json.dumps({"steps": 3, "delay": 0.3})
+    env: dict[str, Any] = {key: environment(folder)[key] for key in ("MCPDECK_STATE_DIR", "MCPDECK_HISTORY")}
+    done = run_in_terminal(
+        folder / "mcp.json", *options, "call", "mcp__basic__slow_progress", "--args", arguments, env=env
+    )
+    assert done.returncode == 0, done.text
+    return done.text
+
+
+async def test_an_attached_call_draws_its_progress_at_a_terminal_as_one_made_alone(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        attached = await anyio.to_thread.run_sync(progress_run, tmp_path)
+        alone = await anyio.to_thread.run_sync(progress_run, tmp_path, "--no-attach")
+        for text in (attached, alone):
+            assert "mcp__basic__slow_progress [##########" in text and " 33.3%" in text and "100.0%" in text
+            assert text.rstrip().endswith("done after 3 steps")
+        status = (await client.get("/api/servers/basic")).json()["status"]
+        assert status["calls"] == 1  # the attached one went through serve
