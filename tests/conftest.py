@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,22 @@ from tests.servers.basic import build_server
 TRANSPORTS = ["in-process", "stdio", "http", "sse"]
 TEST_LIMIT = 30.0
 """No async test may run longer than this: a hang fails that test instead of stalling the run."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this test process (each xdist worker has its own) fresh user folders (``XDG_*_HOME``).
+
+    What a test does not place itself (the default log folder, history, tokens) goes there, not to
+    the folders of whoever runs the suite, and two workers never share those files. mcpdeck's own
+    defaults find them as they find a user's.
+    """
+    home = tempfile.mkdtemp(prefix="mcpdeck-tests-")
+    config.add_cleanup(functools.partial(shutil.rmtree, home, ignore_errors=True))
+    for kind in ("CONFIG", "DATA", "STATE", "CACHE"):
+        os.environ[f"XDG_{kind}_HOME"] = os.path.join(home, kind.lower())
+    # pytest-xdist sets an 80-column terminal in its workers; output is as wide as a pipe gets without it.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -36,6 +56,19 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         return (yield)
     finally:
         pyfuncitem.obj = test
+
+
+@pytest.fixture(autouse=True)
+def _own_log_handlers() -> Generator[None]:
+    """Take away the log handlers a test left on the root logger (a CLI command run in the test process
+    installs one on the stderr of that run; left there, a later run in the same process would print its
+    warnings to a stream nobody reads)."""
+    root = logging.getLogger()
+    before = list(root.handlers)
+    yield
+    for handler in list(root.handlers):
+        if handler not in before:
+            root.removeHandler(handler)
 
 
 @pytest.fixture(scope="session")

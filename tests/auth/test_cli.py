@@ -1,4 +1,5 @@
-"""``mcpdeck auth`` run as a user runs it: a real process, a real authorization server, a real config file."""
+"""``mcpdeck auth``: a real authorization server, a real config file; ``login`` in a real process, the other
+commands in this process (``tests.cli.inprocess``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from mcpdeck import ServerState
 from mcpdeck.auth import TokenStore
 from tests.auth.oauth_server import SCOPE, OAuthSetup
 from tests.auth.support import SERVER, HeadlessBrowser, host
+from tests.cli.inprocess import mcpdeck
 from tests.helpers import ROOT, WAIT
 
 pytestmark = pytest.mark.anyio
@@ -49,10 +51,12 @@ class Cli:
         return [sys.executable, "-m", "mcpdeck.cli", "--config", str(self.config), *args]
 
     async def run(self, *args: str) -> tuple[int, str, str]:
-        """Run to the end (bounded); return exit code, stdout, stderr."""
+        """Run to the end in this process (in a worker thread: the command runs its own event loop); return
+        exit code, stdout, stderr."""
+        arguments = ["--config", str(self.config), *args]
         with anyio.fail_after(WAIT * 2):
-            done = await anyio.run_process(self.command(*args), env=self.env, cwd=ROOT, check=False)
-        out, err = done.stdout.decode(), done.stderr.decode()
+            done = await anyio.to_thread.run_sync(lambda: mcpdeck(arguments, env=self.env, cwd=ROOT))
+        out, err = done.stdout, done.stderr
         self.outputs += [out, err]
         return done.returncode, out, err
 

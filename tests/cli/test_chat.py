@@ -1,4 +1,4 @@
-"""``mcpdeck chat`` as a user runs it: a real process, real MCP servers, a scripted provider over HTTP."""
+"""``mcpdeck chat`` (in this process, see ``inprocess``): real MCP servers, a scripted provider over HTTP."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.cli.inprocess import mcpdeck as in_process
 from tests.helpers import cli_environment, closed_port
 from tests.llm.scripted import Call, Fail, Received, Reply, Step, serve_scripted_in_thread
 
@@ -26,21 +27,12 @@ def chat(
 def mcpdeck(
     config: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``mcpdeck --config CONFIG ARGS``."""
+    """Run ``mcpdeck --config CONFIG ARGS`` (in this process)."""
     environ = cli_environment(config.parent, **(env or {}))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MCPDECK_MODEL"):
         if name not in (env or {}):
             environ.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        input=stdin or "",
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=environ,
-        cwd=ROOT,
-        check=False,
-    )
+    return in_process(["--config", str(config), *args], env=environ, cwd=ROOT, stdin=stdin or "")
 
 
 def write_config(tmp_path: Path, **extra: Any) -> Path:

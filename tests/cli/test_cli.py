@@ -1,4 +1,4 @@
-"""The ``mcpdeck`` command, run as a user runs it: a real process, real servers, a real config file."""
+"""The ``mcpdeck`` command with real servers and a real config file (in this process: see ``inprocess``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli.inprocess import mcpdeck
 from tests.helpers import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,17 +20,8 @@ EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
 
 
 def run(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``mcpdeck --config CONFIG ARGS`` and return what it did (bounded by a timeout)."""
-    environ = cli_environment(config.parent, **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environ,
-        cwd=ROOT,
-        check=False,
-    )
+    """Run ``mcpdeck --config CONFIG ARGS`` (in this process) and return what it did."""
+    return mcpdeck(["--config", str(config), *args], env=cli_environment(config.parent, **(env or {})), cwd=ROOT)
 
 
 def write(config: Path, servers: dict[str, Any], **extra: Any) -> None:
@@ -273,15 +265,7 @@ def test_config_path_comes_from_the_environment_when_not_given(tmp_path: Path) -
         "MCPDECK_LOG_DIR": str(tmp_path / "logs"),
         "MCPDECK_HISTORY": "off",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpdeck.cli", "list", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environ,
-        cwd=ROOT,
-        check=False,
-    )
+    done = mcpdeck(["list", "--json"], env=environ, cwd=ROOT)
     data = json.loads(done.stdout)
     assert data["config"] == str(path)
     assert [s["name"] for s in data["servers"]] == ["basic"]

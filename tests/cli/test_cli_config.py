@@ -1,4 +1,4 @@
-"""The config file under pressure, through real ``mcpdeck`` processes.
+"""The config file under pressure, through ``mcpdeck`` (real processes for concurrent writers and a terminal).
 
 Concurrent writers, symlinked files, hostile files, and imports that bring autoApprove lists.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.inprocess import mcpdeck
 from tests.helpers import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +25,10 @@ def command(config: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args]
 
 
-def run(config: Path, *args: str, stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+def run(config: Path, *args: str, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``mcpdeck --config CONFIG ARGS`` in this process; given a terminal's ``stdin``, in a real process."""
+    if stdin is None:
+        return mcpdeck(["--config", str(config), *args], env=cli_environment(config.parent), cwd=ROOT)
     return subprocess.run(
         command(config, *args),
         capture_output=True,

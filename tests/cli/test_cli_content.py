@@ -1,9 +1,9 @@
 """The CLI's ``resources``, ``read``, ``prompts`` and ``prompt``, and answering servers without a terminal.
 
-The commands run as a user runs them: real processes, real servers (the ``everything``
-reference server and the features test server). Each command takes seconds (it starts its
-servers), so the module runs them all first, a few at a time, and each test checks the
-ones it is about.
+The commands run in this process (``inprocess``) with real servers (the ``everything``
+reference server and the features test server). Each command takes a second or more (it
+starts its servers), so the module runs them all first and each test checks the ones it is
+about.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpdeck.cli._terminal import check_field
+from tests.cli.inprocess import mcpdeck
 from tests.helpers import cli_environment
 from tests.servers.features import LOGO
 
@@ -42,18 +42,8 @@ COMMANDS: dict[str, list[str]] = {
 
 
 def run(config: Path, args: list[str]) -> Done:
-    """Run ``mcpdeck --config CONFIG ARGS`` without a terminal on stdin (bounded by a timeout)."""
-    environ = cli_environment(config.parent)
-    return subprocess.run(
-        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environ,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    """Run ``mcpdeck --config CONFIG ARGS`` in this process, without a terminal on stdin."""
+    return mcpdeck(["--config", str(config), *args], env=cli_environment(config.parent), cwd=ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +53,10 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def done(tmp: Path) -> dict[str, Done]:
-    """What every command of ``COMMANDS`` did, run a few at a time."""
+    """What every command of ``COMMANDS`` did."""
     config = tmp / "mcp.json"
     config.write_text(json.dumps({"mcpServers": SERVERS}))
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        futures = {
-            name: pool.submit(run, config, [arg.replace("{tmp}", str(tmp)) for arg in args])
-            for name, args in COMMANDS.items()
-        }
-        return {name: future.result() for name, future in futures.items()}
+    return {name: run(config, [arg.replace("{tmp}", str(tmp)) for arg in args]) for name, args in COMMANDS.items()}
 
 
 def ok(result: Done) -> Done:

@@ -1,6 +1,6 @@
-"""What a new user meets in the first hour with ``mcpdeck``: real processes and real servers
-where exit codes, timing or what gets started matter; Click's runner in-process where a
-process adds nothing."""
+"""What a new user meets in the first hour with ``mcpdeck``: real servers always; a real process
+where what gets imported or printed while it runs matters; the command in this process
+(``inprocess``, Click's runner) where a process adds nothing."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpdeck.cli import cli
+from tests.cli.inprocess import mcpdeck
 from tests.helpers import NODE_BIN, ROOT, cli_environment, stdio_server
 
 BASIC = stdio_server("basic")
@@ -29,15 +30,9 @@ HEAVY = ("mcp", "mcp_types", "openai", "anthropic", "google.genai", "httpx2", "j
 
 
 def run(config: Path, *args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess[str]:
-    """``mcpdeck --config CONFIG ARGS`` as a user runs it (bounded by a timeout)."""
-    return subprocess.run(
-        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=cli_environment(config.parent, PYTHONPATH=str(ROOT), **env),
-        cwd=cwd,
-        check=False,
+    """``mcpdeck --config CONFIG ARGS`` in this process, from the folder ``cwd``."""
+    return mcpdeck(
+        ["--config", str(config), *args], env=cli_environment(config.parent, PYTHONPATH=str(ROOT), **env), cwd=cwd
     )
 
 

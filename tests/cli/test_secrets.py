@@ -1,4 +1,4 @@
-"""Secrets stay secret in every output, and what mcpdeck writes is private (real processes, real files)."""
+"""Secrets stay secret in every output, and what mcpdeck writes is private (the CLI in this process, real files)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Generator
-from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from mcpdeck._server_log import ROTATE_BYTES, ServerLogFile
 from mcpdeck.history import History
+from tests.cli.inprocess import mcpdeck
 from tests.helpers import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,20 +31,15 @@ LITERAL = "literal-query-secret-13"
 def run(
     config: Path, *args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
+    """``mcpdeck --config CONFIG ARGS`` in this process, without the variables in ``drop``."""
     environ = cli_environment(config.parent, **(env or {}))
     for name in drop:
         environ.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=environ,
-        cwd=ROOT,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=lambda: os.umask(0o022),  # the usual umask: files would be world-readable by default
-    )
+    umask = os.umask(0o022)  # the usual umask: files would be world-readable by default
+    try:
+        return mcpdeck(["--config", str(config), *args], env=environ, cwd=ROOT)
+    finally:
+        os.umask(umask)
 
 
 class _Refuse(BaseHTTPRequestHandler):
@@ -95,8 +90,7 @@ def test_a_secret_expanded_into_a_url_is_in_no_output(tmp_path: Path, refusing_u
     def go(args: list[str]) -> subprocess.CompletedProcess[str]:
         return run(config, *args, env=env)
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        done = list(pool.map(go, commands))
+    done = [go(args) for args in commands]
     for args, result in zip(commands, done, strict=True):
         output = result.stdout + result.stderr
         for secret in (KEY, TENANT, PASSWORD, LITERAL):
@@ -117,10 +111,9 @@ def test_get_and_list_mask_arguments_and_env_unless_asked(tmp_path: Path) -> Non
     def go(args: list[str]) -> subprocess.CompletedProcess[str]:
         return run(config, *args)
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        masked, listed, shown = pool.map(
-            go, [["get", "basic", "--json"], ["list"], ["get", "basic", "--json", "--show-secrets"]]
-        )
+    masked, listed, shown = map(
+        go, [["get", "basic", "--json"], ["list"], ["get", "basic", "--json", "--show-secrets"]]
+    )
     data = json.loads(masked.stdout)
     assert data["config"]["args"][-2:] == ["--api-key", "sk-…****"]
     assert data["config"]["env"] == {"MODE": "fas…****"}

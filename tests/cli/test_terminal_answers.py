@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcpdeck.cli._terminal import format_arguments, openable_url, shorten_middle
+from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import cli_environment
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
@@ -25,16 +26,17 @@ HOSTILE = {"command": sys.executable, "args": ["-m", "tests.servers.escapes"], "
 def run(
     config: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = "", closed_stdin: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``mcpdeck``; with ``closed_stdin`` it starts with no file descriptor 0 at all."""
+    """Run ``mcpdeck`` in this process; with ``closed_stdin`` in a real one with no file descriptor 0 at all."""
     environ = cli_environment(config.parent, **(env or {}))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MCPDECK_MODEL"):
         if name not in (env or {}):
             environ.pop(name, None)
+    if not closed_stdin:
+        return mcpdeck(["--config", str(config), *args], env=environ, cwd=ROOT, stdin=stdin or "")
     return subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        input=None if closed_stdin else stdin,
-        stdin=subprocess.DEVNULL if closed_stdin else None,
-        preexec_fn=(lambda: os.close(0)) if closed_stdin else None,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: os.close(0),
         capture_output=True,
         text=True,
         timeout=90,
