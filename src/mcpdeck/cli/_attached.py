@@ -44,7 +44,7 @@ def _query(**values: object) -> str:
 
 
 def _warn_failed(api: Attached, servers: tuple[str, ...] = ()) -> None:
-    from mcpdeck.cli._servers import startup_hint
+    from mcpdeck.cli._settle import startup_hint
 
     for status in api.request("GET", "/servers")["servers"]:
         if status["state"] == "failed" and (not servers or status["name"] in servers):
@@ -90,7 +90,7 @@ def result_text(result: dict[str, Any]) -> str:
 
 
 def _list(api: Attached, config: Path, as_json: bool, **_: Any) -> None:
-    from mcpdeck.cli._servers import startup_hint
+    from mcpdeck.cli._settle import startup_hint
 
     servers = [_status(s) for s in api.request("GET", "/servers")["servers"]]
     if as_json:
@@ -116,7 +116,7 @@ def _list(api: Attached, config: Path, as_json: bool, **_: Any) -> None:
 
 
 def _get(api: Attached, config: Path, name: str, as_json: bool, **_: Any) -> None:
-    from mcpdeck.cli._servers import startup_hint
+    from mcpdeck.cli._settle import startup_hint
 
     detail = api.request("GET", _path("servers", name))
     status = _status(detail["status"])
@@ -148,7 +148,7 @@ def _get(api: Attached, config: Path, name: str, as_json: bool, **_: Any) -> Non
 
 
 def _test(api: Attached, config: Path, target: tuple[str, ...], as_json: bool, **_: Any) -> None:
-    from mcpdeck.cli._servers import startup_hint
+    from mcpdeck.cli._settle import startup_hint
 
     name = target[0]
     data = _status(api.request("POST", _path("servers", name, "test")))
@@ -168,7 +168,7 @@ def _test(api: Attached, config: Path, target: tuple[str, ...], as_json: bool, *
 
 def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, force: bool, save_anyway: bool) -> None:
     """``add`` through ``serve``: tried apart first (``/api/test``), then added (which saves and connects it)."""
-    from mcpdeck.cli._servers import finish_add
+    from mcpdeck.cli._server_admin import finish_add
     from mcpdeck.config import validate_server_name
     from mcpdeck.errors import ConfigError
 
@@ -200,7 +200,7 @@ def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, forc
 
 
 def _add(api: Attached, config: Path, name: str, command: tuple[str, ...], **options: Any) -> None:
-    from mcpdeck.cli._servers import server_from_options
+    from mcpdeck.cli._server_admin import server_from_options
 
     keys = ("url", "kind", "headers", "envs", "cwd", "timeout", "roots")
     server = server_from_options(name, command, **{key: options[key] for key in keys})
@@ -210,7 +210,7 @@ def _add(api: Attached, config: Path, name: str, command: tuple[str, ...], **opt
 def _add_json(
     api: Attached, config: Path, name: str, config_json: str, force: bool, save_anyway: bool, **_: Any
 ) -> None:
-    from mcpdeck.cli._servers import server_from_json
+    from mcpdeck.cli._server_admin import server_from_json
 
     entry = server_from_json(name, config_json).to_json()
     _save(api, config, name, entry, force=force, save_anyway=save_anyway)

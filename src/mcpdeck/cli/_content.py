@@ -30,7 +30,7 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
       mcpdeck resources --server everything
     """
     from mcpdeck.cli._render import echo_json
-    from mcpdeck.cli._servers import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
 
     for name in servers:
         ctx.server(name)  # an unknown name is an error, not an empty list
@@ -131,7 +131,7 @@ async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> Non
       mcpdeck prompts --server everything
     """
     from mcpdeck.cli._render import echo_json
-    from mcpdeck.cli._servers import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
 
     for name in servers:
         ctx.server(name)

@@ -34,7 +34,7 @@ async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json:
       mcpdeck tools --server fs --verbose
     """
     from mcpdeck.cli._output import echo_json
-    from mcpdeck.cli._servers import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
 
     _known_servers(ctx, servers)
     if as_json:  # one document: every server settled first

@@ -1,0 +1,335 @@
+"""Commands that change or try servers: add, add-json, remove, enable, disable, test."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpdeck.cli._app import SECONDS, _Context, _fail, _run, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._settle import startup_hint
+from mcpdeck.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcpdeck.config import ServerConfig
+    from mcpdeck.host import ServerTest
+
+__all__ = ["ADMIN_COMMANDS", "finish_add", "server_from_json", "server_from_options"]
+
+
+def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, found, rest = value.partition(sep)
+        if not found or not key.strip():
+            raise ConfigError(f"{what} {value!r} must look like KEY{sep.strip()}VALUE")
+        pairs[key.strip()] = rest.strip() if sep.strip() == ":" else rest
+    return pairs
+
+
+def server_from_options(
+    name: str,
+    command: tuple[str, ...],
+    *,
+    url: str | None = None,
+    kind: str | None = None,
+    headers: tuple[str, ...] = (),
+    envs: tuple[str, ...] = (),
+    cwd: str | None = None,
+    timeout: float | None = None,
+    roots: tuple[str, ...] = (),
+) -> ServerConfig:
+    """The config ``add`` and ``test`` build from a command line or ``--url`` and their options."""
+    from mcpdeck.config import parse_server_config
+
+    if bool(command) == bool(url):
+        raise ConfigError("give either a command after `--` (stdio) or --url (remote), not both or neither")
+    raw: dict[str, Any]
+    if url:
+        if envs or cwd:
+            raise ConfigError("--env and --cwd are for stdio servers; a remote server takes --header")
+        raw = {"url": url, "headers": _parse_pairs(headers, ":", "header")}
+        if kind:
+            raw["type"] = kind
+    else:
+        if headers or kind:
+            raise ConfigError("--header and --type are for remote servers (--url)")
+        raw = {"command": command[0], "args": list(command[1:]), "env": _parse_pairs(envs, "=", "--env")}
+        if cwd:
+            raw["cwd"] = cwd
+    if timeout is not None:
+        raw["timeout"] = timeout
+    if roots:
+        raw["roots"] = [str(Path(root).expanduser().resolve()) for root in roots]
+    return parse_server_config(name, raw)
+
+
+def server_from_json(name: str, config_json: str) -> ServerConfig:
+    """The config ``add-json`` is given, as other hosts write it."""
+    from mcpdeck.config import parse_server_config
+
+    try:
+        raw = json.loads(config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"the JSON is not valid: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    return parse_server_config(name, raw)
+
+
+async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
+    """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
+    from mcpdeck.host import Host
+
+    if ctx.startup_timeout is not None:
+        server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
+    async with Host({}, log_dir=ctx.log_dir, roots=list(ctx.roots) or None) as host:
+        return await host.test_server(server, name=name)
+
+
+async def _check_and_save(
+    ctx: _Context, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
+) -> None:
+    """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
+    from mcpdeck.config import validate_server_name
+
+    validate_server_name(name)
+    existing = ctx.store.read()
+    if (name in existing.servers or name in existing.problems) and not force:
+        raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
+    if not connect or server.disabled:
+        ctx.store.put_server(name, server, replace=force)  # checked again under the lock: another add may race
+        click.echo(f"Saved {name!r} to {ctx.path} (not connected).")
+        return
+    report = await _try(ctx, name, server)
+    status = report.status
+    finish_add(
+        name,
+        ctx.path,
+        ok=report.ok,
+        state=status.state,
+        tools=len(report.tools),
+        error=status.error,
+        save_anyway=save_anyway,
+        save=lambda: ctx.store.put_server(name, server, replace=force),
+    )
+
+
+def finish_add(
+    name: str,
+    path: Path,
+    *,
+    ok: bool,
+    state: str,
+    tools: int,
+    error: str | None,
+    save_anyway: bool,
+    save: Callable[[], object],
+) -> None:
+    """What ``add`` does once the server was tried: ``save()`` it if it connected (or anyway, if asked), and say so."""
+    from mcpdeck.cli._output import state_label
+
+    if ok:
+        save()
+        click.echo(f"{state_label(state)}: {tools} tools. Saved {name!r} to {path}.")
+    elif save_anyway:
+        save()
+        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
+    else:
+        _fail(
+            f"{name!r} did not connect, so it was not saved: {startup_hint(error)}\n"
+            "Fix it and run the command again, or save it as it is with --save-anyway.",
+            1,
+        )
+
+
+_REMOTE_OPTIONS = [
+    click.option("--url", metavar="URL", help="A remote server's URL (instead of a command)."),
+    click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both)."),
+    click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server."),
+    click.option("--env", "envs", multiple=True, metavar="K=V", help="Environment variable for a stdio server."),
+    click.option("--cwd", metavar="DIR", help="Working directory for a stdio server."),
+    click.option(
+        "--root", "roots", multiple=True, metavar="DIR", help="Offer DIR to the server as an MCP root (repeatable)."
+    ),
+]
+
+
+def _server_options(fn: Any) -> Any:
+    for option in reversed(_REMOTE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@_server_options
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help='Request timeout, saved as "timeout".')
+@click.option("--force", is_flag=True, help="Replace a server of the same name.")
+@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
+@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@pass_ctx
+@_run
+async def add(
+    ctx: _Context,
+    name: str,
+    command: tuple[str, ...],
+    url: str | None,
+    kind: str | None,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    cwd: str | None,
+    roots: tuple[str, ...],
+    timeout: float | None,
+    force: bool,
+    no_connect: bool,
+    save_anyway: bool,
+) -> None:
+    """Add a server: NAME -- COMMAND [ARGS...], or NAME --url URL.
+
+    The server is connected first and saved only if it works (--save-anyway saves it
+    regardless, --no-connect without trying). Options go before `--`.
+
+    \b
+    Examples:
+      mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+      mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
+    """
+    server = server_from_options(
+        name, command, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, timeout=timeout, roots=roots
+    )
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
+
+
+@click.command("add-json")
+@click.argument("name")
+@click.argument("config_json", metavar="JSON")
+@click.option("--force", is_flag=True, help="Replace a server of the same name.")
+@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
+@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@pass_ctx
+@_run
+async def add_json(
+    ctx: _Context, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
+) -> None:
+    """Add a server from its JSON config, as other hosts write it.
+
+    \b
+    Examples:
+      mcpdeck add-json time '{"command": "uvx", "args": ["mcp-server-time"]}'
+      mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
+    """
+    server = server_from_json(name, config_json)
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
+
+
+@click.command()
+@click.argument("name")
+@pass_ctx
+@_sync
+def remove(ctx: _Context, name: str) -> None:
+    """Delete a server's config.
+
+    \b
+    Example:
+      mcpdeck remove fs
+    """
+    ctx.store.remove_server(name)
+    click.echo(f"Removed {name!r} from {ctx.path}.")
+
+
+@click.command()
+@click.argument("name")
+@pass_ctx
+@_sync
+def enable(ctx: _Context, name: str) -> None:
+    """Enable a server (clear "disabled").
+
+    \b
+    Example:
+      mcpdeck enable fs
+    """
+    ctx.store.set_server_disabled(name, False)
+    click.echo(f"Enabled {name!r}.")
+
+
+@click.command()
+@click.argument("name")
+@pass_ctx
+@_sync
+def disable(ctx: _Context, name: str) -> None:
+    """Disable a server: keep its config, don't connect it.
+
+    \b
+    Example:
+      mcpdeck disable fs
+    """
+    ctx.store.set_server_disabled(name, True)
+    click.echo(f"Disabled {name!r}.")
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[NAME | -- COMMAND [ARGS...]]")
+@_server_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_ctx
+@_run
+async def test(
+    ctx: _Context,
+    target: tuple[str, ...],
+    url: str | None,
+    kind: str | None,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    cwd: str | None,
+    roots: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Connect one server, list its tools, disconnect. Saves nothing.
+
+    NAME is a server of the config; a command after `--`, or --url, tests a server that
+    is not in it.
+
+    \b
+    Examples:
+      mcpdeck test fs
+      mcpdeck test -- npx -y @modelcontextprotocol/server-everything
+      mcpdeck test --url http://127.0.0.1:8000/mcp
+    """
+    from mcpdeck.cli._render import echo_json, safe, state_label, style
+
+    word = target[0] if len(target) == 1 and not url else None
+    if word is not None and os.sep not in word and (word in ctx.store.read().servers or not shutil.which(word)):
+        name = word
+        server = ctx.server(name)
+        if roots and not server.roots:
+            server = server.model_copy(update={"roots": [str(r) for r in roots]})
+    else:
+        if not target and not url:
+            raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
+        name = "test"
+        server = server_from_options(name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots)
+    report = await _try(ctx, name, server)
+    status = report.status
+    if as_json:
+        data = status.to_json() | {"name": name, "ok": report.ok, "duration": round(report.duration, 3)}
+        echo_json(data | {"tools": [tool.name for tool in report.tools]})
+    else:
+        click.echo(f"{name}: {state_label(status.state)} in {report.duration:.2f} s")
+        if report.ok:
+            info = status.server_info
+            click.echo(safe(f"  server: {info.name} {info.version}") if info else "  server: (anonymous)")
+            click.echo(f"  {len(report.tools)} tools: " + safe(", ".join(tool.name for tool in report.tools)))
+        else:
+            click.echo(style(f"  {startup_hint(status.error)}", fg="red"))
+    if not report.ok:
+        sys.exit(1)
+
+
+ADMIN_COMMANDS = (add, add_json, remove, enable, disable, test)
+"""The commands this module adds to the CLI, in the order of ``mcpdeck --help``."""
