@@ -26,38 +26,24 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 import time
-import typing
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast, overload
 
 import anyio.to_thread
-import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic.errors import PydanticUserError
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic import BaseModel, ValidationError
 
+from mcpdeck.agent._docstrings import parse_docstring
+from mcpdeck.agent._signature import Parameter, arguments_model, schema_of
+from mcpdeck.agent._tool_results import NO_OUTPUT, failure, problems, result_of
 from mcpdeck.catalog import MAX_TOOL_NAME, PREFIX
 from mcpdeck.results import ToolResult
 
 __all__ = ["NO_OUTPUT", "NativeTool", "ToolError", "as_tool", "check_native_name", "parse_docstring", "tool"]
 
 _NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME}}}")
-_CONTENT_TYPES = (
-    types.TextContent,
-    types.ImageContent,
-    types.AudioContent,
-    types.ResourceLink,
-    types.EmbeddedResource,
-)
-NO_OUTPUT = "(no output)"
-"""The text of a tool call whose function returned None."""
 
 
 class ToolError(Exception):
@@ -65,151 +51,6 @@ class ToolError(Exception):
 
     Any other exception fails the call too, as ``Error: <type>: <message>``.
     """
-
-
-# ----- docstrings ---------------------------------------------------------------------------
-
-
-def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """A docstring's description and its parameters' descriptions.
-
-    The ``docstring-parser`` library reads the docstring, in whichever style it is written:
-    Google (``Args:`` with ``name (type): text``, continued on indented lines), reST
-    (``:param name: text``) or numpy. The description is the text before the first section,
-    its paragraphs' lines joined; a parameter's description is joined into one line.
-
-    Args:
-        doc: The docstring (None: no docstring).
-
-    Returns:
-        ``(description, {parameter: description})``.
-    """
-    # Measured (2 cores, python 3.11): the library takes about 0.26 ms a docstring where the
-    # hand-written parser it replaced took 0.05 ms, and 18 ms to import. Both are paid once
-    # per tool when it is made, never per call, and the import only when a tool is made.
-    import docstring_parser
-
-    if not doc:
-        return "", {}
-    parsed = docstring_parser.parse(doc)
-    params: dict[str, str] = {}
-    for param in parsed.params:
-        if param.description is not None:
-            lines = (line.strip() for line in param.description.splitlines())
-            params[param.arg_name.lstrip("*")] = " ".join(lines).strip()
-    return _unwrap((parsed.description or "").splitlines()), params
-
-
-_BLOCK_LINE = re.compile(r"\s|[-*+>|#]|\d+[.)]\s")
-
-
-def _unwrap(lines: list[str]) -> str:
-    """Paragraphs' lines joined into one line each (lists, indented blocks and tables kept as they are)."""
-    out: list[str] = []
-    for line in lines:
-        text = line.rstrip()
-        if out and out[-1] and text and not _BLOCK_LINE.match(text) and not _BLOCK_LINE.match(out[-1]):
-            out[-1] = f"{out[-1]} {text}"
-        else:
-            out.append(text)
-    return "\n".join(out).strip()
-
-
-# ----- schemas -------------------------------------------------------------------------------
-
-
-class _NoFieldTitles(GenerateJsonSchema):
-    """Schemas without the ``title`` pydantic derives from each field's name (noise to a model)."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-
-_ANNOTATED: Any = typing.Annotated
-
-
-def _has_description(annotation: Any) -> bool:
-    """Whether ``Annotated[..., Field(description=...)]`` already describes the parameter."""
-    if typing.get_origin(annotation) is not typing.Annotated:
-        return False
-    return any(isinstance(meta, FieldInfo) and meta.description for meta in typing.get_args(annotation)[1:])
-
-
-@dataclass(frozen=True)
-class _Parameter:
-    name: str
-    field: str  # the field's name in the arguments model (the parameter's name is its alias)
-    positional_only: bool
-
-
-def _arguments_model(
-    fn: Callable[..., Any], name: str, descriptions: Mapping[str, str]
-) -> tuple[type[BaseModel], tuple[_Parameter, ...]]:
-    """A pydantic model of ``fn``'s parameters, and how to pass each one back to ``fn``."""
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"cannot make a tool of {name!r}: its signature cannot be read ({error})") from error
-    target: Any = fn
-    if isinstance(fn, functools.partial):
-        target = cast(functools.partial[Any], fn).func
-    elif not inspect.isroutine(fn):
-        target = type(fn).__call__  # a callable object
-    try:
-        hints = typing.get_type_hints(target, include_extras=True)
-    except Exception as error:
-        raise TypeError(
-            f"cannot make a tool of {name!r}: its type hints cannot be resolved ({error}); "
-            "define the types they name at module level"
-        ) from error
-    fields: dict[str, Any] = {}
-    parameters: list[_Parameter] = []
-    for index, parameter in enumerate(signature.parameters.values()):
-        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            star = "*" if parameter.kind is inspect.Parameter.VAR_POSITIONAL else "**"
-            raise TypeError(
-                f"cannot make a tool of {name!r}: {star}{parameter.name} has no schema; "
-                "declare each argument as a named parameter"
-            )
-        if parameter.name in ("self", "cls"):
-            raise TypeError(
-                f"cannot make a tool of {name!r}: it takes {parameter.name!r}; "
-                "pass the bound method (instance.method), or a function"
-            )
-        annotation = hints.get(parameter.name, Any)
-        description = None if _has_description(annotation) else descriptions.get(parameter.name)
-        # The parameter's name is the field's alias: any name works then, even one that
-        # BaseModel uses (``json``, ``copy``) or a private-looking ``_x``.
-        info = Field(alias=parameter.name, description=description) if description else Field(alias=parameter.name)
-        annotated = _ANNOTATED[annotation, info]
-        default = parameter.default
-        internal = f"p{index}"
-        fields[internal] = (annotated, ... if default is inspect.Parameter.empty else default)
-        parameters.append(_Parameter(parameter.name, internal, parameter.kind is inspect.Parameter.POSITIONAL_ONLY))
-    try:
-        model = create_model(
-            f"{name}_arguments",
-            __config__=ConfigDict(extra="forbid", validate_by_alias=True, validate_by_name=False),
-            **fields,
-        )
-    except (PydanticUserError, TypeError, NameError) as error:
-        raise TypeError(f"cannot make a tool of {name!r}: {error}") from error
-    return model, tuple(parameters)
-
-
-def _schema_of(model: type[BaseModel], name: str) -> dict[str, Any]:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)  # defaults that are not JSON are left out
-            schema = model.model_json_schema(schema_generator=_NoFieldTitles)
-    except PydanticUserError as error:
-        raise TypeError(
-            f"cannot make a tool of {name!r}: a parameter's type has no JSON Schema ({error}); "
-            "use JSON-friendly types (str, int, list, dict, Literal, pydantic models ...)"
-        ) from error
-    schema.pop("title", None)
-    schema.setdefault("properties", {})
-    return schema
 
 
 def check_native_name(name: str) -> str:
@@ -223,83 +64,6 @@ def check_native_name(name: str) -> str:
             f"invalid tool name {name!r}: use 1 to {MAX_TOOL_NAME} letters, digits, '_' or '-' (give name=...)"
         )
     return name
-
-
-# ----- results -------------------------------------------------------------------------------
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _is_content_list(value: Any) -> typing.TypeGuard[Sequence[types.ContentBlock | str]]:
-    """Whether ``value`` is a list of content blocks (and strings), with at least one block."""
-    if not isinstance(value, list | tuple):
-        return False
-    items = cast(Sequence[Any], value)
-    return (
-        bool(items)
-        and all(isinstance(item, (*_CONTENT_TYPES, str)) for item in items)
-        and any(isinstance(item, _CONTENT_TYPES) for item in items)
-    )
-
-
-def _result_of(value: Any, name: str, duration: float) -> ToolResult:
-    """What a function returned, as a ToolResult."""
-    if isinstance(value, ToolResult):
-        return value
-    if isinstance(value, types.CallToolResult):
-        return ToolResult.from_mcp(value, name=name, server="", tool=name, duration=duration)
-    structured: dict[str, Any] | None = None
-    content: list[types.ContentBlock]
-    if value is None:
-        content = [types.TextContent(text=NO_OUTPUT)]
-    elif isinstance(value, str):
-        content = [types.TextContent(text=value)]
-    elif isinstance(value, _CONTENT_TYPES):
-        content = [value]
-    elif _is_content_list(value):
-        content = [types.TextContent(text=item) if isinstance(item, str) else item for item in value]
-    else:
-        try:
-            data = to_jsonable_python(value)
-        except PydanticSerializationError:
-            data = str(value)
-        if isinstance(data, dict):
-            structured = cast(dict[str, Any], data)
-        content = [types.TextContent(text=data if isinstance(data, str) else _json_text(data))]
-    return ToolResult(
-        name=name,
-        server="",
-        tool=name,
-        content=content,
-        structured_content=structured,
-        is_error=False,
-        duration=duration,
-    )
-
-
-def _failure(name: str, text: str, started: float) -> ToolResult:
-    return ToolResult(
-        name=name,
-        server="",
-        tool=name,
-        content=[types.TextContent(text=text)],
-        structured_content=None,
-        is_error=True,
-        duration=time.perf_counter() - started,
-    )
-
-
-def _problems(error: ValidationError) -> list[str]:
-    problems: list[str] = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"])
-        problems.append(f"{where}: {item['msg']}" if where else item["msg"])
-    return problems
-
-
-# ----- the tool -----------------------------------------------------------------------------
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -334,7 +98,7 @@ class NativeTool:
     read_only: bool = False
     thread: bool = True
     _model: type[BaseModel] = field(default=BaseModel, repr=False)
-    _parameters: tuple[_Parameter, ...] = field(default=(), repr=False)
+    _parameters: tuple[Parameter, ...] = field(default=(), repr=False)
     _async: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -361,9 +125,9 @@ class NativeTool:
         try:
             values = self._model.model_validate(dict(arguments or {}))
         except ValidationError as error:
-            problems = "\n".join(f"- {problem}" for problem in _problems(error))
-            return _failure(
-                self.name, f"Invalid arguments for {self.name}:\n{problems}\nFix them and call again.", started
+            listed = "\n".join(f"- {problem}" for problem in problems(error))
+            return failure(
+                self.name, f"Invalid arguments for {self.name}:\n{listed}\nFix them and call again.", started
             )
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
@@ -386,12 +150,12 @@ class NativeTool:
             if inspect.isawaitable(value):
                 value = await value
         except ToolError as error:
-            return _failure(self.name, str(error) or "Error", started)
+            return failure(self.name, str(error) or "Error", started)
         except Exception as error:
             message = str(error)
             text = f"Error: {type(error).__name__}: {message}" if message else f"Error: {type(error).__name__}"
-            return _failure(self.name, text, started)
-        return _result_of(value, self.name, time.perf_counter() - started)
+            return failure(self.name, text, started)
+        return result_of(value, self.name, time.perf_counter() - started)
 
 
 def _docstring(fn: Callable[..., Any]) -> str | None:
@@ -415,11 +179,11 @@ def _make(
         raise TypeError(f"{fn!r} has no __name__; give the tool a name with tool(name=...)")
     check_native_name(tool_name)
     summary, descriptions = parse_docstring(_docstring(fn))
-    model, parameters = _arguments_model(fn, tool_name, descriptions)
+    model, parameters = arguments_model(fn, tool_name, descriptions)
     return NativeTool(
         name=tool_name,
         description=description if description is not None else summary,
-        input_schema=_schema_of(model, tool_name),
+        input_schema=schema_of(model, tool_name),
         function=fn,
         read_only=read_only,
         thread=thread,
