@@ -396,36 +396,6 @@ async def stdio_transport(
     write_stream = _LineWriter(stdin, stdout)
     stderr = process.stderr
     stderr_done = anyio.Event()
-
-    async def stop() -> None:
-        read_stream.close()
-        write_stream.close()
-        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await stdin.aclose()
-        # A short grace: most servers exit at once when stdin closes; many (node servers among
-        # them) never do, and a command should not wait seconds for them after its answer.
-        if not await _wait_exit(process, STDIN_GRACE):
-            logger.debug("server process %d did not exit after stdin closed; terminating it", process.pid)
-            if info is not None:
-                info.ended_by_host = True
-        # Always, even when the server exited by itself: its children may still be running.
-        await _end_group(process, TERM_GRACE)
-        await _wait_exit(process, TERM_GRACE)
-        if info is not None:
-            info.returncode = process.returncode
-        if stderr is not None:
-            with anyio.move_on_after(TERM_GRACE):  # what it wrote last often says why it ended
-                await stderr_done.wait()
-            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await stderr.aclose()
-        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await stdout.aclose()
-        transport = getattr(getattr(process, "_process", None), "_transport", None)
-        close = getattr(transport, "close", None)
-        if callable(close):  # otherwise asyncio warns at garbage collection
-            with contextlib.suppress(PermissionError):
-                close()
-
     async with anyio.create_task_group() as tg:
         if stderr is not None and on_stderr is not None:
             tg.start_soon(_copy_stderr, stderr, on_stderr, stderr_done)
@@ -433,9 +403,44 @@ async def stdio_transport(
             yield read_stream, write_stream
         finally:
             with anyio.CancelScope(shield=True):
-                await stop()
+                read_stream.close()
+                write_stream.close()
+                await _stop(process, info, stderr_done)
             tg.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+_CLOSED = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+async def _stop(process: Process, info: StdioProcess | None, stderr_done: anyio.Event) -> None:
+    """End a server the transport started: stdin closed, a short grace, then its whole group; its pipes closed."""
+    assert process.stdin is not None and process.stdout is not None
+    with contextlib.suppress(*_CLOSED):
+        await process.stdin.aclose()
+    # A short grace: most servers exit at once when stdin closes; many (node servers among
+    # them) never do, and a command should not wait seconds for them after its answer.
+    if not await _wait_exit(process, STDIN_GRACE):
+        logger.debug("server process %d did not exit after stdin closed; terminating it", process.pid)
+        if info is not None:
+            info.ended_by_host = True
+    # Always, even when the server exited by itself: its children may still be running.
+    await _end_group(process, TERM_GRACE)
+    await _wait_exit(process, TERM_GRACE)
+    if info is not None:
+        info.returncode = process.returncode
+    if process.stderr is not None:
+        with anyio.move_on_after(TERM_GRACE):  # what it wrote last often says why it ended
+            await stderr_done.wait()
+        with contextlib.suppress(*_CLOSED):
+            await process.stderr.aclose()
+    with contextlib.suppress(*_CLOSED):
+        await process.stdout.aclose()
+    transport = getattr(getattr(process, "_process", None), "_transport", None)
+    close = getattr(transport, "close", None)
+    if callable(close):  # otherwise asyncio warns at garbage collection
+        with contextlib.suppress(PermissionError):
+            close()
 
 
 async def _copy_stderr(stderr: ByteReceiveStream, sink: Callable[[bytes], None], done: anyio.Event) -> None:
