@@ -231,59 +231,40 @@ def _form_answer(result: types.ElicitResult) -> ElicitationResponse:
     return ElicitationResponse(action=result.action, content=dict(content) if content is not None else None)
 
 
-def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], None]:
-    """Make servers' requests reach the gateway client whose call is running, where it can answer.
+class _Forwarding:
+    """Servers' requests (elicitation, sampling, roots) sent to the gateway client whose call is
+    running, where it can answer: in the call's next round for a 2026-07-28 client, on the call's
+    stream for the others; otherwise answered by the handlers the host had."""
 
-    Falls back to the handlers the host had. Returns the function that puts those back.
-    """
-    own_elicitation, own_sampling, own_roots = handlers.elicitation, handlers.sampling, handlers.roots_for
+    def __init__(self, handlers: ClientHandlers, calls: Calls) -> None:
+        self._calls = calls
+        self._own_elicitation, self._own_sampling, self._own_roots = (
+            handlers.elicitation,
+            handlers.sampling,
+            handlers.roots_for,
+        )
 
-    async def elicitation(request: ElicitationRequest) -> ElicitationResponse:
-        running = calls.owner(request.server)
-        if running is not None and running.parked is not None and running.client.can_elicit(request.mode):
-            params: types.ElicitRequestParams = (
-                types.ElicitRequestURLParams(
-                    message=request.message, url=request.url or "", elicitation_id=request.elicitation_id or ""
-                )
-                if request.mode == "url"
-                else types.ElicitRequestFormParams.model_validate(
-                    {"message": request.message, "requestedSchema": request.schema or {"type": "object"}}
-                )
-            )
-            response = await running.parked.ask(types.ElicitRequest(params=params))
-            if isinstance(response, types.ElicitResult):
-                return _form_answer(response)
-            raise RuntimeError("the client answered an elicitation with something else")
+    async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse:
+        running = self._calls.owner(request.server)
         if running is not None and running.client.can_elicit(request.mode):
-            session = running.ctx.session
+            if running.parked is not None:
+                return await _elicit_in_round(running.parked, request)
             try:
-                if request.mode == "url":
-                    result = await session.elicit_url(
-                        request.message,
-                        request.url or "",
-                        request.elicitation_id or "",
-                        related_request_id=running.ctx.request_id,
-                    )
-                else:
-                    schema: Any = request.schema or {"type": "object", "properties": {}}
-                    result = await session.elicit_form(
-                        request.message, schema, related_request_id=running.ctx.request_id
-                    )
-                return _form_answer(result)
+                return await _elicit_on_stream(running, request)
             except NoBackChannelError:
                 pass  # a 2026-07-28 client cannot be asked mid-call: the host answers
-        if own_elicitation is None:
+        if self._own_elicitation is None:
             return ElicitationResponse(action="decline")
-        return await own_elicitation(request)
+        return await self._own_elicitation(request)
 
-    async def sampling(request: SamplingRequest) -> types.CreateMessageResult:
-        running = calls.owner(request.server)
-        if running is not None and running.parked is not None and running.client.can_sample:
-            response = await running.parked.ask(types.CreateMessageRequest(params=request.params))
-            if isinstance(response, types.CreateMessageResult | types.CreateMessageResultWithTools):
-                return cast(types.CreateMessageResult, response)  # with tools when the server offered tools
-            raise RuntimeError("the client answered a sampling request with something else")
+    async def sampling(self, request: SamplingRequest) -> types.CreateMessageResult:
+        running = self._calls.owner(request.server)
         if running is not None and running.client.can_sample:
+            if running.parked is not None:
+                response = await running.parked.ask(types.CreateMessageRequest(params=request.params))
+                if isinstance(response, types.CreateMessageResult | types.CreateMessageResultWithTools):
+                    return cast(types.CreateMessageResult, response)  # with tools when the server offered tools
+                raise RuntimeError("the client answered a sampling request with something else")
             params = request.params
             wanted: Any = (
                 types.CreateMessageResultWithTools if params.tools or params.tool_choice else types.CreateMessageResult
@@ -295,16 +276,16 @@ def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], N
                 return result
             except NoBackChannelError:
                 pass
-        if own_sampling is None:
+        if self._own_sampling is None:
             raise RuntimeError("sampling is not available: the client did not offer it and no model is configured")
-        return await own_sampling(request)
+        return await self._own_sampling(request)
 
-    async def roots_for(server: str) -> list[types.Root] | None:
-        running = calls.owner(server)
-        if running is not None and running.parked is not None and running.client.has_roots:
-            response = await running.parked.ask(types.ListRootsRequest())
-            return list(response.roots) if isinstance(response, types.ListRootsResult) else None
+    async def roots_for(self, server: str) -> list[types.Root] | None:
+        running = self._calls.owner(server)
         if running is not None and running.client.has_roots:
+            if running.parked is not None:
+                response = await running.parked.ask(types.ListRootsRequest())
+                return list(response.roots) if isinstance(response, types.ListRootsResult) else None
             try:
                 result = await running.ctx.session.send_request(
                     types.ListRootsRequest(), types.ListRootsResult, metadata=running.related
@@ -312,11 +293,58 @@ def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], N
                 return list(result.roots)
             except NoBackChannelError:
                 pass
-        return await own_roots(server) if own_roots is not None else None
+        return await self._own_roots(server) if self._own_roots is not None else None
 
-    handlers.elicitation, handlers.sampling, handlers.roots_for = elicitation, sampling, roots_for
+    def install(self, handlers: ClientHandlers) -> Callable[[], None]:
+        """Put these in ``handlers``; returns the function that puts the host's own back."""
+        handlers.elicitation, handlers.sampling, handlers.roots_for = self.elicitation, self.sampling, self.roots_for
 
-    def restore() -> None:
-        handlers.elicitation, handlers.sampling, handlers.roots_for = own_elicitation, own_sampling, own_roots
+        def restore() -> None:
+            handlers.elicitation, handlers.sampling, handlers.roots_for = (
+                self._own_elicitation,
+                self._own_sampling,
+                self._own_roots,
+            )
 
-    return restore
+        return restore
+
+
+async def _elicit_in_round(parked: Parked, request: ElicitationRequest) -> ElicitationResponse:
+    """Put a server's elicitation to a 2026-07-28 client's next round."""
+    params: types.ElicitRequestParams = (
+        types.ElicitRequestURLParams(
+            message=request.message, url=request.url or "", elicitation_id=request.elicitation_id or ""
+        )
+        if request.mode == "url"
+        else types.ElicitRequestFormParams.model_validate(
+            {"message": request.message, "requestedSchema": request.schema or {"type": "object"}}
+        )
+    )
+    response = await parked.ask(types.ElicitRequest(params=params))
+    if isinstance(response, types.ElicitResult):
+        return _form_answer(response)
+    raise RuntimeError("the client answered an elicitation with something else")
+
+
+async def _elicit_on_stream(running: Running, request: ElicitationRequest) -> ElicitationResponse:
+    """Ask a server's elicitation of the client on its call's stream (NoBackChannelError: it cannot be)."""
+    session = running.ctx.session
+    if request.mode == "url":
+        result = await session.elicit_url(
+            request.message,
+            request.url or "",
+            request.elicitation_id or "",
+            related_request_id=running.ctx.request_id,
+        )
+    else:
+        schema: Any = request.schema or {"type": "object", "properties": {}}
+        result = await session.elicit_form(request.message, schema, related_request_id=running.ctx.request_id)
+    return _form_answer(result)
+
+
+def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], None]:
+    """Make servers' requests reach the gateway client whose call is running, where it can answer.
+
+    Falls back to the handlers the host had. Returns the function that puts those back.
+    """
+    return _Forwarding(handlers, calls).install(handlers)

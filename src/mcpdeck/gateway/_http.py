@@ -26,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway._event_store import MemoryEventStore
-from mcpdeck.gateway._server import TOKEN_STATE
+from mcpdeck.gateway._requests import TOKEN_STATE
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway

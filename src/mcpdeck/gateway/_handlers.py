@@ -1,0 +1,226 @@
+"""The request handlers of a gateway profile, grouped by what they serve: each turns a client's
+request into a ``Host`` call under the profile's names, and the answer, or the error, back
+into what the server behind it said.
+
+- ``ToolRequests``: ``tools/list``, ``tools/call``;
+- ``ResourceRequests``: ``resources/list``, ``resources/templates/list``, ``resources/read``,
+  ``resources/subscribe``, ``resources/unsubscribe``;
+- ``ListenRequests``: a 2026-07-28 client's ``subscriptions/listen`` stream;
+- ``PromptRequests``: ``prompts/list``, ``prompts/get``, ``completion/complete``;
+- ``LoggingRequests``: ``logging/setLevel``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+import mcp_types as types
+from mcp import MCPError
+from mcp.server.subscriptions import ListenHandler
+from mcp_types.jsonrpc import INVALID_PARAMS
+
+from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
+from mcpdeck.events import current_caller
+from mcpdeck.gateway._approval import asker
+from mcpdeck.gateway._requests import RESOURCE_NOT_FOUND, Ctx, Requests, mcp_error, refusal
+
+if TYPE_CHECKING:
+    from mcpdeck.gateway._gateway import Gateway
+
+__all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "ToolRequests"]
+
+logger = logging.getLogger(__name__)
+
+
+def _error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+class ToolRequests(Requests):
+    """The profile's tools: listed under its names, called on the host."""
+
+    async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        self.client(ctx)
+        v = self.view()
+        return types.ListToolsResult(tools=[v.listed_tool(served, entry) for served, entry in v.tools()])
+
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        who = self.client(ctx)
+        entry = self.view().tool(params.name)
+        if entry is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        host, check_permission = self.host, self.gateway.check_permission
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            try:
+                await ctx.session.report_progress(value, total, message)  # under the client's own token, if any
+            except Exception as error:  # the client's stream is gone (a 2026-07-28 round ended): the call goes on
+                logger.debug("gateway: progress not delivered: %s", error)
+
+        async def call() -> types.CallToolResult:
+            caller = current_caller.set(who.caller)
+            try:
+                result = await host.call_tool(
+                    entry.name,
+                    params.arguments,
+                    progress=progress,
+                    check_permission=check_permission,
+                    approver=asker(ctx, who),
+                )
+            except PermissionDeniedError as error:
+                return _error_result(refusal(error, who))
+            except ServerError as error:
+                if isinstance(error.__cause__, MCPError):
+                    raise mcp_error(error) from None
+                return _error_result(str(error))
+            except MCPDeckError as error:  # arguments that do not fit, a server that is down ...
+                return _error_result(str(error))
+            finally:
+                current_caller.reset(caller)
+            return types.CallToolResult(
+                content=result.content, structured_content=result.structured_content, is_error=result.is_error
+            )
+
+        return await self.running_on(ctx, entry.server, call)
+
+
+class ResourceRequests(Requests):
+    """The profile's resources and templates: listed, read on the server that offers them, subscribed."""
+
+    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        self.client(ctx)
+        return types.ListResourcesResult(resources=self.view().resources())
+
+    async def list_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        self.client(ctx)
+        return types.ListResourceTemplatesResult(resource_templates=self.view().templates())
+
+    def server_for(self, uri: str) -> str:
+        server = self.view().server_for_uri(uri)
+        if server is None:
+            raise MCPError(
+                code=RESOURCE_NOT_FOUND, message=f"no server of this gateway offers {uri!r}", data={"uri": uri}
+            )
+        return server
+
+    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        who = self.client(ctx)
+        uri = str(params.uri)
+        server = self.server_for(uri)
+        host, check_permission = self.host, self.gateway.check_permission
+
+        async def read() -> types.ReadResourceResult:
+            try:
+                return await host.read_resource(
+                    uri, server=server, check_permission=check_permission, approver=asker(ctx, who)
+                )
+            except MCPDeckError as error:
+                raise mcp_error(error, who) from None
+
+        return await self.running_on(ctx, server, read)
+
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        try:
+            await self.gateway.clients.subscribe(self.client(ctx), uri, self.server_for(uri))
+        except MCPDeckError as error:
+            raise mcp_error(error) from None
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        try:
+            await self.gateway.clients.unsubscribe(self.client(ctx), uri)
+        except MCPDeckError as error:
+            raise mcp_error(error) from None
+        return types.EmptyResult()
+
+
+class ListenRequests(Requests):
+    """``subscriptions/listen`` for 2026-07-28 clients, on the profile's subscription bus."""
+
+    def __init__(self, gateway: Gateway, profile: str | None, listen: ListenHandler) -> None:
+        super().__init__(gateway, profile)
+        self._listen = listen
+
+    async def subscriptions_listen(
+        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """A 2026-07-28 client's stream of list changes and resource updates: its resource URIs are
+        subscribed upstream for as long as the stream is open."""
+        clients = self.gateway.clients
+        stream, subscribed = object(), list[str]()
+        try:
+            for uri in params.notifications.resource_subscriptions or ():
+                server = self.view().server_for_uri(uri)
+                if server is not None:  # (a URI no server offers is honoured and never fires, as the SDK does)
+                    try:
+                        await clients.subscribe(stream, uri, server)
+                    except MCPDeckError as error:
+                        raise mcp_error(error) from None
+                    subscribed.append(uri)
+            return await self._listen(ctx, params)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for uri in subscribed:
+                    await clients.unsubscribe(stream, uri)
+
+
+class PromptRequests(Requests):
+    """The profile's prompts, and completions of prompt and resource-template arguments."""
+
+    async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        self.client(ctx)
+        return types.ListPromptsResult(prompts=self.view().prompts())
+
+    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        who = self.client(ctx)
+        entry = self.view().prompt(params.name)
+        if entry is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+        host, check_permission = self.host, self.gateway.check_permission
+
+        async def get() -> types.GetPromptResult:
+            try:
+                return await host.get_prompt(
+                    entry.name, params.arguments, check_permission=check_permission, approver=asker(ctx, who)
+                )
+            except MCPDeckError as error:
+                raise mcp_error(error, who) from None
+
+        return await self.running_on(ctx, entry.server, get)
+
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        self.client(ctx)
+        ref, argument = params.ref, params.argument
+        context = dict(params.context.arguments or {}) if params.context else None
+        try:
+            if isinstance(ref, types.PromptReference):
+                entry = self.view().prompt(ref.name)
+                if entry is None:
+                    raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
+                values = await self.host.complete_prompt_argument(entry.name, argument.name, argument.value, context)
+            else:
+                server = self.view().server_for_template(ref.uri)
+                if server is None:
+                    raise MCPError(code=INVALID_PARAMS, message=f"no resource template {ref.uri!r}")
+                values = await self.host.complete_resource_argument(
+                    server, ref.uri, argument.name, argument.value, context
+                )
+        except MCPDeckError as error:
+            raise mcp_error(error) from None
+        return types.CompleteResult(completion=types.Completion(values=values[:100]))
+
+
+class LoggingRequests(Requests):
+    """``logging/setLevel``: the client's own level, and the servers' lowered to the lowest any client wants."""
+
+    async def set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        who = self.client(ctx)
+        who.level = params.level
+        await self.gateway.clients.lower_server_level(params.level, self.view().servers())
+        return types.EmptyResult()

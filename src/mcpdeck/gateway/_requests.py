@@ -1,0 +1,159 @@
+"""What every request handler of a gateway profile shares: the client it comes from, the
+profile's view, the host error turned into the protocol error the client should see, and
+the way a request runs on a server (noted as running, or in rounds for a 2026-07-28 client).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+import mcp_types as types
+from mcp import MCPError
+from mcp.server.context import ServerRequestContext
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
+
+from mcpdeck.errors import (
+    MCPDeckError,
+    PermissionDeniedError,
+    PromptNotFoundError,
+    ResourceNotFoundError,
+    ServerError,
+    ToolNotFoundError,
+)
+from mcpdeck.gateway._clients import Downstream, Parked, Running
+from mcpdeck.gateway._view import ProfileView
+
+if TYPE_CHECKING:
+    from mcpdeck.gateway._gateway import Gateway
+
+__all__ = ["PARKED_TIMEOUT", "RESOURCE_NOT_FOUND", "TOKEN_STATE", "Ctx", "Requests", "mcp_error", "refusal"]
+
+Ctx = ServerRequestContext[Any]
+
+RESOURCE_NOT_FOUND = -32002
+"""The MCP error code for an unknown resource."""
+TOKEN_STATE = "mcpdeck_gateway_token"
+"""Where the HTTP layer leaves the name of the token a request used (``scope["state"]``)."""
+PARKED_TIMEOUT = 300.0
+"""Seconds a 2026-07-28 call that asked its client something waits for the client's next round."""
+
+
+def mcp_error(error: MCPDeckError, client: Downstream | None = None) -> MCPError:
+    """The protocol error a client should see for a host error: the server's own, when it sent one."""
+    cause = error.__cause__
+    if isinstance(error, ServerError) and isinstance(cause, MCPError):
+        return MCPError(code=cause.code, message=cause.message, data=cause.data)
+    if isinstance(error, PermissionDeniedError):
+        return MCPError(code=INVALID_REQUEST, message=refusal(error, client))
+    if isinstance(error, ToolNotFoundError | PromptNotFoundError):
+        return MCPError(code=INVALID_PARAMS, message=str(error))
+    if isinstance(error, ResourceNotFoundError):
+        return MCPError(code=RESOURCE_NOT_FOUND, message=str(error), data={"uri": error.uri})
+    return MCPError(code=INTERNAL_ERROR, message=str(error))
+
+
+def refusal(error: PermissionDeniedError, client: Downstream | None) -> str:
+    """The gate's refusal, saying why the client was not asked when it could not be."""
+    text = str(error)
+    if error.approved_by == "no-approver" and client is not None:
+        text += f" ({client.name} cannot be asked: it does not offer elicitation)"
+    return text
+
+
+def _responses(raw: object) -> dict[str, types.InputResponse]:
+    """The client's answers of a 2026-07-28 round, each read as the kind of answer it is."""
+    if not isinstance(raw, dict):
+        return {}
+    kinds: tuple[type[Any], ...] = (
+        types.ElicitResult,
+        types.ListRootsResult,
+        types.CreateMessageResultWithTools,
+        types.CreateMessageResult,
+    )
+    answers: dict[str, types.InputResponse] = {}
+    for key, value in cast(dict[str, object], raw).items():
+        for kind in kinds:
+            try:
+                answers[key] = kind.model_validate(value)
+                break
+            except ValueError:
+                continue
+    return answers
+
+
+def _token_of(ctx: Ctx) -> str | None:
+    request = ctx.request
+    if isinstance(request, Request):
+        state: object = request.scope.get("state")
+        if isinstance(state, dict):
+            token: object = cast(dict[str, object], state).get(TOKEN_STATE)
+            return token if isinstance(token, str) else None
+    return None
+
+
+class Requests:
+    """The base of each group of handlers: one profile of one gateway."""
+
+    def __init__(self, gateway: Gateway, profile: str | None) -> None:
+        self.gateway = gateway
+        self.profile = profile
+        self.host = gateway.host
+
+    def view(self) -> ProfileView:
+        return self.gateway.view(self.profile)
+
+    def client(self, ctx: Ctx) -> Downstream:
+        return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))
+
+    async def running_on(self, ctx: Ctx, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``work`` as the client's request on ``server``: its log messages and questions come back here."""
+        gateway = self.gateway
+        if gateway.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await self._in_rounds(ctx, server, work)
+        running = Running(self.client(ctx), server, ctx)
+        end = gateway.calls.start(running)
+        try:
+            return await work()
+        finally:
+            end()
+            await running.flush()
+
+    async def _in_rounds(self, ctx: Ctx, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
+        server asks ends this round with an ``InputRequiredResult``; the client's next round answers."""
+        gateway = self.gateway
+        params: Mapping[str, Any] = ctx.params or {}
+        state: object = params.get("requestState")
+        parked = gateway.parked.get(state) if isinstance(state, str) else None
+        if parked is None:
+            parked = Parked(uuid.uuid4().hex)
+            gateway.parked[parked.key] = parked
+            running = Running(self.client(ctx), server, ctx, parked=parked)
+            gateway.task_group.start_soon(self._park, running, parked, work)
+        else:
+            parked.answer(_responses(params.get("inputResponses")))
+        await parked.next_step()
+        if parked.done:
+            gateway.parked.pop(parked.key, None)
+            if parked.error is not None:
+                raise parked.error
+            return parked.result
+        return types.InputRequiredResult(input_requests=dict(parked.questions), request_state=parked.key)
+
+    async def _park(self, running: Running, parked: Parked, work: Callable[[], Awaitable[Any]]) -> None:
+        """Run a 2026-07-28 call to its end, then keep its result for a client that may come back for it."""
+        end = self.gateway.calls.start(running)
+        try:
+            parked.finish(await work())
+        except Exception as error:  # handed to the round that collects the result
+            parked.finish(error=error)
+        finally:
+            end()
+        with anyio.move_on_after(PARKED_TIMEOUT):  # a client that never comes back
+            await anyio.sleep_forever()
+        self.gateway.parked.pop(parked.key, None)
