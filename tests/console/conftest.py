@@ -15,7 +15,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,59 +188,52 @@ class InProcess:
         return self.portal.call(fn, *args)
 
 
+@contextmanager
+def serve_in_process(folder: Path, setup: Callable[[Host], Any]) -> Generator[InProcess]:
+    """Serve the console and API, in a thread of this process, for a host that ``setup(host)``
+    (a coroutine function) fills; its files go in ``folder``."""
+    config = folder / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {}}))
+    store = ConfigStore(config)
+    token = "console-test-token-" + "y" * 24
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port: int = sock.getsockname()[1]
+    host = Host(store=store, log_dir=folder / "logs")
+    stop = threading.Event()
+    ready = threading.Event()
+
+    async def run() -> None:
+        async with host:
+            await setup(host)
+            ctx = ApiContext(host=host, store=store)
+            off = ctx.attach()
+            app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}"}, port=port)
+            server = uvicorn.Server(
+                uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
+            )
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(server.serve, [sock])
+                ready.set()
+                await anyio.to_thread.run_sync(stop.wait)
+                ctx.stop()
+                server.should_exit = True
+            off()
+
+    with sock, anyio.from_thread.start_blocking_portal() as portal:
+        future = portal.start_task_soon(run)
+        assert ready.wait(WAIT * 4), "the in-process console did not start"
+        try:
+            yield InProcess(f"http://127.0.0.1:{port}", token, host, portal)
+        finally:
+            stop.set()
+            future.result(timeout=WAIT)
+
+
 @pytest.fixture
 def in_process(tmp_path: Path) -> Iterator[Callable[[Callable[[Host], Any]], InProcess]]:
     """Serve the console and API for a host that ``setup(host)`` (a coroutine function) fills."""
-    stack: list[tuple[InProcess, Callable[[], None]]] = []
-
-    def start(setup: Callable[[Host], Any]) -> InProcess:
-        config = tmp_path / "mcp.json"
-        config.write_text(json.dumps({"mcpServers": {}}))
-        store = ConfigStore(config)
-        token = "console-test-token-" + "y" * 24
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        port: int = sock.getsockname()[1]
-        portal_cm = anyio.from_thread.start_blocking_portal()
-        portal = portal_cm.__enter__()
-        host = Host(store=store, log_dir=tmp_path / "logs")
-        stop = threading.Event()
-        ready = threading.Event()
-
-        async def run() -> None:
-            async with host:
-                await setup(host)
-                ctx = ApiContext(host=host, store=store)
-                off = ctx.attach()
-                app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}"}, port=port)
-                server = uvicorn.Server(
-                    uvicorn.Config(
-                        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
-                    )
-                )
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(server.serve, [sock])
-                    ready.set()
-                    await anyio.to_thread.run_sync(stop.wait)
-                    ctx.stop()
-                    server.should_exit = True
-                off()
-
-        future = portal.start_task_soon(run)
-        assert ready.wait(WAIT * 4), "the in-process console did not start"
-        running = InProcess(f"http://127.0.0.1:{port}", token, host, portal)
-
-        def close() -> None:
-            stop.set()
-            future.result(timeout=WAIT)
-            portal_cm.__exit__(None, None, None)
-            sock.close()
-
-        stack.append((running, close))
-        return running
-
-    yield start
-    for _, close in reversed(stack):
-        close()
+    with ExitStack() as stack:
+        yield lambda setup: stack.enter_context(serve_in_process(tmp_path, setup))
