@@ -36,7 +36,6 @@ import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any, Self, TextIO, cast
 
 import anyio
@@ -53,6 +52,7 @@ from mcpdeck._transports import (
     TOO_DEEP,
     MessageTooLargeError,
     NotAMessageError,
+    StreamEnd,
     held_result,
     let_go,
     unreadable_reason,
@@ -156,31 +156,7 @@ def _ignore(error: Exception) -> None:
     pass
 
 
-class _StreamEnd:
-    """What both ends share: closing (or leaving ``async with``) only marks the end closed."""
-
-    __slots__ = ("_closed",)
-
-    def __init__(self) -> None:
-        self._closed = False
-
-    def close(self) -> None:
-        self._closed = True
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        self._closed = True
-        return None
-
-
-class _LineReader(_StreamEnd):
+class _LineReader(StreamEnd):
     """The read side: the server's stdout, one JSON-RPC message per line, read by the consumer's task.
 
     ``ended`` is set when the consumer meets the end (the pipe closed, or this stream was
@@ -228,7 +204,7 @@ class _LineReader(_StreamEnd):
         if self._held is not None:
             let_go(self._held)
             self._held = None
-        if self._closed:
+        if self.closed:
             raise self._end(anyio.ClosedResourceError)
         buffer = self._buffer
         while True:
@@ -274,7 +250,7 @@ class _LineReader(_StreamEnd):
             buffer += chunk
 
 
-class _LineWriter(_StreamEnd):
+class _LineWriter(StreamEnd):
     """The write side: each message is serialised and written to the server's stdin by its sender.
 
     A write the pipe refuses (the server stopped reading) ends the read side as well, so the
@@ -289,7 +265,7 @@ class _LineWriter(_StreamEnd):
         super().__init__()
 
     async def send(self, item: SessionMessage, /) -> None:
-        if self._closed:
+        if self.closed:
             raise anyio.ClosedResourceError
         data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
         try:

@@ -48,6 +48,7 @@ __all__ = [
     "TOO_DEEP",
     "MessageTooLargeError",
     "NotAMessageError",
+    "StreamEnd",
     "http_transport",
     "size_text",
     "sse_transport",
@@ -61,6 +62,31 @@ _Item = SessionMessage | Exception
 
 END_SESSION_TIMEOUT = 2.0
 """Seconds the HTTP DELETE that ends a streamable HTTP session may take."""
+
+
+class StreamEnd:
+    """One end of a hand-made stream: closing it (or leaving ``async with``) only marks it ``closed``;
+    the stream's own read or write checks the mark."""
+
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        self.closed = True
+        return None
 
 
 def size_text(size: int) -> str:

@@ -18,13 +18,14 @@ import logging
 import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Self
 
 import anyio
 import mcp_types as types
 import pydantic_core
 from mcp.shared.message import SessionMessage
+
+from mcpdeck._transports import StreamEnd
 
 __all__ = ["StdinLines", "StdoutLines", "stdio_streams"]
 
@@ -49,26 +50,7 @@ def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
         return error if isinstance(error, ValueError) else ValueError("the message is nested too deeply")
 
 
-class _End:
-    __slots__ = ("closed",)
-
-    def __init__(self) -> None:
-        self.closed = False
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        self.closed = True
-        return None
-
-
-class StdinLines(_End):
+class StdinLines(StreamEnd):
     """The client's messages, one JSON-RPC message per line of a non-blocking pipe, read by the consumer."""
 
     __slots__ = ("_buffer", "_eof", "_fd", "_scanned", "_start")
@@ -128,7 +110,7 @@ class StdinLines(_End):
         raise StopAsyncIteration
 
 
-class StdoutLines(_End):
+class StdoutLines(StreamEnd):
     """Each message written to a non-blocking pipe by the task that sends it, as one line.
 
     A line the pipe takes at once (the usual case) is written without waiting; one it takes
