@@ -9,13 +9,12 @@ time it connects the server (reconnect it). Nothing is stored when the flow fail
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, StoredAuth, TokenStore, oauth_settings
-from mcpdeck.config import RemoteServerConfig, StdioServerConfig, expand_vars
+from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, StoredAuth, TokenStore, oauth_settings, token_url
+from mcpdeck.config import RemoteServerConfig, StdioServerConfig
 from mcpdeck.errors import ConfigError, ServerError
 from mcpdeck.host import Host
 
@@ -62,13 +61,6 @@ def signable(name: str, server: object) -> RemoteServerConfig:
     return server
 
 
-def _url_of(name: str, server: RemoteServerConfig) -> str:
-    try:
-        return expand_vars(server.url, os.environ, field="url", server=name)
-    except ConfigError:
-        return server.url
-
-
 async def sign_in(
     name: str,
     server: object,
@@ -87,7 +79,7 @@ async def sign_in(
         ServerError: The authorization or the connect failed; the message says why.
     """
     server = signable(name, server)
-    url = _url_of(name, server)
+    url = token_url(name, server)
     store = store or TokenStore()
     before = store.get(name, url)
     attempt = server.model_copy(update={"disabled": False, "startup_timeout": timeout + server.connect_timeout})

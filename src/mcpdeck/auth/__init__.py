@@ -26,7 +26,7 @@ tokens; this package supplies the rest:
         ...
 """
 
-from mcpdeck.auth._build import build_auth, oauth_settings
+from mcpdeck.auth._build import build_auth, oauth_settings, token_url
 from mcpdeck.auth._callback import CallbackListener, parse_callback
 from mcpdeck.auth._errors import (
     AuthorizationDeniedError,
@@ -71,4 +71,5 @@ __all__ = [
     "is_auth_error",
     "oauth_settings",
     "parse_callback",
+    "token_url",
 ]

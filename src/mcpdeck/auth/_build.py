@@ -44,6 +44,14 @@ _INTERACTIVE_KEYS = {
 _KEY_KEYS = {"private_key": "privateKey", "private_key_file": "privateKeyFile", "signing_algorithm": "signingAlgorithm"}
 
 
+def token_url(name: str, server: RemoteServerConfig) -> str:
+    """The URL a server's tokens are stored under: its ``url`` with ``${VAR}`` expanded when set."""
+    try:
+        return expand_vars(server.url, os.environ, field="url", server=name)
+    except ConfigError:
+        return server.url
+
+
 def oauth_settings(config: RemoteServerConfig) -> OAuthConfig | None:
     """The server's OAuth settings; None when OAuth is off for it.
 

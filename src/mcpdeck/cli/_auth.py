@@ -17,11 +17,11 @@ import click
 
 from mcpdeck._masking import Redactor, mask_url
 from mcpdeck.cli._app import SECONDS, _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.errors import ConfigError, ServerError
+from mcpdeck.errors import ServerError
 
 if TYPE_CHECKING:
     from mcpdeck.auth import StoredAuth
-    from mcpdeck.config import ConfigStore, RemoteServerConfig, ServerConfig
+    from mcpdeck.config import ConfigStore, ServerConfig
 
 LOGIN_TIMEOUT = 300.0
 """``auth login --timeout`` by default (``sign_in.LOGIN_TIMEOUT``, spelled out: ``--help`` imports nothing)."""
@@ -49,16 +49,6 @@ def _context() -> _CliContext:
 
 
 _run = run_async
-
-
-def _url_of(name: str, server: RemoteServerConfig) -> str:
-    """The server's URL as the host connects to it (``${VAR}`` expanded when set)."""
-    from mcpdeck.config import expand_vars
-
-    try:
-        return expand_vars(server.url, os.environ, field="url", server=name)
-    except ConfigError:
-        return server.url
 
 
 def _when(moment: datetime | None) -> str:
@@ -146,7 +136,7 @@ def logout(name: str) -> None:
 
 
 def _status_rows(name: str | None) -> list[dict[str, Any]]:
-    from mcpdeck.auth import TokenStore, oauth_settings
+    from mcpdeck.auth import TokenStore, oauth_settings, token_url
     from mcpdeck.config import RemoteServerConfig
     from mcpdeck.config._expand import referenced_values
 
@@ -160,7 +150,7 @@ def _status_rows(name: str | None) -> list[dict[str, Any]]:
             continue
         if not isinstance(server, RemoteServerConfig) or oauth_settings(server) is None:
             continue
-        url = _url_of(server_name, server)
+        url = token_url(server_name, server)
         stored = store.get(server_name, url)
         if stored is not None:
             shown.add(str(stored.path))
