@@ -175,14 +175,20 @@ async def _throughput(client: Client, case: Case, calls: int) -> float:
 
 
 def _report(title: str, cases: list[Case]) -> None:
+    """Medians over the rounds, with each round's lowest and highest beside them (the spread)."""
     base = cases[0]
     lat0, rate0 = statistics.median(base.latencies), statistics.median(base.rates)
-    print(f"\n{title} (ratios against {base.name}, interleaved in one run)")
-    print(f"{'':34} {'latency':>9} {'ratio':>6} {'calls/s @32':>12} {'ratio':>6} {'CPU/call between':>17}")
+    print(f"\n{title} (ratios against {base.name}, interleaved in one run; [lowest-highest round])")
+    print(f"{'':34} {'latency':>25} {'ratio':>6} {'calls/s @32':>17} {'ratio':>6} {'CPU/call between':>17}")
     for case in cases:
         lat, rate = statistics.median(case.latencies), statistics.median(case.rates)
+        spread = f"[{min(case.latencies) * 1e3:.2f}-{max(case.latencies) * 1e3:.2f}]"
+        rates = f"[{min(case.rates):.0f}-{max(case.rates):.0f}]"
         cpu = f"{case.cpu * 1e6:.0f} us" if case.pids() else "-"
-        print(f"{case.name:34} {lat * 1e3:7.2f}ms {lat / lat0:5.2f}x {rate:12.0f} {rate / rate0:5.2f}x {cpu:>17}")
+        print(
+            f"{case.name:34} {lat * 1e3:7.2f}ms {spread:>15} {lat / lat0:5.2f}x {rate:6.0f} {rates:>10} "
+            f"{rate / rate0:5.2f}x {cpu:>17}"
+        )
 
 
 def main(calls: int, rounds: int) -> None:
