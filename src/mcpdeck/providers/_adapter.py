@@ -1,44 +1,95 @@
 """What the chat adapters on the official SDKs share; each adapter keeps only its wire format.
 
-``SDKChatModel`` holds the SDK's client and the extra request parameters, closes the
-client, and runs ``stream`` around the adapter's ``_turn``: whatever the SDK raises on the
-way (also at the end of the stream) goes through the adapter's ``_failure`` and comes out
-as a ``ProviderError``. The ``openai`` and ``anthropic`` SDKs are made by the same
-generator (Stainless), so their clients take the same options and raise the same error
-tree: ``stainless_client`` and ``stainless_failure`` serve both.
+``SDKChatModel`` takes the options every adapter takes (``SDKOptions``: the key, the URL,
+headers, retries, timeout, extra request parameters, the converter), makes the SDK's client
+through the adapter's ``_client_for``, closes it, and runs ``stream`` around the adapter's
+``_turn``: whatever the SDK raises on the way (also at the end of the stream) goes through
+the adapter's ``_failure`` and comes out as a ``ProviderError``. The ``openai`` and
+``anthropic`` SDKs are made by the same generator (Stainless), so their clients take the
+same options and raise the same error tree: ``stainless_client`` and ``stainless_failure``
+serve both.
 """
 
 from __future__ import annotations
 
+import inspect
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any
+from typing import Any, ClassVar, Required, TypedDict, Unpack
 
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._base import Converter
 from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, error_cause, error_detail
 
-__all__ = ["SDKChatModel", "stainless_client", "stainless_failure"]
+__all__ = ["SDKChatModel", "SDKOptions", "stainless_client", "stainless_failure"]
+
+
+class SDKOptions(TypedDict, total=False):
+    """The keyword arguments every adapter takes (``chat_model`` fills them in); only ``api_key`` is required.
+
+    Attributes:
+        api_key: The API key (any non-empty text for servers that take none).
+        provider: The provider's name, for messages (default: the adapter's ``api``).
+        base_url: The API's root (default: the provider's own): with ``/v1`` for OpenAI, without
+            it for Anthropic, without the version for Gemini.
+        headers: Extra HTTP headers for every request.
+        max_retries: How often rate limits, overload and lost connections are retried (default 2).
+        timeout: Seconds for one request (default: the SDK's; 10 minutes for OpenAI and Anthropic).
+        params: More request parameters, sent as they are (``temperature``, ``reasoning`` ...).
+        converter: The tools converter (default: a plain one of the adapter's format).
+        key_hint: What to do about a refused key, for the error message.
+    """
+
+    api_key: Required[str]
+    provider: str
+    base_url: str
+    headers: Mapping[str, str] | None
+    max_retries: int
+    timeout: float | None
+    params: Mapping[str, Any] | None
+    converter: Converter | None
+    key_hint: str
 
 
 class SDKChatModel(ChatModel):
     """A ``ChatModel`` on a provider's SDK: the client, ``aclose``, and errors mapped once for every turn."""
 
-    def __init__(
-        self,
-        provider: str,
-        model: str,
-        converter: Converter,
-        *,
-        client: Any,
-        base_url: str,
-        key_hint: str,
-        params: Mapping[str, Any] | None,
-    ):
-        super().__init__(provider, model, converter, base_url=base_url, key_hint=key_hint)
-        self._client = client
-        self.params: dict[str, Any] = dict(params or {})
+    default_url: ClassVar[str]
+    """Where the provider's API is, unless ``base_url`` says otherwise."""
+    converter_type: ClassVar[type[Converter]]
+    """The converter of the adapter's wire format, made when none is given."""
+
+    def __init__(self, model: str, **options: Unpack[SDKOptions]):
+        """Create the model and its SDK client (no request is made).
+
+        Raises:
+            TypeError: An option that is none of ``SDKOptions``, or no ``api_key``.
+            ProviderError: The provider's SDK is not installed.
+        """
+        _check(type(self), options)
+        base_url = options.get("base_url") or self.default_url
+        converter = options.get("converter") or self.converter_type()
+        provider = options.get("provider") or self.api
+        super().__init__(provider, model, converter, base_url=base_url, key_hint=options.get("key_hint", ""))
+        self.params: dict[str, Any] = dict(options.get("params") or {})
+        self._client = self._client_for(
+            options["api_key"],
+            base_url,
+            headers=dict(options.get("headers") or {}),
+            max_retries=options.get("max_retries", 2),
+            timeout=options.get("timeout"),
+        )
+
+    @abstractmethod
+    def _client_for(
+        self, api_key: str, base_url: str, *, headers: dict[str, str], max_retries: int, timeout: float | None
+    ) -> Any:
+        """The SDK's client (``timeout`` None keeps the SDK's own).
+
+        Raises:
+            ProviderError: The SDK is not installed (``missing_sdk``).
+        """
 
     def user_message(self, text: str) -> dict[str, Any]:
         """``{"role": "user", "content": text}``."""
@@ -83,20 +134,28 @@ class SDKChatModel(ChatModel):
         """The ``ProviderError`` an SDK error stands for; None for an error that is not the SDK's."""
 
 
+def _check(adapter: type[SDKChatModel], options: Mapping[str, object]) -> None:
+    """Refuse options no adapter takes, and a missing ``api_key``, as a wrong keyword argument is refused."""
+    unknown = sorted(options.keys() - SDKOptions.__annotations__.keys())
+    if unknown or "api_key" not in options:
+        own = [p.name for p in inspect.signature(adapter.__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
+        takes = ", ".join([*SDKOptions.__annotations__, *own])
+        wrong = f"unknown options {', '.join(unknown)}" if unknown else "no api_key"
+        raise TypeError(f"{adapter.__name__}: {wrong}; it takes {takes}")
+
+
 def stainless_client(
     factory: Callable[..., Any],
-    *,
     api_key: str,
     base_url: str,
-    headers: Mapping[str, str] | None,
+    *,
+    headers: dict[str, str],
     max_retries: int,
     timeout: float | None,
 ) -> Any:
     """An ``AsyncOpenAI`` or ``AsyncAnthropic`` client (``timeout`` None keeps the SDK's own)."""
     options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-    return factory(
-        api_key=api_key, base_url=base_url, max_retries=max_retries, default_headers=dict(headers or {}), **options
-    )
+    return factory(api_key=api_key, base_url=base_url, max_retries=max_retries, default_headers=headers, **options)
 
 
 def stainless_failure(model: ChatModel, sdk: Any, base: type[Exception], error: Exception) -> ProviderError | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from mcpdeck.errors import ProviderError
-from mcpdeck.providers._adapter import SDKChatModel, stainless_client, stainless_failure
+from mcpdeck.providers._adapter import SDKChatModel, SDKOptions, stainless_client, stainless_failure
 from mcpdeck.providers._calls import as_data
 from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_detail, missing_sdk
 from mcpdeck.providers.anthropic import AnthropicConverter
@@ -47,62 +47,33 @@ class AnthropicModel(SDKChatModel):
     """
 
     api = "anthropic"
+    default_url = DEFAULT_ANTHROPIC_URL
+    converter_type = AnthropicConverter
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        provider: str = "anthropic",
-        api_key: str,
-        base_url: str = DEFAULT_ANTHROPIC_URL,
-        headers: Mapping[str, str] | None = None,
-        max_retries: int = 2,
-        timeout: float | None = None,
-        max_tokens: int = 8192,
-        params: Mapping[str, Any] | None = None,
-        converter: AnthropicConverter | None = None,
-        key_hint: str = "",
-    ):
+    def __init__(self, model: str, *, max_tokens: int = 8192, **options: Unpack[SDKOptions]):
         """Create the model (no request is made).
 
         Args:
             model: The model's name (``claude-sonnet-4-5`` ...).
-            provider: The provider's name, for messages.
-            api_key: The API key.
-            base_url: The API's root, without ``/v1``.
-            headers: Extra HTTP headers for every request (``anthropic-beta`` ...).
-            max_retries: How often the SDK retries rate limits, overload and lost connections.
-            timeout: Seconds for one request (default: the SDK's, 10 minutes).
             max_tokens: The most tokens one turn may produce.
-            params: More request parameters (``thinking``, ``temperature`` ...).
-            converter: The tools converter (default: a plain ``AnthropicConverter``).
-            key_hint: What to do about a refused key, for the error message.
+            **options: What every adapter takes (``SDKOptions``: ``api_key``, ``base_url`` ...).
 
         Raises:
             ProviderError: The anthropic package is not installed.
         """
+        self.max_tokens = max_tokens
+        super().__init__(model, **options)
+
+    def _client_for(
+        self, api_key: str, base_url: str, *, headers: dict[str, str], max_retries: int, timeout: float | None
+    ) -> Any:
         try:
             import anthropic
         except ImportError as error:
-            raise missing_sdk(provider, "anthropic", "anthropic") from error
+            raise missing_sdk(self.provider, "anthropic", "anthropic") from error
         self._sdk = anthropic
-        self.max_tokens = max_tokens
-        client = stainless_client(
-            anthropic.AsyncAnthropic,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        super().__init__(
-            provider,
-            model,
-            converter or AnthropicConverter(),
-            client=client,
-            base_url=base_url,
-            key_hint=key_hint,
-            params=params,
+        return stainless_client(
+            anthropic.AsyncAnthropic, api_key, base_url, headers=headers, max_retries=max_retries, timeout=timeout
         )
 
     def request(
