@@ -15,6 +15,7 @@ from mcpdeck.config._models import (
 )
 from mcpdeck.config._oauth import IdentityProviderConfig, OAuthConfig
 from mcpdeck.config._profiles import ProfileConfig, parse_profiles, put_profile, remove_profile, validate_profile_name
+from mcpdeck.config._secrets import secrets_of
 from mcpdeck.config._store import (
     ConfigStore,
     McpConfig,
@@ -46,6 +47,7 @@ __all__ = [
     "put_profile",
     "remove_profile",
     "resolve_config_path",
+    "secrets_of",
     "validate_profile_name",
     "validate_server_name",
 ]
