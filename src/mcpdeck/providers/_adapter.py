@@ -6,23 +6,24 @@ through the adapter's ``_client_for``, closes it, and runs ``stream`` around the
 ``_turn``: whatever the SDK raises on the way (also at the end of the stream) goes through
 the adapter's ``_failure`` and comes out as a ``ProviderError``. The ``openai`` and
 ``anthropic`` SDKs are made by the same generator (Stainless), so their clients take the
-same options and raise the same error tree: ``stainless_client`` and ``stainless_failure``
-serve both.
+same options and raise the same error tree: ``StainlessChatModel`` makes the client, maps
+the errors and builds the request for both.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from abc import abstractmethod
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, ClassVar, Required, TypedDict, Unpack
 
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._base import Converter
-from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, error_cause, error_detail
+from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, error_cause, error_detail, missing_sdk
 
-__all__ = ["SDKChatModel", "SDKOptions", "stainless_client", "stainless_failure"]
+__all__ = ["SDKChatModel", "SDKOptions", "StainlessChatModel"]
 
 
 class SDKOptions(TypedDict, total=False):
@@ -144,36 +145,58 @@ def _check(adapter: type[SDKChatModel], options: Mapping[str, object]) -> None:
         raise TypeError(f"{adapter.__name__}: {wrong}; it takes {takes}")
 
 
-def stainless_client(
-    factory: Callable[..., Any],
-    api_key: str,
-    base_url: str,
-    *,
-    headers: dict[str, str],
-    max_retries: int,
-    timeout: float | None,
-) -> Any:
-    """An ``AsyncOpenAI`` or ``AsyncAnthropic`` client (``timeout`` None keeps the SDK's own)."""
-    options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-    return factory(api_key=api_key, base_url=base_url, max_retries=max_retries, default_headers=headers, **options)
+class StainlessChatModel(SDKChatModel):
+    """An adapter on an SDK made by Stainless (``openai``, ``anthropic``): the same client options, the
+    same error tree, and a streamed request whose body is the adapter's own (``_body``) plus the tools."""
 
+    sdk: ClassVar[str]
+    """The SDK's module, which is also the extra that installs it: ``openai`` or ``anthropic``."""
+    client_class: ClassVar[str]
+    """Its async client: ``AsyncOpenAI`` or ``AsyncAnthropic``."""
+    error_class: ClassVar[str]
+    """The root of its errors: ``OpenAIError`` or ``AnthropicError``."""
 
-def stainless_failure(model: ChatModel, sdk: Any, base: type[Exception], error: Exception) -> ProviderError | None:
-    """The ``ProviderError`` for an error of the ``openai`` or ``anthropic`` SDK (``base``: its root class).
+    def _client_for(
+        self, api_key: str, base_url: str, *, headers: dict[str, str], max_retries: int, timeout: float | None
+    ) -> Any:
+        try:
+            self._sdk: Any = importlib.import_module(self.sdk)  # only now: importing mcpdeck loads no SDK
+        except ImportError as error:
+            raise missing_sdk(self.provider, self.sdk, self.sdk) from error
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        factory = getattr(self._sdk, self.client_class)
+        return factory(api_key=api_key, base_url=base_url, max_retries=max_retries, default_headers=headers, **options)
 
-    A timeout or a refused connection says so; an HTTP error goes through ``status_error``;
-    an error event in the middle of a stream says the provider failed while answering.
-    """
-    if not isinstance(error, base):
-        return None
-    failed: Any = error  # one of the SDK's classes, which this module does not import
-    if isinstance(error, sdk.APITimeoutError):
-        return model.connection_error(error_cause(error), timeout=True)
-    if isinstance(error, sdk.APIConnectionError):
-        return model.connection_error(error_cause(error))
-    if isinstance(error, sdk.APIStatusError):
-        return model.status_error(failed.status_code, error_detail(failed.body, failed.message))
-    if isinstance(error, sdk.APIError):
-        detail = error_detail(failed.body, failed.message)
-        return ProviderError(f"{model.provider} failed while answering: {detail}", provider=model.provider)
-    return ProviderError(f"{model.provider}: {error}", provider=model.provider)
+    def request(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
+    ) -> dict[str, Any]:
+        """The body of one streamed request: the adapter's own, with the tools if there are any."""
+        body = self._body(messages, system)
+        if tools:
+            body["tools"] = list(tools)
+        return body
+
+    @abstractmethod
+    def _body(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> dict[str, Any]:
+        """The request body in the adapter's wire format, without the tools."""
+
+    def _failure(self, error: Exception) -> ProviderError | None:
+        """The ``ProviderError`` for an error of the SDK.
+
+        A timeout or a refused connection says so; an HTTP error goes through ``status_error``;
+        an error event in the middle of a stream says the provider failed while answering.
+        """
+        sdk = self._sdk
+        if not isinstance(error, getattr(sdk, self.error_class)):
+            return None
+        failed: Any = error  # one of the SDK's classes, which this module does not import
+        if isinstance(error, sdk.APITimeoutError):
+            return self.connection_error(error_cause(error), timeout=True)
+        if isinstance(error, sdk.APIConnectionError):
+            return self.connection_error(error_cause(error))
+        if isinstance(error, sdk.APIStatusError):
+            return self.status_error(failed.status_code, error_detail(failed.body, failed.message))
+        if isinstance(error, sdk.APIError):
+            detail = error_detail(failed.body, failed.message)
+            return ProviderError(f"{self.provider} failed while answering: {detail}", provider=self.provider)
+        return ProviderError(f"{self.provider}: {error}", provider=self.provider)

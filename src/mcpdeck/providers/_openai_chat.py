@@ -13,10 +13,9 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from mcpdeck.errors import ProviderError
-from mcpdeck.providers._adapter import SDKChatModel, SDKOptions, stainless_client, stainless_failure
+from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage, missing_sdk
+from mcpdeck.providers._chat import TextDelta, Turn, Usage
 from mcpdeck.providers.openai import OpenAIChatConverter
 
 if TYPE_CHECKING:
@@ -28,25 +27,13 @@ __all__ = ["DEFAULT_OPENAI_URL", "OpenAIChatModel", "OpenAIModel"]
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 
 
-class OpenAIModel(SDKChatModel):
-    """What both OpenAI APIs share: the client and the error mapping."""
+class OpenAIModel(StainlessChatModel):
+    """What both OpenAI APIs share: the SDK, its client and its errors."""
 
     default_url = DEFAULT_OPENAI_URL
-
-    def _client_for(
-        self, api_key: str, base_url: str, *, headers: dict[str, str], max_retries: int, timeout: float | None
-    ) -> Any:
-        try:
-            import openai
-        except ImportError as error:
-            raise missing_sdk(self.provider, "openai", "openai") from error
-        self._sdk = openai
-        return stainless_client(
-            openai.AsyncOpenAI, api_key, base_url, headers=headers, max_retries=max_retries, timeout=timeout
-        )
-
-    def _failure(self, error: Exception) -> ProviderError | None:
-        return stainless_failure(self, self._sdk, self._sdk.OpenAIError, error)
+    sdk = "openai"
+    client_class = "AsyncOpenAI"
+    error_class = "OpenAIError"
 
 
 class OpenAIChatModel(OpenAIModel):
@@ -69,17 +56,13 @@ class OpenAIChatModel(OpenAIModel):
         super().__init__(model, **options)
         self.include_usage = include_usage
 
-    def request(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
-    ) -> dict[str, Any]:
-        """The body of one streamed Chat Completions request."""
+    def _body(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> dict[str, Any]:
+        """A Chat Completions body: the system prompt as the first message, usage asked for."""
         sent: list[Mapping[str, Any]] = [{"role": "system", "content": system}] if system else []
         sent.extend(messages)
         body: dict[str, Any] = {**self.params, "model": self.model, "messages": sent, "stream": True}
         if self.include_usage:
             body["stream_options"] = {"include_usage": True}
-        if tools:
-            body["tools"] = list(tools)
         return body
 
     async def _turn(

@@ -34,15 +34,11 @@ class OpenAIResponsesModel(OpenAIModel):
     api = "openai-responses"
     converter_type = OpenAIResponsesConverter
 
-    def request(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
-    ) -> dict[str, Any]:
-        """The body of one streamed Responses request."""
+    def _body(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> dict[str, Any]:
+        """A Responses body: the messages as ``input``, the system prompt as ``instructions``."""
         body: dict[str, Any] = {**self.params, "model": self.model, "input": list(messages), "stream": True}
         if system:
             body["instructions"] = system
-        if tools:
-            body["tools"] = list(tools)
         return body
 
     async def _turn(
