@@ -30,12 +30,13 @@ class HostLifecycle:
         self,
         admin: ServerAdmin,
         gate: PermissionGate,
-        *,
         servers: Mapping[str, ServerSpec] | McpConfig | None,
         rules: PermissionRules | Mapping[str, Any] | None,
+        *,
         only: Iterable[str] | None,
         wait: bool,
     ):
+        """``servers`` and ``rules`` are what the host was given in code (None: the config file's)."""
         self._admin = admin
         self._gate = gate
         self._servers = servers

@@ -124,9 +124,7 @@ class Host:
         self.permissions = PermissionGate(approver=approve, yes_to_all=yes, auto_approve=auto_approve)
         self._calls = CallPath(self.events, self.permissions)
         self._content = ServerContent(self._servers, self._calls)
-        self._lifecycle = HostLifecycle(
-            self._admin, self.permissions, servers=servers, rules=permissions, only=only, wait=wait
-        )
+        self._lifecycle = HostLifecycle(self._admin, self.permissions, servers, permissions, only=only, wait=wait)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> Host:
