@@ -58,7 +58,7 @@ class Host:
         servers: Servers given in code (configs, their JSON form, or SDK server objects), or a
             loaded ``McpConfig``. Leave out to read ``store``.
         store: The config file to load from and save changes to.
-        log_dir: Where server logs go (default: ``$MCPDECK_LOG_DIR``, else the user log dir).
+        log_dir: Where server logs go (default: ``$MCPDECK_LOG_DIR``, ``$MCPDECK_HOME/logs``, else the user log dir).
         environ: The environment for ``${VAR}`` expansion and stdio children (default: os.environ).
         only: Connect only these servers; the others are loaded but stay stopped.
         wait: Whether entering the host waits until every server has settled.
