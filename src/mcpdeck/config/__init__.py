@@ -1,6 +1,6 @@
 """Server configs (with their OAuth settings), the config file, ``${VAR}`` expansion and importers from other hosts."""
 
-from mcpdeck.config._expand import expand_server_config, expand_vars
+from mcpdeck.config._expand import expand_server_config, expand_vars, referenced_values
 from mcpdeck.config._models import (
     AnyServerConfig,
     InProcessServer,
@@ -45,6 +45,7 @@ __all__ = [
     "parse_profiles",
     "parse_server_config",
     "put_profile",
+    "referenced_values",
     "remove_profile",
     "resolve_config_path",
     "secrets_of",
