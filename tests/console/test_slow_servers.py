@@ -1,0 +1,41 @@
+"""Servers that take their time in a real browser: one that never answers ``initialize`` must
+not hold the page back (the add dialog closes once the entry is saved, the rest stays usable),
+and a long error stays readable from the keyboard."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from playwright.sync_api import expect
+
+from tests.console.conftest import Console
+from tests.helpers import ROOT
+
+
+def test_adding_a_server_that_hangs_closes_the_dialog_once_saved(
+    console_for: Callable[[dict[str, Any]], Console],
+) -> None:
+    console = console_for({})
+    page = console.open()
+    expect(page.get_by_text("No servers yet.")).to_be_visible()
+    page.get_by_role("button", name="Add server").click()
+    dialog = page.get_by_role("dialog", name="Add a server")
+    dialog.get_by_label("Name", exact=True).fill("hangs")
+    dialog.get_by_label("Command").fill(sys.executable)
+    dialog.get_by_label("Arguments").fill("-m\ntests.servers.hang")
+    dialog.get_by_label("Working folder").fill(str(ROOT))
+    dialog.get_by_role("button", name="Add & connect").click()
+
+    # It never answers (startup timeout 30 s, twice the wait here): the dialog closes once saved.
+    row = page.locator("tr[data-name=hangs]")
+    expect(row.locator(".status")).to_have_text("connecting")
+    expect(dialog).to_be_hidden()
+    expect(page.locator(".toast", has_text=re.compile(r"hangs: saved, connecting"))).to_be_visible()
+    assert "hangs" in console.config_file()["mcpServers"]
+    # The page is free meanwhile: the server can be removed while it still connects.
+    row.get_by_role("button", name="Remove").click()
+    page.get_by_role("dialog", name="Remove hangs?").get_by_role("button", name="Remove").click()
+    expect(row).to_have_count(0)
