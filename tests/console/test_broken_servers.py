@@ -1,6 +1,6 @@
-"""Servers that take their time in a real browser: one that never answers ``initialize`` must
-not hold the page back (the add dialog closes once the entry is saved, the rest stays usable),
-and a long error stays readable from the keyboard."""
+"""Broken servers in a real browser: one that never answers ``initialize`` must not hold the
+page back (the add dialog closes once the entry is saved, the rest stays usable), and a long
+error, folded to three lines, opens in full from the keyboard."""
 
 from __future__ import annotations
 
@@ -39,3 +39,21 @@ def test_adding_a_server_that_hangs_closes_the_dialog_once_saved(
     row.get_by_role("button", name="Remove").click()
     page.get_by_role("dialog", name="Remove hangs?").get_by_role("button", name="Remove").click()
     expect(row).to_have_count(0)
+
+
+def test_a_long_error_opens_in_full_from_the_keyboard(console_for: Callable[[dict[str, Any]], Console]) -> None:
+    missing = "no-such-program-" + "x" * 400  # named in the error: more than three lines
+    console = console_for({"gone": {"command": missing}})
+    page = console.open()
+    error = page.locator("tr[data-name=gone] .error-text")
+    expect(error).to_contain_text("was not found on PATH")
+    clamped = "el => el.scrollHeight > el.clientHeight + 1"
+    assert error.evaluate(clamped), "the error should be long enough to be folded"
+    expect(error).to_have_attribute("aria-expanded", "false")
+    error.focus()
+    expect(error).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(error).to_have_attribute("aria-expanded", "true")
+    assert not error.evaluate(clamped)
+    page.keyboard.press(" ")
+    expect(error).to_have_attribute("aria-expanded", "false")
