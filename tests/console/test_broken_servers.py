@@ -57,3 +57,21 @@ def test_a_long_error_opens_in_full_from_the_keyboard(console_for: Callable[[dic
     assert not error.evaluate(clamped)
     page.keyboard.press(" ")
     expect(error).to_have_attribute("aria-expanded", "false")
+
+
+def test_the_sign_in_button_stays_in_sight_under_a_long_error(
+    console_for: Callable[[dict[str, Any]], Console],
+) -> None:
+    said = "401: this server needs authorization. " + "It said a great deal more after that. " * 12
+    console = console_for({"locked": {"command": "sh", "args": ["-c", f"echo '{said}' >&2; exit 1"]}})
+    page = console.open()
+    row = page.locator("tr[data-name=locked]")
+    expect(row.locator(".error-text")).to_contain_text("needs authorization")
+    sign_in = row.get_by_role("button", name="Sign in", exact=True)
+    expect(sign_in).to_be_visible()
+    # Not merely laid out: the pixel at its middle is the button, not something folded over it.
+    hit = sign_in.evaluate(
+        "el => { const r = el.getBoundingClientRect();"
+        " return el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)); }"
+    )
+    assert hit, "the Sign in button is hidden by the folded error"
