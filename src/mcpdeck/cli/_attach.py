@@ -27,17 +27,20 @@ from typing import Any, cast
 
 import click
 
-from mcpdeck.errors import ConfigError
+from mcpdeck.errors import ConfigError, MCPDeckError
 
 __all__ = ["ATTACHABLE", "NO_ATTACH_ENV", "AttachError", "Attached", "attached_command", "connect"]
 
 NO_ATTACH_ENV = "MCPDECK_NO_ATTACH"
 ATTACHABLE = frozenset(
     {"list", "get", "tools", "call", "test", "add", "add-json", "remove", "enable", "disable", "logs"}
-    | {"resources", "prompts"}
+    | {"resources", "prompts", "chat"}
 )
 """The commands that go through a running ``serve``."""
 
+_TEST_HERE = (
+    "note: mcpdeck serve tests a saved server as it runs it, so with --startup-timeout or --root the test runs here"
+)
 _CONNECT_TIMEOUT = 1.0
 _TIMEOUT = 600.0
 _CONFIG_CODES = frozenset({"config-error", "server-not-found", "invalid-request", "not-found", "no-log"})
@@ -64,6 +67,10 @@ class Attached:
 
     def close(self) -> None:
         self._conn.close()
+
+    def fork(self) -> Attached:
+        """Another client of the same ``serve`` (a request of its own while this one streams)."""
+        return Attached(self.host, self.port, self._token)
 
     def _send(self, method: str, path: str, body: Any, accept: str) -> http.client.HTTPResponse:
         headers = {"Authorization": f"Bearer {self._token}", "Accept": accept}
@@ -150,15 +157,20 @@ def connect(config: Path) -> Attached | None:
     return Attached(host, state.port, state.token)
 
 
-def _attachable(name: str, kwargs: dict[str, Any]) -> bool:
-    """Whether ``serve`` can answer this command as asked (some options need the command's own host)."""
+def _refusal(name: str, kwargs: dict[str, Any], ctx: click.Context) -> str | None:
+    """Why ``serve`` cannot answer this command as asked (some options need the command's own host):
+    None when it can; "" when the options plainly ask for this process, else a note for stderr."""
     if kwargs.get("show_secrets") or kwargs.get("no_connect") or kwargs.get("no_validate"):
-        return False  # secrets stay masked in the API; the rest asks for this process's own way
+        return ""  # secrets stay masked in the API; the rest asks for this process's own way
     if name == "test":
         target: tuple[str, ...] = kwargs.get("target") or ()
         given = ("url", "kind", "headers", "envs", "cwd", "roots")
-        return len(target) == 1 and not any(kwargs.get(option) for option in given)  # a saved server, by name
-    return True
+        if len(target) != 1 or any(kwargs.get(option) for option in given):
+            return ""  # not a saved server, by name
+        parent = ctx.parent.params if ctx.parent is not None else {}
+        if parent.get("startup_timeout") is not None or parent.get("roots"):
+            return _TEST_HERE
+    return None
 
 
 def attached_command(name: str, original: click.Command, config_of: Callable[[click.Context], Path]) -> click.Command:
@@ -170,7 +182,12 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
     def callback(**kwargs: Any) -> Any:
         ctx = click.get_current_context()
         config = config_of(ctx)
-        api = connect(config) if _attachable(name, kwargs) else None
+        refusal = _refusal(name, kwargs, ctx)
+        api = connect(config) if refusal != "" else None
+        if api is not None and refusal:
+            api.close()
+            api = None
+            click.echo(refusal, err=True)
         if api is None:
             return ctx.invoke(original, **kwargs)
         from mcpdeck.cli._app import _fail  # pyright: ignore[reportPrivateUsage]
@@ -182,6 +199,8 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
             _fail(error.message, 2 if error.code in _CONFIG_CODES else 1)
         except ConfigError as error:  # found before asking (a bad option, an invalid name)
             _fail(str(error), 2)
+        except MCPDeckError as error:  # found before asking (chat: no model named)
+            _fail(str(error), 1)
         except (OSError, http.client.HTTPException) as error:
             message = f"the running mcpdeck serve for {config} stopped answering ({error})"
             _fail(f"{message}; run again, or use --no-attach", 1)
