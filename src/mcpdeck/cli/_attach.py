@@ -10,23 +10,23 @@ each command does through the API is in ``_attached``.
 A state file whose process is gone, or whose port no longer answers, is stale: it is
 removed and the command runs on its own.
 
-This path stays light: the standard library's ``http.client``, ``click`` and the state
-file reader; no MCP SDK, no pydantic, no ``httpx2``.
+This path stays light: a small HTTP/1.1 client over a socket (``_loopback``), ``click`` and
+the state file reader; no MCP SDK, no pydantic, no ``httpx2``, not even ``http.client``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
+from mcpdeck.cli import _loopback
+from mcpdeck.cli._loopback import Connection, Response
 from mcpdeck.errors import ConfigError, MCPDeckError
 
 __all__ = ["ATTACHABLE", "NO_ATTACH_ENV", "AttachError", "Attached", "attached_command", "connect"]
@@ -63,7 +63,7 @@ class Attached:
         self.host = host
         self.port = port
         self._token = token
-        self._conn = http.client.HTTPConnection(host, port, timeout=_TIMEOUT)
+        self._conn = Connection(host, port, timeout=_TIMEOUT)
 
     def close(self) -> None:
         self._conn.close()
@@ -72,19 +72,13 @@ class Attached:
         """Another client of the same ``serve`` (a request of its own while this one streams)."""
         return Attached(self.host, self.port, self._token)
 
-    def _send(self, method: str, path: str, body: Any, accept: str) -> http.client.HTTPResponse:
+    def _send(self, method: str, path: str, body: Any, accept: str) -> Response:
         headers = {"Authorization": f"Bearer {self._token}", "Accept": accept}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        if self._conn.sock is None:
-            self._conn.connect()
-            # Headers and body go out in two writes: without this, Nagle's algorithm holds the
-            # body until the server's delayed ACK of the headers (40 ms on Linux).
-            cast(socket.socket, self._conn.sock).setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._conn.request(method, f"/api{path}", body=data, headers=headers)
-        response = self._conn.getresponse()
+        response = self._conn.request(method, f"/api{path}", data, headers)
         if response.status >= 400:
             raise _error_of(response.status, response.read())
         return response
@@ -134,7 +128,7 @@ def _error_of(status: int, raw: bytes) -> AttachError:
 
 def _open(host: str, port: int) -> bool:
     try:
-        with socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT):
+        with _loopback.connect(host, port, _CONNECT_TIMEOUT):
             return True
     except OSError:
         return False
@@ -201,7 +195,7 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
             _fail(str(error), 2)
         except MCPDeckError as error:  # found before asking (chat: no model named)
             _fail(str(error), 1)
-        except (OSError, http.client.HTTPException) as error:
+        except OSError as error:  # _loopback.ProtocolError too
             message = f"the running mcpdeck serve for {config} stopped answering ({error})"
             _fail(f"{message}; run again, or use --no-attach", 1)
         except KeyboardInterrupt:
