@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from tests.cli.inprocess import mcpdeck
+from tests.cli.terminal import run_in_terminal
 from tests.helpers import ROOT, WAIT, cli_environment, stdio_server
 from tests.llm.scripted import Call, Received, Reply, Step, serve_scripted
 from tests.server.test_process import serving, wait_connected
@@ -165,3 +166,39 @@ async def test_a_conversation_reads_prompts_and_commands_from_stdin(tmp_path: Pa
         assert "  mcp__basic__echo" in attached.stderr and "mcp__features__" not in attached.stderr
         assert [r.last_user_text for r in sent] == ["hi", "again", "fresh"]
         assert (await client.get("/api/chats")).json() == []
+
+
+def form_at_terminal(folder: Path, base_url: str, *options: str) -> str:
+    """``mcpdeck chat`` at a real terminal, answering the features server's form; what the terminal showed."""
+    env = {"MCPDECK_STATE_DIR": str(folder / "state"), "MCPDECK_HISTORY": "off"}
+    env |= {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": KEY}
+    answers = [
+        ("(string, required)", "Ada\n"),
+        ("(string, default blue)", "red\n"),
+        ("(integer, default 3)", "\n"),
+        ("(boolean, default False)", "\n"),
+        ("send this answer?", "a\n"),
+    ]
+    done = run_in_terminal(
+        folder / "mcp.json", *options, "chat", "-m", "openai:m", "--yes", "go", answers=answers, env=env
+    )
+    assert done.returncode == 0, done.text
+    return done.text
+
+
+async def test_a_form_is_filled_in_at_the_terminal_as_alone(tmp_path: Path) -> None:
+    def script() -> list[Step]:
+        ask = [Call("mcp__features__ask", {"question": "Who are you?"})]
+        return [Reply(tool_calls=ask), lambda r: Reply(text=f"It said: {results(r)}")]
+
+    async with serving(tmp_path, SERVERS) as run, run.client() as client:
+        await wait_connected(client, "features")
+        shown: list[str] = []
+        for options in ((), ("--no-attach",)):
+            async with serve_scripted("openai", script()) as model:
+                shown.append(await anyio.to_thread.run_sync(form_at_terminal, tmp_path, model.base_url, *options))
+            answered = model.requests[1].tool_results[0][1]
+            assert '"content": {"colour": "red", "count": 3, "loud": false, "name": "Ada"}' in answered
+        attached, alone = shown
+        assert "features asks: Who are you?" in re.sub(r"\x1b\[[0-9;]*m", "", attached)
+        assert timeless(attached) == timeless(alone)
