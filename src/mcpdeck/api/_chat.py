@@ -206,8 +206,8 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
 
 
 class ChatToolsOut(BaseModel):
-    native: list[str] = Field(description="The native tools (search_tools among them when the model searches).")
-    mcp: list[str] = Field(description="The servers' tools the chat offers (all of them, found by search or not).")
+    native: list[str] = Field(description="The native tools (and search_tools, when the model searches).")
+    mcp: list[str] = Field(description="The servers' tools the chat can use (found by search or not yet).")
 
 
 @router.get("/chats/{chat_id}/tools", response_model=ChatToolsOut, summary="What a chat offers the model")
