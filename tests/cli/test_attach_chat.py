@@ -16,7 +16,7 @@ import pytest
 from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import ROOT, WAIT, cli_environment, stdio_server
-from tests.llm.scripted import Call, Received, Reply, Step, serve_scripted
+from tests.llm.scripted import Call, Fail, Received, Reply, Step, serve_scripted
 from tests.server.test_process import serving, wait_connected
 
 pytestmark = pytest.mark.anyio
@@ -46,6 +46,13 @@ async def both(
         async with serve_scripted("openai", list(script())) as model_attached:
             attached = await chat_in(folder, model_attached.base_url, "chat", "-m", "openai:m", *args, stdin=stdin)
     return alone, attached, list(model.requests), list(model_attached.requests)
+
+
+def files_holding(folder: Path, text: str) -> list[Path]:
+    """The files under ``folder`` that hold ``text`` (there are some files: the test would be empty else)."""
+    files = [path for path in folder.rglob("*") if path.is_file()]
+    assert files
+    return [path for path in files if text.encode() in path.read_bytes()]
 
 
 def results(request: Received) -> str:
@@ -88,6 +95,24 @@ async def test_json_output_is_the_same_and_results_come_whole(tmp_path: Path) ->
         # The calls went through serve; the chat was closed when the command ended.
         assert (await client.get("/api/servers/basic")).json()["status"]["calls"] == 2
         assert (await client.get("/api/chats")).json() == []
+    # Nothing serve wrote (its output, logs, state) holds the key.
+    holding = await anyio.to_thread.run_sync(files_holding, tmp_path, KEY)
+    assert holding == []
+
+
+async def test_a_provider_error_is_told_and_exits_1_as_alone(tmp_path: Path) -> None:
+    async with serving(tmp_path, SERVERS) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        alone, attached, _, sent = await both(tmp_path, lambda: [Fail(401)], "hi")
+        assert (alone.returncode, attached.returncode) == (1, 1)
+        assert "error: " in attached.stderr and "401" in attached.stderr
+        assert attached.stdout == alone.stdout == ""
+
+        def portless(text: str) -> str:  # each run's model listens on a port of its own
+            return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+
+        assert portless(attached.stderr) == portless(alone.stderr)
+        assert [r.api_key for r in sent] == [KEY]
 
 
 async def test_approvals_are_asked_at_the_terminal_as_alone(tmp_path: Path) -> None:
