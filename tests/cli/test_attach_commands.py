@@ -176,6 +176,11 @@ async def test_add_and_test_through_serve_honour_the_global_startup_timeout(tmp_
         assert tested.exit_code == 0 and json.loads(tested.stdout)["state"] == "connected"
         assert "with --startup-timeout or --root the test runs here" in tested.stderr
         assert "the test runs here" not in (await invoke("test", "basic")).stderr
+        # With --root, a call runs here (serve's servers have the roots serve offers), and says so.
+        rooted = await invoke("--root", str(tmp_path), "call", "mcp__basic__echo", "--args", '{"text": "here"}')
+        assert (rooted.exit_code, rooted.stdout) == (0, "here\n")
+        assert "so with --root this runs here" in rooted.stderr
+        assert (await client.get("/api/servers/basic")).json()["status"]["calls"] == 0
 
 
 def test_add_through_serve_tries_the_entry_with_the_global_options_and_saves_it_as_given(tmp_path: Path) -> None:

@@ -41,6 +41,9 @@ ATTACHABLE = frozenset(
 _TEST_HERE = (
     "note: mcpdeck serve tests a saved server as it runs it, so with --startup-timeout or --root the test runs here"
 )
+_ROOTS_HERE = "note: mcpdeck serve's servers run with the roots serve offers, so with --root this runs here"
+_ROOTS_MATTER = frozenset({"call", "chat", "tools", "resources", "prompts"})
+"""Commands whose answer a server's roots may change (a filesystem server keeps to them)."""
 _CONNECT_TIMEOUT = 1.0
 _TIMEOUT = 600.0
 _CONFIG_CODES = frozenset({"config-error", "server-not-found", "invalid-request", "not-found", "no-log"})
@@ -156,14 +159,16 @@ def _refusal(name: str, kwargs: dict[str, Any], ctx: click.Context) -> str | Non
     None when it can; "" when the options plainly ask for this process, else a note for stderr."""
     if kwargs.get("show_secrets") or kwargs.get("no_connect") or kwargs.get("no_validate"):
         return ""  # secrets stay masked in the API; the rest asks for this process's own way
+    parent = ctx.parent.params if ctx.parent is not None else {}
     if name == "test":
         target: tuple[str, ...] = kwargs.get("target") or ()
         given = ("url", "kind", "headers", "envs", "cwd", "roots")
         if len(target) != 1 or any(kwargs.get(option) for option in given):
             return ""  # not a saved server, by name
-        parent = ctx.parent.params if ctx.parent is not None else {}
         if parent.get("startup_timeout") is not None or parent.get("roots"):
             return _TEST_HERE
+    if name in _ROOTS_MATTER and parent.get("roots"):
+        return _ROOTS_HERE
     return None
 
 
