@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -17,12 +17,22 @@ from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import ROOT, WAIT, cli_environment, stdio_server
 from tests.llm.scripted import Call, Fail, Received, Reply, Step, serve_scripted
-from tests.server.test_process import serving, wait_connected
+from tests.server.test_process import Serving, serving, wait_connected
 
 pytestmark = pytest.mark.anyio
 
 SERVERS = {"basic": stdio_server("basic"), "features": stdio_server("features")}
 KEY = "sk-only-the-cli-has-this"
+
+
+@pytest.fixture(scope="module")
+async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Serving]:
+    """One ``mcpdeck serve`` for the module's chats, both its servers connected (each test closes its chats)."""
+    folder = tmp_path_factory.mktemp("attached-chat")
+    async with serving(folder, SERVERS) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        await wait_connected(client, "features")
+        yield run
 
 
 async def chat_in(folder: Path, base_url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -69,7 +79,7 @@ def timeless(text: str) -> str:
     return re.sub(r" \d+ ms: ", " N ms: ", text)
 
 
-async def test_json_output_is_the_same_and_results_come_whole(tmp_path: Path) -> None:
+async def test_json_output_is_the_same_and_results_come_whole(served: Serving) -> None:
     big = "x" * 30_000  # over the 20,000 characters the console's stream carries
 
     def script() -> list[Step]:
@@ -79,9 +89,10 @@ async def test_json_output_is_the_same_and_results_come_whole(tmp_path: Path) ->
             lambda request: Reply(text=f"The sum is {request.tool_results[-1][1]}."),
         ]
 
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "basic")
-        alone, attached, sent_alone, sent_attached = await both(tmp_path, script, "--yes", "--json", "go")
+    folder = served.config.parent
+    async with served.client() as client:
+        calls = (await client.get("/api/servers/basic")).json()["status"]["calls"]
+        alone, attached, sent_alone, sent_attached = await both(folder, script, "--yes", "--json", "go")
         assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
         assert attached.stdout == alone.stdout
         events = [json.loads(line) for line in attached.stdout.splitlines()]
@@ -93,36 +104,35 @@ async def test_json_output_is_the_same_and_results_come_whole(tmp_path: Path) ->
         assert [r.api_key for r in sent_attached] == [KEY] * 3
         assert [r.tool_results for r in sent_attached] == [r.tool_results for r in sent_alone]
         # The calls went through serve; the chat was closed when the command ended.
-        assert (await client.get("/api/servers/basic")).json()["status"]["calls"] == 2
+        assert (await client.get("/api/servers/basic")).json()["status"]["calls"] == calls + 2
         assert (await client.get("/api/chats")).json() == []
     # Nothing serve wrote (its output, logs, state) holds the key.
-    holding = await anyio.to_thread.run_sync(files_holding, tmp_path, KEY)
+    holding = await anyio.to_thread.run_sync(files_holding, folder, KEY)
     assert holding == []
 
 
-async def test_a_provider_error_is_told_and_exits_1_as_alone(tmp_path: Path) -> None:
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "basic")
-        alone, attached, _, sent = await both(tmp_path, lambda: [Fail(401)], "hi")
-        assert (alone.returncode, attached.returncode) == (1, 1)
-        assert "error: " in attached.stderr and "401" in attached.stderr
-        assert attached.stdout == alone.stdout == ""
+async def test_a_provider_error_is_told_and_exits_1_as_alone(served: Serving) -> None:
+    folder = served.config.parent
+    alone, attached, _, sent = await both(folder, lambda: [Fail(401)], "hi")
+    assert (alone.returncode, attached.returncode) == (1, 1)
+    assert "error: " in attached.stderr and "401" in attached.stderr
+    assert attached.stdout == alone.stdout == ""
 
-        def portless(text: str) -> str:  # each run's model listens on a port of its own
-            return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    def portless(text: str) -> str:  # each run's model listens on a port of its own
+        return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
 
-        assert portless(attached.stderr) == portless(alone.stderr)
-        assert [r.api_key for r in sent] == [KEY]
+    assert portless(attached.stderr) == portless(alone.stderr)
+    assert [r.api_key for r in sent] == [KEY]
 
 
-async def test_approvals_are_asked_at_the_terminal_as_alone(tmp_path: Path) -> None:
+async def test_approvals_are_asked_at_the_terminal_as_alone(served: Serving) -> None:
     def script() -> list[Step]:
         calls = [Call("mcp__basic__echo", {"text": "one"}), Call("mcp__basic__add", {"a": 1, "b": 2})]
         return [Reply(tool_calls=calls[:1]), Reply(tool_calls=calls[1:]), lambda r: Reply(text=results(r))]
 
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "basic")
-        alone, attached, sent_alone, sent_attached = await both(tmp_path, script, "go", stdin="maybe\ny\nn\n")
+    folder = served.config.parent
+    async with served.client() as client:
+        alone, attached, sent_alone, sent_attached = await both(folder, script, "go", stdin="maybe\ny\nn\n")
         assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
         assert "Allow mcp__basic__echo (basic: echo)?" in attached.stderr
         assert "answer y, s, a or n" in attached.stderr  # "maybe" was asked again
@@ -135,44 +145,41 @@ async def test_approvals_are_asked_at_the_terminal_as_alone(tmp_path: Path) -> N
         assert (await client.get("/api/asks")).json() == []
 
 
-async def test_servers_and_tool_search_offer_the_same_tools(tmp_path: Path) -> None:
+async def test_servers_and_tool_search_offer_the_same_tools(served: Serving) -> None:
     def script() -> list[Step]:
         return [Reply(text="fine")]
 
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "basic")
-        await wait_connected(client, "features")
-        for options in (["--server", "basic", "--no-tool-search"], ["-s", "features", "--tool-search", "0"]):
-            alone, attached, sent_alone, sent_attached = await both(tmp_path, script, *options, "hi")
-            assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
-            assert attached.stdout == alone.stdout == "fine\n"
-            offered = sorted(sent_attached[0].tool_names)
-            assert offered == sorted(sent_alone[0].tool_names), options
-            mcp = [name for name in offered if name.startswith("mcp__")]
-            if "--no-tool-search" in options:
-                assert mcp and all(name.startswith("mcp__basic__") for name in mcp)
-            else:  # searching from the first tool: only the native tools and search_tools
-                assert offered == ["list_mcp_resources", "read_mcp_resource", "search_tools"]
-        unknown = await chat_in(tmp_path, "http://127.0.0.1:9/v1", "chat", "-m", "openai:m", "-s", "nope", "hi")
-        assert unknown.returncode == 2 and "no server named 'nope'" in unknown.stderr
+    folder = served.config.parent
+    for options in (["--server", "basic", "--no-tool-search"], ["-s", "features", "--tool-search", "0"]):
+        alone, attached, sent_alone, sent_attached = await both(folder, script, *options, "hi")
+        assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
+        assert attached.stdout == alone.stdout == "fine\n"
+        offered = sorted(sent_attached[0].tool_names)
+        assert offered == sorted(sent_alone[0].tool_names), options
+        mcp = [name for name in offered if name.startswith("mcp__")]
+        if "--no-tool-search" in options:
+            assert mcp and all(name.startswith("mcp__basic__") for name in mcp)
+        else:  # searching from the first tool: only the native tools and search_tools
+            assert offered == ["list_mcp_resources", "read_mcp_resource", "search_tools"]
+    unknown = await chat_in(folder, "http://127.0.0.1:9/v1", "chat", "-m", "openai:m", "-s", "nope", "hi")
+    assert unknown.returncode == 2 and "no server named 'nope'" in unknown.stderr
 
 
-async def test_a_server_s_question_is_answered_here_as_alone(tmp_path: Path) -> None:
+async def test_a_server_s_question_is_answered_here_as_alone(served: Serving) -> None:
     def script() -> list[Step]:
         ask = [Call("mcp__features__ask", {"question": "Who?"})]
         return [Reply(tool_calls=ask), lambda r: Reply(text=f"It said: {results(r)}")]
 
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "features")
-        alone, attached, sent_alone, sent_attached = await both(tmp_path, script, "--yes", "go")
-        assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
-        # No terminal here: the question is declined, and said so, on both paths.
-        declined = "features asked for input ('Who?'), but there is no terminal to ask at; declined."
-        assert declined in alone.stderr and declined in attached.stderr
-        assert [r.tool_results for r in sent_attached] == [r.tool_results for r in sent_alone]
+    folder = served.config.parent
+    alone, attached, sent_alone, sent_attached = await both(folder, script, "--yes", "go")
+    assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
+    # No terminal here: the question is declined, and said so, on both paths.
+    declined = "features asked for input ('Who?'), but there is no terminal to ask at; declined."
+    assert declined in alone.stderr and declined in attached.stderr
+    assert [r.tool_results for r in sent_attached] == [r.tool_results for r in sent_alone]
 
 
-async def test_a_conversation_reads_prompts_and_commands_from_stdin(tmp_path: Path) -> None:
+async def test_a_conversation_reads_prompts_and_commands_from_stdin(served: Serving) -> None:
     def script() -> list[Step]:
         return [
             Reply(text="first answer"),
@@ -180,10 +187,10 @@ async def test_a_conversation_reads_prompts_and_commands_from_stdin(tmp_path: Pa
             lambda request: Reply(text=f"after reset {len(request.messages)}"),
         ]
 
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "basic")
+    folder = served.config.parent
+    async with served.client() as client:
         stdin = "hi\nagain\n/tools\n/reset\nfresh\n"
-        alone, attached, _, sent = await both(tmp_path, script, "-s", "basic", stdin=stdin)
+        alone, attached, _, sent = await both(folder, script, "-s", "basic", stdin=stdin)
         assert (alone.returncode, attached.returncode) == (0, 0), attached.stderr
         assert attached.stdout.splitlines() == ["first answer", "saw 3 messages", "after reset 1"]
         assert attached.stdout == alone.stdout
@@ -211,19 +218,18 @@ def form_at_terminal(folder: Path, base_url: str, *options: str) -> str:
     return done.text
 
 
-async def test_a_form_is_filled_in_at_the_terminal_as_alone(tmp_path: Path) -> None:
+async def test_a_form_is_filled_in_at_the_terminal_as_alone(served: Serving) -> None:
     def script() -> list[Step]:
         ask = [Call("mcp__features__ask", {"question": "Who are you?"})]
         return [Reply(tool_calls=ask), lambda r: Reply(text=f"It said: {results(r)}")]
 
-    async with serving(tmp_path, SERVERS) as run, run.client() as client:
-        await wait_connected(client, "features")
-        shown: list[str] = []
-        for options in ((), ("--no-attach",)):
-            async with serve_scripted("openai", script()) as model:
-                shown.append(await anyio.to_thread.run_sync(form_at_terminal, tmp_path, model.base_url, *options))
-            answered = model.requests[1].tool_results[0][1]
-            assert '"content": {"colour": "red", "count": 3, "loud": false, "name": "Ada"}' in answered
-        attached, alone = shown
-        assert "features asks: Who are you?" in re.sub(r"\x1b\[[0-9;]*m", "", attached)
-        assert timeless(attached) == timeless(alone)
+    folder = served.config.parent
+    shown: list[str] = []
+    for options in ((), ("--no-attach",)):
+        async with serve_scripted("openai", script()) as model:
+            shown.append(await anyio.to_thread.run_sync(form_at_terminal, folder, model.base_url, *options))
+        answered = model.requests[1].tool_results[0][1]
+        assert '"content": {"colour": "red", "count": 3, "loud": false, "name": "Ada"}' in answered
+    attached, alone = shown
+    assert "features asks: Who are you?" in re.sub(r"\x1b\[[0-9;]*m", "", attached)
+    assert timeless(attached) == timeless(alone)
