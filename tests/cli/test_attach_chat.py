@@ -233,3 +233,16 @@ async def test_a_form_is_filled_in_at_the_terminal_as_alone(served: Serving) -> 
     attached, alone = shown
     assert "features asks: Who are you?" in re.sub(r"\x1b\[[0-9;]*m", "", attached)
     assert timeless(attached) == timeless(alone)
+
+
+async def test_more_turns_than_serve_runs_is_a_chat_here(served: Serving) -> None:
+    from mcpdeck.api._chat import ChatIn
+    from mcpdeck.cli._attach import MAX_SERVED_STEPS
+
+    limits = [getattr(rule, "le", None) for rule in ChatIn.model_fields["maxSteps"].metadata]
+    assert MAX_SERVED_STEPS in limits  # the CLI's idea of serve's limit is serve's
+    folder = served.config.parent
+    async with serve_scripted("openai", [Reply(text="here")]) as model:
+        done = await chat_in(folder, model.base_url, "chat", "-m", "openai:m", "--max-steps", "500", "hi")
+    assert (done.returncode, done.stdout) == (0, "here\n"), done.stderr
+    assert "mcpdeck serve runs at most 200 model turns a prompt, so this chat runs here" in done.stderr

@@ -44,6 +44,8 @@ _TEST_HERE = (
 _ROOTS_HERE = "note: mcpdeck serve's servers run with the roots serve offers, so with --root this runs here"
 _ROOTS_MATTER = frozenset({"call", "chat", "tools", "resources", "prompts"})
 """Commands whose answer a server's roots may change (a filesystem server keeps to them)."""
+MAX_SERVED_STEPS = 200
+"""The most model turns a prompt may take in ``serve``'s chats (``maxSteps`` of ``POST /api/chats``)."""
 _CONNECT_TIMEOUT = 1.0
 _TIMEOUT = 600.0
 _CONFIG_CODES = frozenset({"config-error", "server-not-found", "invalid-request", "not-found", "no-log"})
@@ -169,6 +171,8 @@ def _refusal(name: str, kwargs: dict[str, Any], ctx: click.Context) -> str | Non
             return _TEST_HERE
     if name in _ROOTS_MATTER and parent.get("roots"):
         return _ROOTS_HERE
+    if name == "chat" and (kwargs.get("max_steps") or 0) > MAX_SERVED_STEPS:
+        return f"note: mcpdeck serve runs at most {MAX_SERVED_STEPS} model turns a prompt, so this chat runs here"
     return None
 
 
