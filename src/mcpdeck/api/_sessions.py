@@ -19,8 +19,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 
-from mcpdeck.agent import Agent, RunFinished
-from mcpdeck.agent._events import event_json
+from mcpdeck.agent import Agent, RunFinished, event_json
 from mcpdeck.api._asks import Asks, current_chat
 from mcpdeck.callbacks import SamplingRequest
 from mcpdeck.history import History

@@ -1,6 +1,6 @@
 """What ``mcpdeck chat`` shows of a run, alone or through a running ``serve``: the same events, the same lines.
 
-A run's events come as ``(event name, data)``, the shape ``mcpdeck.agent._events.event_json``
+A run's events come as ``(event name, data)``, the shape ``mcpdeck.agent.event_json``
 gives and the API's chat stream sends. The model's text goes to stdout as it streams; tool
 calls, their results and approvals go to stderr. With ``--json`` every event is one JSON line
 on stdout, with the keys in ``JSON_KEYS`` (the stream's extra keys are left out).

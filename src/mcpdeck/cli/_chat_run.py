@@ -11,8 +11,7 @@ import sys
 import anyio.to_thread
 import click
 
-from mcpdeck.agent import Agent, RunFinished
-from mcpdeck.agent._events import event_json
+from mcpdeck.agent import Agent, RunFinished, event_json
 from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._chat_print import HELP, NO_MODEL, Printer, read_prompt
 from mcpdeck.cli._render import safe
