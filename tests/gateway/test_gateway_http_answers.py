@@ -37,7 +37,7 @@ class Session:
 
     async def open(self) -> None:
         params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-        opened = await self.http.post(self.url, json=self._request("initialize", params), headers=ACCEPT)
+        opened = await self.http.post(self.url, json=self.request("initialize", params), headers=ACCEPT)
         assert opened.status_code == 200, opened.text
         self.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
         note = await self.http.post(
@@ -45,11 +45,11 @@ class Session:
         )
         assert note.status_code == 202
 
-    def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
 
     async def send(self, method: str, params: dict[str, Any]) -> httpx2.Response:
-        return await self.http.post(self.url, json=self._request(method, params), headers=self.headers)
+        return await self.http.post(self.url, json=self.request(method, params), headers=self.headers)
 
     async def call(self, tool: str, meta: dict[str, Any] | None = None) -> httpx2.Response:
         params: dict[str, Any] = {"name": tool, "arguments": {}}
@@ -113,3 +113,31 @@ async def test_a_request_slower_than_the_json_window_gets_its_stream_first(
     priming, answer = _events(slow.text)
     assert priming.get("id") and priming.get("data") == ""
     assert json.loads(answer["data"])["result"]["content"][0]["text"] == "This is a simple text response for testing."
+
+
+async def test_a_slow_calls_stream_dropped_after_its_priming_event_is_resumed_with_last_event_id(
+    log_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_streamable, "JSON_WINDOW", 0.0)
+    async with session(log_dir) as opened:
+        request = opened.request("tools/call", {"name": "mcp__conf__test_tool_with_progress", "arguments": {}})
+        with anyio.fail_after(WAIT):
+            async with opened.http.stream("POST", opened.url, json=request, headers=opened.headers) as stream:
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                first = ""
+                async for chunk in stream.aiter_text():
+                    first += chunk
+                    if "\n\n" in first.replace("\r\n", "\n"):
+                        break  # the priming event only: the client goes away
+            priming = _events(first)[0]
+            resume = {**opened.headers, "Accept": "text/event-stream", "Last-Event-ID": priming["id"]}
+            replayed = ""
+            async with opened.http.stream("GET", opened.url, headers=resume) as stream:
+                async for chunk in stream.aiter_text():
+                    replayed += chunk
+                    if '"result"' in replayed and replayed.replace("\r\n", "\n").endswith("\n\n"):
+                        break  # the answer came: a client stops reading (the replayed stream stays open)
+    assert priming.get("data") == ""
+    answers = [json.loads(event["data"]) for event in _events(replayed) if event.get("data")]
+    assert answers[-1]["id"] == request["id"]
+    assert answers[-1]["result"]["content"][0]["text"] == "Tool with progress executed successfully"
