@@ -19,7 +19,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Self, cast
+from typing import Any, ClassVar, Protocol, Self, cast
 
 import anyio
 import httpx2
@@ -46,6 +46,7 @@ from pydantic import ValidationError
 __all__ = [
     "END_SESSION_TIMEOUT",
     "TOO_DEEP",
+    "EndSignal",
     "MessageTooLargeError",
     "NotAMessageError",
     "StreamEnd",
@@ -62,6 +63,12 @@ _Item = SessionMessage | Exception
 
 END_SESSION_TIMEOUT = 2.0
 """Seconds the HTTP DELETE that ends a streamable HTTP session may take."""
+
+
+class EndSignal(Protocol):
+    """What a transport sets when its read side ends (an ``anyio.Event``, or a connection's ``Flag``)."""
+
+    def set(self) -> None: ...
 
 
 class StreamEnd:
@@ -157,7 +164,7 @@ class _WatchedReadStream:
 
     __slots__ = ("_ended", "_held", "_inner", "_on_error")
 
-    def __init__(self, inner: ReadStream[_Item], ended: anyio.Event, on_error: Callable[[Exception], None]):
+    def __init__(self, inner: ReadStream[_Item], ended: EndSignal, on_error: Callable[[Exception], None]):
         self._inner = inner
         self._ended = ended
         self._on_error = on_error
@@ -213,7 +220,7 @@ class _WatchedReadStream:
 
 @asynccontextmanager
 async def watched(
-    transport: Transport, ended: anyio.Event, on_error: Callable[[Exception], None]
+    transport: Transport, ended: EndSignal, on_error: Callable[[Exception], None]
 ) -> AsyncGenerator[TransportStreams]:
     """Enter ``transport``; ``ended`` is set when its read side ends."""
     async with transport as (read_stream, write_stream):
