@@ -29,7 +29,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_SERVER = ROOT / "bench" / "servers" / "line.py"
-SDK_SERVER = ROOT / "bench" / "servers" / "sdk_small.py"
 SIZES = (1, 3, 4, 23, 100, 1000)
 """Tools per server (the line server's 4 small tools, then filler)."""
 CLIENTS = ("sdk-session", "mcpdeck")
@@ -46,7 +45,7 @@ def _server_args(tools: int) -> list[str]:
     from bench.servers.line import BASE_TOOLS
 
     if tools == 0:
-        return [str(SDK_SERVER)]
+        return ["-m", "bench.servers.sdk_small"]  # (the working directory is the repository root)
     if tools <= len(BASE_TOOLS):
         return ["-S", str(LINE_SERVER), "--base", str(tools)]
     return ["-S", str(LINE_SERVER), "--filler", str(tools - len(BASE_TOOLS))]

@@ -3,8 +3,9 @@
 For the memory figures (``python -m bench.footprint``): what a connection costs with a
 server of today's SDK, which ``mcp.Client`` (and so mcpdeck) reaches with the 2026-07-28
 protocol, a ``subscriptions/listen`` stream open for its tool list changes, while a bare
-``ClientSession`` speaks the ``initialize`` handshake to it. Run by path:
-``python bench/servers/sdk_small.py``.
+``ClientSession`` speaks the ``initialize`` handshake to it. Run it as a module from the
+repository root (``python -m bench.servers.sdk_small``): run by path, this folder's
+``http.py`` would stand in for the standard library's ``http``.
 """
 
 from __future__ import annotations
