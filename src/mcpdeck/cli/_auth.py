@@ -7,7 +7,6 @@ token or a client secret.
 
 from __future__ import annotations
 
-import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,6 +100,8 @@ async def login(name: str, no_browser: bool, timeout: float) -> None:
 
     ctx = _context()
     server = ctx.server(name)
+    import logging
+
     # The SDK logs a failed flow with a traceback; the error below already says what happened.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
     interaction = BrowserInteraction(open_browser=not no_browser, timeout=timeout)
@@ -137,8 +138,7 @@ def logout(name: str) -> None:
 
 def _status_rows(name: str | None) -> list[dict[str, Any]]:
     from mcpdeck.auth import TokenStore, oauth_settings, token_url
-    from mcpdeck.config import RemoteServerConfig
-    from mcpdeck.config._expand import referenced_values
+    from mcpdeck.config import RemoteServerConfig, referenced_values
 
     ctx = _context()
     config = ctx.store.read()
