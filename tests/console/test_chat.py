@@ -1,9 +1,11 @@
 """Chat and Traffic in Chromium against a real ``mcpdeck serve`` and the scripted OpenAI-format server:
 a streamed answer, a tool call approved in a dialog (a card that ends ``done``), one denied, model text
-shown as text, and the JSON-RPC messages of the call on the Traffic page."""
+shown as text, and the JSON-RPC messages of the call on the Traffic page; a New chat that fails, and
+an older server's refused protocol probe on the Traffic page."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from playwright.sync_api import expect
@@ -94,3 +96,16 @@ def test_a_new_chat_that_fails_leaves_the_open_one_and_says_why(console_for: Cal
         assert llm.script.left == 1  # nothing was sent to the model
     # The browser notes the refused request (400); nothing else went wrong on the page.
     assert [e for e in console.errors if "status of 400" not in e] == [], console.errors
+
+
+def test_an_older_server_s_refused_probe_is_not_shown_as_a_failure(console_for: Callable[..., Console]) -> None:
+    console = console_for({"old": stdio_server("handshake_era", "--unknown=method-not-found")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=old] .status")).to_have_attribute("data-state", "connected")
+    page.get_by_role("link", name="Traffic").click()
+    probe = page.locator("tr.msg.in", has_text="server/discover")
+    expect(probe).to_have_count(1)
+    expect(probe).to_have_class(re.compile(r"\bprobe\b"))
+    expect(probe).to_contain_text("older server")
+    expect(page.locator("tr.msg.error")).to_have_count(0)
+    assert console.errors == [], console.errors
