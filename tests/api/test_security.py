@@ -122,6 +122,22 @@ async def test_wrong_tokens_are_rate_limited_then_every_attempt_waits(tmp_path: 
         assert locked.json()["error"]["code"] == "too-many-attempts"
 
 
+async def test_another_sites_wrong_tokens_do_not_lock_out_the_console_or_the_cli(tmp_path: Path) -> None:
+    """A page on another site can make the browser send ``?token=guess`` (an <img>, a form): its
+    failures are counted apart and hold back only what such pages send."""
+    async with running_api(tmp_path, {}, in_process=False, history=False) as api:
+        foreign = {"sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image"}
+        async with bare(api, **foreign) as client:
+            codes = [(await client.get("/api/servers", params={"token": f"guess{i}"})).status_code for i in range(12)]
+        assert codes[:10] == [401] * 10
+        assert codes[10:] == [429, 429]  # that site's guesses are limited
+        assert (await api.client.get("/api/servers")).status_code == 200  # the CLI is not locked out
+        async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}", **{"sec-fetch-site": "same-origin"}) as page:
+            assert (await page.get("/api/servers")).status_code == 200  # nor is the console
+        async with bare(api, **{"sec-fetch-site": "same-site"}) as other_port:  # 127.0.0.1:OTHER is same-site
+            assert (await other_port.get("/api/servers", params={"token": api.token})).status_code == 429
+
+
 async def test_no_secret_in_any_answer(api: Api) -> None:
     bodies: list[str] = []
     opened = anyio.Event()

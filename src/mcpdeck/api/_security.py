@@ -12,7 +12,11 @@ user. Every request passes, in this order:
    does not stay in the address bar or the history). Compared in constant time. None: 401.
 3. **Rate limit.** After ``max_failures`` wrong tokens within ``window`` seconds from one
    address, every request from it is refused (429, ``Retry-After``) until the window has
-   passed, right tokens included: a guesser learns nothing meanwhile.
+   passed, right tokens included: a guesser learns nothing meanwhile. What a browser sends
+   for a page of another site (``Sec-Fetch-Site: cross-site`` or ``same-site``, or a foreign
+   ``Origin``) is counted apart and held back apart: any page the user visits can make the
+   browser send ``?token=guess`` (an ``<img>``), and that must not lock the console and the
+   CLI out.
 4. **Origin (CSRF).** A request that can change something (any method but GET, HEAD,
    OPTIONS) must carry an ``Origin`` naming this server, or carry no ``Origin`` and
    authenticate with the ``Authorization`` header (curl, the CLI); a cookie alone never
@@ -171,7 +175,7 @@ class Guard:
             await self._websocket(scope, receive, send)
             return
         headers = dict(_decoded(scope))
-        client = scope["client"][0] if scope.get("client") else "?"
+        client = (scope["client"][0] if scope.get("client") else "?") + self._sender(headers)
         refusal = self._host_refusal(headers) or self._rate_refusal(client)
         if refusal is not None:
             await refusal.send(send)
@@ -184,6 +188,15 @@ class Guard:
             await self._set_cookie(scope, send, token or "")
         else:
             await self._app(scope, receive, _with_headers(send, api=scope.get("path", "").startswith("/api")))
+
+    def _sender(self, headers: dict[str, str]) -> str:
+        """The rate limit's bucket within one address: another site's pages, or everything else."""
+        origin = headers.get("origin")
+        if headers.get("sec-fetch-site") in ("cross-site", "same-site") or (
+            origin is not None and origin.lower() not in self._origins
+        ):
+            return " (another site)"
+        return ""
 
     def _host_refusal(self, headers: dict[str, str]) -> _Refusal | None:
         """1. The Host header must name this server (DNS rebinding)."""

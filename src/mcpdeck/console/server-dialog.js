@@ -2,7 +2,7 @@
 // a pasted "mcpServers" JSON snippet, or an import from another app, with a test first.
 // Secrets come from the API masked ("****", "abc…****"); a masked value sent back means
 // "keep the stored one" (the API restores it), so masked values are never replaced by accident.
-import { get, post, put, seg } from './api.js';
+import { get, on, post, put, seg } from './api.js';
 import { add, button, clear, field, formatDuration, h, openDialog, tabs, toast, uid } from './dom.js';
 import { signIn } from './sign-in.js';
 
@@ -287,19 +287,32 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
     const { name: n, config } = form.value();
     if (!n) { add(clear(report), h('p', { class: 'error-text', role: 'alert' }, 'Give the server a name.')); form.nameInput.focus(); return; }
     busy(true, editing ? 'Saving and reconnecting…' : 'Saving and connecting…');
+    // The answer comes once the server has connected or failed, which for a slow or hanging
+    // one is its whole startup timeout. Once the entry is saved (its status turns to
+    // connecting) and a second has passed, the dialog closes: the row shows the rest.
+    let closed = false;
+    let grace = null;
+    const off = on('ServerStatusChanged', (e) => {
+      if (e.server !== n || e.state !== 'connecting' || grace) return;
+      grace = setTimeout(() => { closed = true; toast(`${n}: saved, connecting…`); finish(); }, 1000);
+    });
     try {
       const r = editing ? await put(`/servers/${seg(name)}`, { config }) : await post('/servers', { name: n, config });
       const s = r.status;
       if (s.state === 'connected' || s.state === 'disabled') {
         toast(`${n}: ${s.state}${s.state === 'connected' ? `, ${s.toolCount} tools` : ''}`);
-        finish();
       } else {
         toast(`${n} was saved but is ${s.state}: ${s.error || ''}`, 'error');
-        finish();
       }
+      if (!closed) finish();
     } catch (error) {
-      add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
-    } finally { busy(false); }
+      if (closed) toast(`${n}: ${error.message}`, 'error');
+      else add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
+    } finally {
+      off();
+      clearTimeout(grace);
+      if (!closed) busy(false);
+    }
   }
 
   let body;

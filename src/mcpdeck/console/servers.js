@@ -74,7 +74,16 @@ function mount(root) {
     const info = h('small', { class: 'muted' });
     const toolsLink = h('a', { href: href('tools', [], { server: name }) });
     const target = h('code', { class: 'target' });
-    const error = h('div', { class: 'error-text', title: 'Click to show all of it', on: { click: () => error.classList.toggle('expanded') } });
+    // A long error is folded to three lines; a click, Enter or Space shows all of it.
+    const unfold = () => error.setAttribute('aria-expanded', String(error.classList.toggle('expanded')));
+    const error = h('div', {
+      class: 'error-text', role: 'button', 'aria-expanded': 'false', title: 'Click to show all of it', attrs: { tabindex: '0' },
+      on: {
+        click: unfold,
+        keydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); unfold(); } },
+      },
+    });
+    const hint = h('div', { class: 'hint' });
     const warnings = h('ul', { class: 'warnings' });
     const note = h('div', { class: 'note' });
     const toggle = h('input', { type: 'checkbox', role: 'switch', 'aria-label': `Enable ${name}`, on: { change: () => setEnabled(name, toggle.checked) } });
@@ -90,10 +99,10 @@ function mount(root) {
       h('td', { class: 'name' }, h('strong', {}, name), h('br'), info),
       h('td', { class: 'transport' }),
       h('td', { class: 'num' }, toolsLink),
-      h('td', { class: 'detail' }, target, error, warnings, note),
+      h('td', { class: 'detail' }, target, error, hint, warnings, note),
       h('td', {}, h('label', { class: 'switch' }, toggle, h('span', { class: 'slider', attrs: { 'aria-hidden': 'true' } }))),
       h('td', {}, actions));
-    return { tr, check, status, stateText, info, toolsLink, target, error, warnings, note, toggle, name, haystack: '' };
+    return { tr, check, status, stateText, info, toolsLink, target, error, hint, warnings, note, toggle, name, haystack: '' };
   }
 
   function paint(row, s) {
@@ -111,9 +120,11 @@ function mount(root) {
     row.error.hidden = !failing;
     clear(row.warnings);
     for (const w of s.warnings || []) add(row.warnings, h('li', {}, w));
+    clear(row.hint);
+    row.hint.hidden = !needsSignIn(s);
     if (needsSignIn(s)) {
-      add(row.error, h('div', { class: 'hint' }, 'This server asks you to sign in. ',
-        button('Sign in', () => signIn(s.name), { class: 'small primary', title: `Sign in to ${s.name} in a new tab` })));
+      add(row.hint, 'This server asks you to sign in. ',
+        button('Sign in', () => signIn(s.name), { class: 'small primary', title: `Sign in to ${s.name} in a new tab` }));
     }
     const n = notes.get(s.name);
     row.note.textContent = n ? n.text : '';
