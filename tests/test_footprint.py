@@ -13,7 +13,7 @@ import json
 import sys
 import tracemalloc
 from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,6 +21,8 @@ import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
 from bench.servers.line import BASE_TOOLS, tool_definitions
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp_types import JSONRPCResponse
 
 from mcpdeck import Host
@@ -130,3 +132,56 @@ async def test_each_further_tool_costs_at_most_twice_its_json(tmp_path: Path) ->
         per_tool = (growth[high] - growth[low]) / (high - low)
         json_per_tool = (_json_size(high) - _json_size(low)) / (high - low)
         assert per_tool <= 2 * json_per_tool, (low, high, per_tool, json_per_tool, growth)
+
+
+async def _bare_session_growth(stack: AsyncExitStack, servers: int, base: int) -> int:
+    """Traced bytes a bare SDK ``ClientSession`` (kept with its ``list_tools()`` result) keeps per stdio server."""
+    kept: list[object] = []
+
+    async def connect() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-S", str(LINE_SERVER), "--base", str(base)])
+        read, write = await stack.enter_async_context(stdio_client(params, errlog=sys.stderr))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        kept.append((session, (await session.list_tools()).tools))
+
+    await connect()  # imports and first use
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for _ in range(servers):
+            await connect()
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    return sum(stat.size_diff for stat in after.compare_to(before, "filename")) // servers
+
+
+async def _host_growth(host: Host, servers: int, base: int) -> int:
+    spec = {"command": sys.executable, "args": ["-S", str(LINE_SERVER), "--base", str(base)]}
+    await host.add_server("first", spec, save=False)  # imports and first use
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for n in range(servers):
+            await host.add_server(f"s{n}", spec, save=False)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    return sum(stat.size_diff for stat in after.compare_to(before, "filename")) // servers
+
+
+async def test_a_connected_server_costs_no_more_than_a_bare_sdk_session(tmp_path: Path) -> None:
+    # Issue #14's goal for the fixed cost of a connection: a server of 3 small tools costs the
+    # host at most 1.1x what it costs a bare ClientSession that keeps its tool list (the line
+    # server speaks the initialize handshake, as the bare session does).
+    with anyio.fail_after(4 * WAIT):
+        async with AsyncExitStack() as stack:
+            bare = await _bare_session_growth(stack, 4, base=3)
+        async with Host({}, log_dir=tmp_path) as host:
+            mcpdeck = await _host_growth(host, 4, base=3)
+    assert mcpdeck <= 1.1 * bare, (mcpdeck, bare)

@@ -14,7 +14,7 @@ import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpdeck import Host, ServerState
-from tests.helpers import HandshakeOnly, serve_asgi
+from tests.helpers import WAIT, HandshakeOnly, serve_asgi
 from tests.servers import basic
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +88,34 @@ async def test_a_server_that_never_answers_the_delete_holds_up_the_exit_at_most_
         took = time.perf_counter() - started
         assert counter.deletes == 1
         assert 1.5 < took < 4, took
+
+
+class ConnectionCounter:
+    """An ASGI wrapper that notes the TCP connection (the client's address and port) of every POST."""
+
+    def __init__(self, app: ASGIApp):
+        self._app = app
+        self.posts: list[tuple[str, int]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            host, port = scope["client"]
+            self.posts.append((host, port))
+        await self._app(scope, receive, send)
+
+
+async def test_calls_answered_with_sse_streams_share_one_connection(log_dir: Path) -> None:
+    # A handshake-era SDK server answers each POST with an SSE stream. The SDK closes that
+    # stream once the answer has come, before its end, which costs the connection: one new
+    # TCP connection per call. The host reads the stream's end first and keeps it.
+    counter = ConnectionCounter(HandshakeOnly(basic.build_server().streamable_http_app()))
+    async with serve_asgi(counter) as base:
+        with anyio.fail_after(WAIT):
+            async with Host({"s": {"type": "http", "url": f"{base}/mcp"}}, log_dir=log_dir) as host:
+                before = len(counter.posts)
+                for n in range(10):
+                    result = await host.call_tool("mcp__s__echo", {"text": f"call {n}"})
+                    assert result.text() == f"call {n}"
+                calls = counter.posts[before:]
+    assert len(calls) == 10
+    assert len(set(calls)) == 1, calls

@@ -14,7 +14,8 @@ Tools:
   host that follows notifications list again).
 - ``bench/stats`` (not MCP) answers ``{"cpu_s": ...}``, the server's CPU time so far.
 - ``filler_NNNN_*``: ``--filler K`` adds K tools with realistic schemas (about 1 KB each)
-  that echo their arguments.
+  that echo their arguments. ``--base N`` lists only the first N of the four tools above
+  (a server of 1 or 3 small tools; the others still answer when called).
 
 Run it by path (``python -S bench/servers/line.py --filler 20``): it imports nothing but
 the standard library, so any interpreter of any virtual environment can start it. The
@@ -129,9 +130,9 @@ def filler_tool(index: int) -> dict[str, Any]:
     }
 
 
-def tool_definitions(filler: int = 0) -> list[dict[str, Any]]:
-    """Every tool the server lists with ``--filler filler``."""
-    return [*BASE_TOOLS, *(filler_tool(i) for i in range(filler))]
+def tool_definitions(filler: int = 0, base: int = len(BASE_TOOLS)) -> list[dict[str, Any]]:
+    """Every tool the server lists with ``--filler filler`` (and ``--base base``)."""
+    return [*BASE_TOOLS[:base], *(filler_tool(i) for i in range(filler))]
 
 
 def _dumps(value: object) -> str:
@@ -146,9 +147,10 @@ class Handler:
     (at once when there is no ``later``).
     """
 
-    def __init__(self, filler: int = 0):
-        self._tools_json = _dumps({"tools": tool_definitions(filler)})
-        self._tool_names = {tool["name"] for tool in tool_definitions(filler)}
+    def __init__(self, filler: int = 0, base: int = len(BASE_TOOLS)):
+        tools = tool_definitions(filler, base)
+        self._tools_json = _dumps({"tools": tools})
+        self._tool_names = {tool["name"] for tool in tools}
         self._payloads: dict[int, str] = {}
 
     @staticmethod
@@ -216,7 +218,7 @@ class Handler:
         return [self._error(request_id, INVALID_PARAMS, f"unknown tool: {name}")]
 
 
-def serve_stdio(filler: int) -> None:
+def serve_stdio(filler: int, base: int = len(BASE_TOOLS)) -> None:
     """Answer newline-delimited JSON-RPC on stdin/stdout until stdin closes."""
     out = sys.stdout.buffer
     lock = threading.Lock()
@@ -233,7 +235,7 @@ def serve_stdio(filler: int) -> None:
         timer.daemon = True
         timer.start()
 
-    handler = Handler(filler)
+    handler = Handler(filler, base)
     for raw in sys.stdin.buffer:
         if not raw.strip():
             continue
@@ -252,9 +254,16 @@ def serve_stdio(filler: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="A near-free MCP server over stdio.")
     parser.add_argument("--filler", type=int, default=0, help="add this many ~1 KB filler tools")
+    parser.add_argument(
+        "--base",
+        type=int,
+        default=len(BASE_TOOLS),
+        choices=range(len(BASE_TOOLS) + 1),
+        help="list only the first N of the small base tools (echo, sleep, payload, touch_tools; default: all 4)",
+    )
     args = parser.parse_args(argv)
     try:
-        serve_stdio(args.filler)
+        serve_stdio(args.filler, args.base)
     except (BrokenPipeError, KeyboardInterrupt):
         pass
 

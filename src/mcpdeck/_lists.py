@@ -1,7 +1,8 @@
 """One server's lists: tools, resources, resource templates, prompts.
 
 Each list is read whole (every page) and replaced as a unit. A change notification marks
-that one list stale and a single refresher task reads it again.
+that one list stale and the session's own task reads it again (``keep_fresh``: no task of
+its own, so a connected server costs no more tasks than its session needs).
 
 Only the tool list is needed for a working server: a resource, template or prompt list the
 server fails to give is left empty and becomes a warning (``warnings``), and is asked for
@@ -15,16 +16,15 @@ subscriptions; older servers send them as notifications, and take
 from __future__ import annotations
 
 import logging
+import math
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import anyio
 import mcp_types as types
-from anyio.abc import TaskStatus
 from mcp import Client, MCPError
 from mcp.client.subscriptions import (
-    ListenNotSupportedError,
     PromptsListChanged,
     ResourcesListChanged,
     ResourceUpdated,
@@ -33,6 +33,7 @@ from mcp.client.subscriptions import (
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcpdeck._flag import Flag
 from mcpdeck._listed import ListedTool
 from mcpdeck.errors import leaf_errors, protocol_error_text
 
@@ -111,9 +112,9 @@ class ServerLists:
         self._on_warning = on_warning
         self.subscriptions: set[str] = set()
         self._stale: set[ListKind] = set()
-        self._wake = anyio.Event()
+        self._wake = Flag()
         self._listen_scope: anyio.CancelScope | None = None
-        self._listening = anyio.Event()  # set once a listen stream with the current subscriptions is acknowledged
+        self._listening = Flag()  # set once a listen stream with the current subscriptions is acknowledged
 
     # ----- loading ---------------------------------------------------------------------
 
@@ -222,29 +223,62 @@ class ServerLists:
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._on_resource_updated(message.params.uri)
 
-    async def keep_fresh(self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Until cancelled: reload stale lists, and listen for changes on 2026-07-28 sessions.
+    async def keep_fresh(
+        self,
+        client: Client,
+        ready: Callable[[], None],
+        *,
+        reload_timeout: float,
+        tick: float = math.inf,
+        on_tick: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Until cancelled, in the caller's task: reload stale lists, and listen for changes on 2026-07-28 sessions.
 
-        Reports started once any kept resource subscriptions are live again.
+        ``ready()`` is called once the lists are followed: at once, or on a 2026-07-28 session with
+        resource subscriptions once the listen stream that carries them is acknowledged. Each reload
+        is bounded by ``reload_timeout``. On older sessions ``on_tick()`` is awaited after every
+        ``tick`` seconds without a change (the session's health ping).
+
+        One loop in the caller's task, not tasks of its own: a connected server costs no more
+        tasks than its session needs.
         """
-        async with anyio.create_task_group() as tg:
-            self._listening = anyio.Event()
-            tg.start_soon(self._listen_loop, client)
-            if self.subscriptions and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                await self._listening.wait()
-            task_status.started()
-            while True:
-                await self._wake.wait()
-                self._wake = anyio.Event()
-                stale, self._stale = self._stale, set()
-                for kind in ("tools", "resources", "prompts"):
-                    if kind in stale:
-                        try:
-                            await self.load(client, kind)
-                        except Exception as error:
-                            logger.warning("server %r: could not reload %s: %s", self._server, kind, error)
+        self._listening = Flag()
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self._listen(client, ready, reload_timeout)
+            return
+        ready()
+        while True:
+            if not self._stale:
+                with anyio.move_on_after(tick) as idle:
+                    await self._wake.wait()
+                self._wake = Flag()
+                if idle.cancelled_caught:
+                    if on_tick is not None:
+                        await on_tick()
+                    continue
+            await self._reload_stale(client, reload_timeout)
 
-    async def _listen_loop(self, client: Client) -> None:
+    async def _reload_stale(self, client: Client, timeout: float) -> None:
+        for kind in ("tools", "resources", "prompts"):
+            if kind not in self._stale:
+                continue
+            self._stale.discard(kind)  # (marked again while it loads: loaded again after)
+            try:
+                with anyio.fail_after(timeout):
+                    await self.load(client, kind)
+            except TimeoutError:
+                logger.warning("server %r: could not reload %s: no answer within %g s", self._server, kind, timeout)
+            except Exception as error:
+                logger.warning("server %r: could not reload %s: %s", self._server, kind, error)
+            except BaseException:
+                self._stale.add(kind)  # cancelled (the listen stream reopens): still to do
+                raise
+
+    async def _listen(self, client: Client, ready: Callable[[], None], reload_timeout: float) -> None:
+        """The 2026-07-28 way: a ``subscriptions/listen`` stream with what is wanted, reopened when the
+        subscriptions change (``subscribe`` cancels ``_listen_scope``); its events reload lists here."""
+        if not self.subscriptions:
+            ready()  # nothing a caller could miss: connected without waiting for the stream
         caps = client.server_capabilities
         while True:
             wanted = {
@@ -253,32 +287,26 @@ class ServerLists:
                 "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
             }
             subscriptions = sorted(self.subscriptions)
-            if not any(wanted.values()) and not subscriptions:
-                self._listening.set()  # nothing to listen for, so nothing to wait for
-                await self._wait_for_subscription_change()
-                continue
             with anyio.CancelScope() as scope:
                 self._listen_scope = scope
+                if not any(wanted.values()) and not subscriptions:
+                    self._listening.set()  # nothing to listen for, so nothing to wait for
+                    ready()
+                    await anyio.sleep_forever()
                 try:
                     async with client.listen(**wanted, resource_subscriptions=subscriptions) as subscription:
                         if set(subscriptions) == self.subscriptions:
                             self._listening.set()
+                        ready()
                         async for event in subscription:
                             self._on_listen_event(event)
-                except ListenNotSupportedError:
-                    self._listening.set()
-                    return  # an older protocol: notifications arrive through on_notification
+                            await self._reload_stale(client, reload_timeout)
                 except Exception as error:
                     logger.info("server %r: change notifications unavailable: %s", self._server, error)
                     self._listening.set()  # nothing to wait for: subscribers must not hang on it
-                    await self._wait_for_subscription_change()
+                    ready()
+                    await anyio.sleep_forever()  # until the subscriptions change
             self._listen_scope = None
-
-    async def _wait_for_subscription_change(self) -> None:
-        with anyio.CancelScope() as scope:
-            self._listen_scope = scope
-            await anyio.sleep_forever()
-        self._listen_scope = None
 
     def _on_listen_event(self, event: object) -> None:
         if isinstance(event, ResourceUpdated):
@@ -325,7 +353,7 @@ class ServerLists:
             # made while a reopening is pending share its event (replacing it would leave the
             # earlier callers waiting on one that is never set).
             if self._listening.is_set():
-                self._listening = anyio.Event()
+                self._listening = Flag()
             acknowledged = self._listening
             if self._listen_scope is not None:
                 self._listen_scope.cancel()

@@ -26,12 +26,12 @@ transport is used instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import re
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -50,6 +50,7 @@ from mcp_types import JSONRPCResponse
 
 from mcpdeck._transports import (
     TOO_DEEP,
+    EndSignal,
     MessageTooLargeError,
     NotAMessageError,
     StreamEnd,
@@ -68,6 +69,7 @@ STDIN_GRACE = 0.2
 TERM_GRACE = 2.0
 """Seconds its process group may take to exit after SIGTERM, before SIGKILL."""
 _POLL = 0.01
+_STDERR_CHUNK = 65536
 
 
 class StdioProcess:
@@ -170,7 +172,7 @@ class _LineReader(StreamEnd):
     def __init__(
         self,
         stdout: ByteReceiveStream,
-        ended: anyio.Event | None,
+        ended: EndSignal | None,
         on_error: Callable[[Exception], None],
         limit: int,
     ):
@@ -339,7 +341,7 @@ async def stdio_transport(
     errlog: IO[Any],
     info: StdioProcess | None = None,
     *,
-    ended: anyio.Event | None = None,
+    ended: EndSignal | None = None,
     on_error: Callable[[Exception], None] | None = None,
     max_message: int,
     on_stderr: Callable[[bytes], None] | None = None,
@@ -349,47 +351,108 @@ async def stdio_transport(
     ``ended`` is set when the read side ends (the server exited or closed stdout);
     ``on_error`` hears of each line that is not a JSON-RPC message, and of a message larger
     than ``max_message`` bytes (which ends the session). ``info`` learns the pid, and how
-    the process ended. The server's stderr goes to ``on_stderr`` chunk by chunk (read by a
-    task of this transport, to its end), else straight into ``errlog`` (always on Windows).
+    the process ended. The server's stderr goes to ``on_stderr`` chunk by chunk (read by the
+    event loop as it arrives, to its end: see ``_StderrPipe``), else straight into ``errlog``
+    (always on Windows).
     """
     if sys.platform == "win32":  # pragma: no cover - the SDK handles Job Objects there
         transport = stdio_client(params, errlog=cast(TextIO, errlog))
         async with watched(transport, ended or anyio.Event(), on_error or _ignore) as streams:
             yield streams
         return
-    process = await anyio.open_process(
-        [params.command, *params.args],
-        env=params.env,
-        cwd=Path(params.cwd) if params.cwd is not None else None,
-        stderr=errlog if on_stderr is None else subprocess.PIPE,
-        start_new_session=True,  # its own process group: shutdown reaches its children too
-    )
+    stderr = _StderrPipe(on_stderr) if on_stderr is not None else None
+    try:
+        process = await anyio.open_process(
+            [params.command, *params.args],
+            env=params.env,
+            cwd=Path(params.cwd) if params.cwd is not None else None,
+            stderr=errlog if stderr is None else stderr.child_end,
+            start_new_session=True,  # its own process group: shutdown reaches its children too
+        )
+    except BaseException:
+        if stderr is not None:
+            stderr.close()
+        raise
+    if stderr is not None:
+        stderr.start()
     if info is not None:
         info.pid = process.pid
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
     read_stream = _LineReader(stdout, ended, on_error or _ignore, max_message)
     write_stream = _LineWriter(stdin, stdout)
-    stderr = process.stderr
-    stderr_done = anyio.Event()
-    async with anyio.create_task_group() as tg:
-        if stderr is not None and on_stderr is not None:
-            tg.start_soon(_copy_stderr, stderr, on_stderr, stderr_done)
-        try:
-            yield read_stream, write_stream
-        finally:
-            with anyio.CancelScope(shield=True):
-                read_stream.close()
-                write_stream.close()
-                await _stop(process, info, stderr_done)
-            tg.cancel_scope.cancel()
+    try:
+        yield read_stream, write_stream
+    finally:
+        with anyio.CancelScope(shield=True):
+            read_stream.close()
+            write_stream.close()
+            await _stop(process, info, stderr)
     await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+class _StderrPipe:
+    """The server's stderr: a pipe whose end is read by the event loop as data arrives, handed to ``sink``.
+
+    No task, stream or buffer per server (a connected server keeps this object and a file
+    descriptor): the loop calls ``_read`` when the pipe is readable, which reads what is
+    there without blocking. It is closed at the pipe's end (the server and its children
+    closed theirs), or when the host stops reading; ``closed`` waits for that.
+    """
+
+    __slots__ = ("_closed", "_fd", "_sink", "_waiter", "child_end")
+
+    def __init__(self, sink: Callable[[bytes], None]):
+        self._fd, self.child_end = os.pipe()
+        os.set_blocking(self._fd, False)
+        self._sink = sink
+        self._closed = False
+        self._waiter: anyio.Event | None = None  # only while someone waits for the end
+
+    def start(self) -> None:
+        """The child has its end: close this process's copy, and read as data arrives."""
+        os.close(self.child_end)
+        self.child_end = -1
+        asyncio.get_running_loop().add_reader(self._fd, self._read)
+
+    async def closed(self) -> None:
+        """Wait until the pipe has ended (or was closed)."""
+        if not self._closed:
+            if self._waiter is None:
+                self._waiter = anyio.Event()
+            await self._waiter.wait()
+
+    def _read(self) -> None:
+        try:
+            while chunk := os.read(self._fd, _STDERR_CHUNK):
+                self._sink(chunk)
+                if len(chunk) < _STDERR_CHUNK:
+                    return  # read what there was: back to the loop until more comes
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        self.close()  # the end of the pipe (or it failed): nothing more will come
+
+    def close(self) -> None:
+        """Stop reading and close the pipe (also the child's end if the child never got it)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.child_end >= 0:
+            os.close(self.child_end)
+            self.child_end = -1
+        with contextlib.suppress(RuntimeError):  # (a loop that is already closed)
+            asyncio.get_running_loop().remove_reader(self._fd)
+        os.close(self._fd)
+        if self._waiter is not None:
+            self._waiter.set()
 
 
 _CLOSED = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
-async def _stop(process: Process, info: StdioProcess | None, stderr_done: anyio.Event) -> None:
+async def _stop(process: Process, info: StdioProcess | None, stderr: _StderrPipe | None) -> None:
     """End a server the transport started: stdin closed, a short grace, then its whole group; its pipes closed."""
     assert process.stdin is not None and process.stdout is not None
     with contextlib.suppress(*_CLOSED):
@@ -405,11 +468,10 @@ async def _stop(process: Process, info: StdioProcess | None, stderr_done: anyio.
     await _wait_exit(process, TERM_GRACE)
     if info is not None:
         info.returncode = process.returncode
-    if process.stderr is not None:
+    if stderr is not None:
         with anyio.move_on_after(TERM_GRACE):  # what it wrote last often says why it ended
-            await stderr_done.wait()
-        with contextlib.suppress(*_CLOSED):
-            await process.stderr.aclose()
+            await stderr.closed()
+        stderr.close()
     with contextlib.suppress(*_CLOSED):
         await process.stdout.aclose()
     transport = getattr(getattr(process, "_process", None), "_transport", None)
@@ -417,14 +479,3 @@ async def _stop(process: Process, info: StdioProcess | None, stderr_done: anyio.
     if callable(close):  # otherwise asyncio warns at garbage collection
         with contextlib.suppress(PermissionError):
             close()
-
-
-async def _copy_stderr(stderr: ByteReceiveStream, sink: Callable[[bytes], None], done: anyio.Event) -> None:
-    """Hand each chunk the server writes to stderr to ``sink``, until the pipe ends."""
-    try:
-        async for chunk in stderr:
-            sink(chunk)
-    except _PIPE_ENDED:
-        pass
-    finally:
-        done.set()

@@ -10,16 +10,18 @@ or one SSE event) may be at most ``max_message`` bytes, and past it the request 
 with a clear error instead of the host buffering without end; an answer that cannot be
 read (nested too deep, not JSON) fails its request with one clear sentence; and the
 session is ended with an HTTP DELETE also when the connection is closed by cancellation
-(a disconnect, a reconnect, the host's exit), shielded and bounded in time.
+(a disconnect, a reconnect, the host's exit), shielded and bounded in time. And a POST
+answered with an SSE stream keeps its connection for the next request (``_ReusableAnswer``):
+the SDK alone opens a new TCP connection for every such call.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Self, cast
+from typing import Any, ClassVar, Protocol, Self, cast
 
 import anyio
 import httpx2
@@ -46,6 +48,7 @@ from pydantic import ValidationError
 __all__ = [
     "END_SESSION_TIMEOUT",
     "TOO_DEEP",
+    "EndSignal",
     "MessageTooLargeError",
     "NotAMessageError",
     "StreamEnd",
@@ -62,6 +65,12 @@ _Item = SessionMessage | Exception
 
 END_SESSION_TIMEOUT = 2.0
 """Seconds the HTTP DELETE that ends a streamable HTTP session may take."""
+
+
+class EndSignal(Protocol):
+    """What a transport sets when its read side ends (an ``anyio.Event``, or a connection's ``Flag``)."""
+
+    def set(self) -> None: ...
 
 
 class StreamEnd:
@@ -157,7 +166,7 @@ class _WatchedReadStream:
 
     __slots__ = ("_ended", "_held", "_inner", "_on_error")
 
-    def __init__(self, inner: ReadStream[_Item], ended: anyio.Event, on_error: Callable[[Exception], None]):
+    def __init__(self, inner: ReadStream[_Item], ended: EndSignal, on_error: Callable[[Exception], None]):
         self._inner = inner
         self._ended = ended
         self._on_error = on_error
@@ -213,7 +222,7 @@ class _WatchedReadStream:
 
 @asynccontextmanager
 async def watched(
-    transport: Transport, ended: anyio.Event, on_error: Callable[[Exception], None]
+    transport: Transport, ended: EndSignal, on_error: Callable[[Exception], None]
 ) -> AsyncGenerator[TransportStreams]:
     """Enter ``transport``; ``ended`` is set when its read side ends."""
     async with transport as (read_stream, write_stream):
@@ -392,22 +401,74 @@ async def http_transport(
     request (see the module's docstring).
     """
     endpoint = httpx2.URL(url).copy_with(query=None, fragment=None)
+    report = on_error_status
     async with create_mcp_http_client(headers=headers or None, auth=auth) as client:
-        if on_error_status is not None:
-            report = on_error_status
 
-            async def hook(response: httpx2.Response) -> None:
-                status = response.status_code
-                if status < 400:  # every response passes here: the cheap test first
-                    return
-                if auth is None or (
-                    status != 401 and response.request.url.copy_with(query=None, fragment=None) == endpoint
-                ):
-                    report(status, str(response.request.url))
+        async def hook(response: httpx2.Response) -> None:
+            status = response.status_code
+            if status < 400:  # every response passes here: the cheap test first
+                if status == 200 and response.request.method == "POST":
+                    _reuse_after_answer(response)
+                return
+            if report is not None and (
+                auth is None
+                or (status != 401 and response.request.url.copy_with(query=None, fragment=None) == endpoint)
+            ):
+                report(status, str(response.request.url))
 
-            client.event_hooks["response"].append(hook)
+        client.event_hooks["response"].append(hook)
         async with _streamable_http(url, client, max_message) as streams:
             yield streams
+
+
+_END_WAIT = 0.05
+"""Seconds the end of a POST's SSE answer may take to arrive after the answer itself (see ``_ReusableAnswer``)."""
+_END_BYTES = 64 * 1024
+
+
+def _reuse_after_answer(response: httpx2.Response) -> None:
+    """A POST answered with an SSE stream: let its connection be kept for the next request (``_ReusableAnswer``)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        response.stream = _ReusableAnswer(cast(httpx2.AsyncByteStream, response.stream))
+
+
+class _ReusableAnswer(httpx2.AsyncByteStream):
+    """The SSE stream a POST is answered with: when closed, its end is read first if it comes at once.
+
+    The SDK closes a POST's SSE stream as soon as the answer's event has arrived, before the
+    stream's end (the server ends it right after: the end of a ``Content-Length`` body, or the
+    last chunk), and a connection closed in the middle of a body cannot be used again: every
+    call then opens a new TCP connection (and TLS session). Reading what is left first (at most
+    ``_END_BYTES``, for at most ``_END_WAIT`` seconds, in the POST's own task after the answer
+    has been handed on) gives the connection back to the pool. A stream that does not end that
+    soon is closed as before.
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: httpx2.AsyncByteStream):
+        self._inner = inner
+
+    @property
+    def elapsed(self) -> object:
+        """What the stream ``httpx`` made says (``Response.elapsed`` reads it)."""
+        return getattr(self._inner, "elapsed", None)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._inner.__aiter__()
+
+    async def aclose(self) -> None:
+        try:
+            with anyio.move_on_after(_END_WAIT):
+                left = _END_BYTES
+                async for chunk in self._inner:
+                    left -= len(chunk)
+                    if left < 0:
+                        break
+        except httpx2.HTTPError:
+            pass  # the connection failed: closing it is all there is left to do
+        finally:
+            await self._inner.aclose()
 
 
 def sse_transport(url: str, headers: dict[str, str], *, auth: httpx2.Auth | None = None) -> Transport:

@@ -101,7 +101,8 @@ class RetryPolicy:
     maximum: float = 30.0
     jitter: float = 0.2
     health_interval: float = 30.0
-    """Seconds between health pings of a connected server (0: none). A missed ping counts as a lost connection."""
+    """Seconds without a list change after which a connected server is pinged (0: never). A missed ping counts as a
+    lost connection."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before reconnect attempt ``attempt`` (1-based)."""

@@ -49,7 +49,8 @@ class TrafficMessage:
         direction: ``out`` (to the server) or ``in`` (from it).
         at: When it passed (seconds since the epoch).
         kind: ``request``, ``notification``, ``response`` or ``error``.
-        method: The method of a request or notification (``None`` for answers).
+        method: The method of a request or notification; for an answer, the method of the
+            request it answers when that request passed here (else ``None``).
         id: The JSON-RPC id of a request or answer.
         elapsed: For an answer, seconds since its request passed the other way.
         size: The length of the whole message as JSON text.
@@ -100,7 +101,7 @@ class Traffic:
         self.limit = limit
         self.max_body = max_body
         self._rings: dict[str, deque[TrafficMessage]] = {}
-        self._pending: dict[tuple[str, Direction, str | int], float] = {}
+        self._pending: dict[tuple[str, Direction, str | int], tuple[float, str]] = {}
         self._seq = itertools.count(1)
         self._watchers: set[MemoryObjectSendStream[TrafficMessage]] = set()
 
@@ -117,13 +118,13 @@ class Traffic:
                 pending = self._pending
                 if len(pending) >= _PENDING_LIMIT:  # answers that never came: forget the oldest
                     del pending[next(iter(pending))]
-                pending[(server, direction, request_id)] = now
+                pending[(server, direction, request_id)] = (now, method)
         else:
             kind = "error" if getattr(inner, "error", None) is not None else "response"
             if request_id is not None:
                 asked = self._pending.pop((server, "in" if direction == "out" else "out", request_id), None)
                 if asked is not None:
-                    elapsed = now - asked
+                    elapsed, method = now - asked[0], asked[1]
         text = inner.model_dump_json(by_alias=True, exclude_unset=True)
         size = len(text)
         cut = size > self.max_body

@@ -33,6 +33,7 @@ async def test_a_call_s_request_and_answer_are_kept_with_timing(api: Api) -> Non
         m for m in messages if m["direction"] == "in" and m["id"] == request["id"] and m["seq"] > request["seq"]
     )
     assert reply["kind"] == "response"
+    assert reply["method"] == "tools/call"  # an answer is named by the request it answers
     assert reply["elapsed"] is not None and 0 <= reply["elapsed"] < WAIT
     assert "peekaboo" in reply["body"]
     assert [m["seq"] for m in messages] == sorted(m["seq"] for m in messages)

@@ -1,9 +1,11 @@
 """Chat and Traffic in Chromium against a real ``mcpdeck serve`` and the scripted OpenAI-format server:
 a streamed answer, a tool call approved in a dialog (a card that ends ``done``), one denied, model text
-shown as text, and the JSON-RPC messages of the call on the Traffic page."""
+shown as text, and the JSON-RPC messages of the call on the Traffic page; a New chat that fails, and
+an older server's refused protocol probe on the Traffic page."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from playwright.sync_api import expect
@@ -71,4 +73,39 @@ def test_chat_with_an_approval_dialog_and_tool_cards_then_traffic(console_for: C
         call.click()
         expect(page.locator("pre.traffic-body").first).to_contain_text('"name": "add"')
         expect(page.locator("tr.msg.in.response").first).to_be_visible()
+    assert console.errors == [], console.errors
+
+
+def test_a_new_chat_that_fails_leaves_the_open_one_and_says_why(console_for: Callable[..., Console]) -> None:
+    with serve_scripted_in_thread("openai", [Reply(text="hello")]) as llm:
+        providers = {"scripted": {"type": "openai", "baseUrl": llm.base_url, "apiKey": "test-key"}}
+        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="scripted:test-model")
+        page = console.open("#/chat")
+        page.get_by_role("button", name="New chat").click()
+        expect(page.locator(".chat-title")).to_contain_text("scripted:test-model")
+        first = page.url
+
+        page.get_by_label("Model").fill("nosuchprovider:some-model")
+        page.get_by_role("button", name="New chat").click()
+        # The open chat is left: the next message cannot go to it by mistake.
+        expect(page.locator(".chat-title")).to_have_text("No chat open")
+        assert page.url != first
+        alert = page.get_by_role("log", name="Conversation").get_by_role("alert")
+        expect(alert).to_contain_text("The chat was not started:")
+        expect(alert).to_contain_text("nosuchprovider")
+        assert llm.script.left == 1  # nothing was sent to the model
+    # The browser notes the refused request (400); nothing else went wrong on the page.
+    assert [e for e in console.errors if "status of 400" not in e] == [], console.errors
+
+
+def test_an_older_server_s_refused_probe_is_not_shown_as_a_failure(console_for: Callable[..., Console]) -> None:
+    console = console_for({"old": stdio_server("handshake_era", "--unknown=method-not-found")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=old] .status")).to_have_attribute("data-state", "connected")
+    page.get_by_role("link", name="Traffic").click()
+    probe = page.locator("tr.msg.in", has_text="server/discover")
+    expect(probe).to_have_count(1)
+    expect(probe).to_have_class(re.compile(r"\bprobe\b"))
+    expect(probe).to_contain_text("older server")
+    expect(page.locator("tr.msg.error")).to_have_count(0)
     assert console.errors == [], console.errors

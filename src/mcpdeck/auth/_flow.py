@@ -194,10 +194,10 @@ class DeckFlow(OAuthClientProvider):
             if not self._passive:
                 self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
                 self._add_auth_header(request)
-            sent = request.headers.get("authorization")
             response = yield request
             if not self._needs_login(response):
                 return
+            sent = request.headers.get("authorization")  # (as it went: nothing changes a request once sent)
             self._passive = False  # the server asks for authorization: the SDK's flow from now on
             known = response
         flow = super().async_auth_flow(request)

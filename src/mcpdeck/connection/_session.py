@@ -11,12 +11,14 @@ import logging
 import math
 import warnings
 from collections.abc import Callable
+from functools import partial
 
 import anyio
 import mcp_types as types
 from mcp import Client, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcpdeck._flag import Flag
 from mcpdeck._lists import ServerLists
 from mcpdeck._stdio import StdioProcess
 from mcpdeck._transports import MessageTooLargeError, NotAMessageError
@@ -26,6 +28,21 @@ from mcpdeck.connection._errors import describe_error
 __all__ = ["Session"]
 
 logger = logging.getLogger(__name__)
+
+
+class _Ended(Flag):
+    """``Session.ended``: setting it (a transport, a failed check, a request) also ends the session's serving."""
+
+    __slots__ = ("_on_set",)
+
+    def __init__(self, on_set: Callable[[], None]):
+        super().__init__()
+        self._on_set = on_set
+
+    def set(self) -> None:
+        if not self.is_set():
+            super().set()
+            self._on_set()
 
 
 class Session:
@@ -51,7 +68,7 @@ class Session:
         self._context = context
         self._lists = lists
         self._health_interval = health_interval
-        self.ended = anyio.Event()
+        self.ended = _Ended(self._stop_serving)
         self.phase = "starting"
         self.client: Client | None = None
         self.connected = False
@@ -62,12 +79,13 @@ class Session:
         self.give_up = False
         self.last_http_status: int | None = None
         self._http_error: str | None = None  # the last HTTP error, for messages
+        self._serving: anyio.CancelScope | None = None  # while ``serve`` runs
         self._first_stray: str | None = None  # lines on stdout that are not messages: the first,
         self._stray_count = 0  # and how many
 
     def start_again(self) -> None:
         """A second opening within the same session (a stdio server started again for the handshake)."""
-        self.ended = anyio.Event()
+        self.ended = _Ended(self._stop_serving)
 
     def gone(self, reason: str | None = None, *, at_once: bool = False) -> None:
         """The connection is gone. ``reason`` replaces the generic "connection lost"; ``at_once`` skips the
@@ -121,38 +139,52 @@ class Session:
     async def serve(self, client: Client, startup: anyio.CancelScope, on_connected: Callable[[], None]) -> None:
         """Declare the session connected (``on_connected``), then keep its lists fresh and check it until it ends.
 
-        With resource subscriptions on a 2026-07-28 session, "connected" waits for the
-        listen stream that carries them, so no update made right after is lost.
+        All in this (the supervisor's) task, which the session's end cancels. With resource
+        subscriptions on a 2026-07-28 session, "connected" waits for the listen stream that
+        carries them, so no update made right after is lost.
         """
-        async with anyio.create_task_group() as tg:
-            await tg.start(self._lists.keep_fresh, client)
-            startup.deadline = math.inf
-            self.client, self.connected = client, True
-            on_connected()
-            if self._health_interval > 0 and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-                tg.start_soon(self._check_health, client)
-            await self.ended.wait()
-            tg.cancel_scope.cancel()
+
+        def ready() -> None:
+            if self.client is None:
+                startup.deadline = math.inf
+                self.client, self.connected = client, True
+                on_connected()
+
+        legacy = client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        interval = self._health_interval if legacy and self._health_interval > 0 else math.inf
+        with anyio.CancelScope() as self._serving:
+            if self.ended.is_set():
+                self._serving.cancel()
+            try:
+                await self._lists.keep_fresh(
+                    client,
+                    ready,
+                    reload_timeout=self._context.config.request_timeout,
+                    tick=interval,
+                    on_tick=partial(self._check_health, client),
+                )
+            finally:
+                self._serving = None
+
+    def _stop_serving(self) -> None:
+        if self._serving is not None:
+            self._serving.cancel()
 
     async def _check_health(self, client: Client) -> None:
-        """Ping now and then; a server that does not answer in time is treated as lost.
+        """A ping after a quiet health interval; a server that does not answer in time is treated as lost.
 
         Pre-2026 sessions only: ping was removed in 2026-07-28, where every request stands alone.
         """
-        interval = self._health_interval
-        while True:
-            await anyio.sleep(interval)
-            try:
-                with anyio.fail_after(min(interval, 10.0)), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # ping is deprecated as of 2026-07-28
-                    await client.send_ping()  # pyright: ignore[reportDeprecated]
-            except (TimeoutError, MCPError) as error:
-                reason = "did not answer a ping in time" if isinstance(error, TimeoutError) else describe_error(error)
-                logger.warning("server %r %s; reconnecting", self._context.name, reason)
-                self._context.note(f"[mcpdeck] health check failed: {reason}")
-                self.gone_reason = f"health check failed: {reason}"
-                self.ended.set()
-                return
+        try:
+            with anyio.fail_after(min(self._health_interval, 10.0)), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ping is deprecated as of 2026-07-28
+                await client.send_ping()  # pyright: ignore[reportDeprecated]
+        except (TimeoutError, MCPError) as error:
+            reason = "did not answer a ping in time" if isinstance(error, TimeoutError) else describe_error(error)
+            logger.warning("server %r %s; reconnecting", self._context.name, reason)
+            self._context.note(f"[mcpdeck] health check failed: {reason}")
+            self.gone_reason = f"health check failed: {reason}"
+            self.ended.set()
 
     # ----- why it ended ------------------------------------------------------------------
 

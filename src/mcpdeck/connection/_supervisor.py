@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 import anyio
 from mcp import Client
 
+from mcpdeck._flag import Flag
 from mcpdeck._lists import ServerLists
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._opening import Opener
@@ -74,8 +75,8 @@ class Supervisor:
         self._closing = False
         self._commanded = False
         self._scope: anyio.CancelScope | None = None  # the current session's
-        self._wake = anyio.Event()
-        self._settled = anyio.Event()
+        self._wake = Flag()
+        self._settled = Flag()
 
     @property
     def client(self) -> Client | None:
@@ -125,7 +126,7 @@ class Supervisor:
         # Commands that come before the supervisor settles share one event: replacing an unset
         # one would leave the earlier callers waiting forever.
         if self._settled.is_set():
-            self._settled = anyio.Event()
+            self._settled = Flag()
         self._commanded = True
         if self._scope is not None:
             self._scope.cancel()
@@ -157,7 +158,7 @@ class Supervisor:
             return
         session.gone(reason, at_once=at_once)
         if self.state is ServerState.CONNECTED and self._settled.is_set():
-            self._settled = anyio.Event()
+            self._settled = Flag()
 
     def unavailable_reason(self) -> str:
         """Why requests cannot be sent now, and what to do, e.g. ``is disabled; enable it with ...``."""
@@ -178,7 +179,7 @@ class Supervisor:
         attempt = 0  # reconnect attempts since the last good session
         try:
             while not self._closing:
-                self._wake = anyio.Event()
+                self._wake = Flag()
                 self._commanded = False
                 disabled = self._context.config.disabled
                 if disabled or not self.want:
@@ -213,7 +214,7 @@ class Supervisor:
         delay = self._retry.delay(attempt) if wait else 0.0
         self.error, self.error_at = error, datetime.now(UTC)
         if self._settled.is_set():
-            self._settled = anyio.Event()  # callers now wait for the reconnect
+            self._settled = Flag()  # callers now wait for the reconnect
         self._set_state(ServerState.RECONNECTING)
         logger.info("server %r: %s; reconnecting in %.1f s (attempt %d)", self._context.name, error, delay, attempt)
         with anyio.move_on_after(delay):

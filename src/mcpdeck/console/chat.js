@@ -42,6 +42,7 @@ function mount(root, route) {
   const dialogs = new Map(); // ask id -> <dialog>
   const cards = new Map(); // tool call id -> card parts
   const approvals = new Map(); // ask id -> {tool, card}: approvals being asked
+  let startError = null; // why the last New chat failed, shown once in the empty transcript
 
   // ----- the left column: model, chats, history -------------------------------------------
   const modelInput = h('input', { type: 'text', list: 'chat-models', placeholder: 'provider:model', 'aria-label': 'Model', spellcheck: false });
@@ -304,7 +305,13 @@ function mount(root, route) {
     try {
       const made = await post('/chats', body);
       navigate('chat', [made.id]);
-    } catch (error) { toast(error.message, 'error'); }
+    } catch (error) {
+      toast(error.message, 'error');
+      // No new chat: the page must not stay on the one that was open, or the next message
+      // would go to it. The error stays in the empty transcript.
+      startError = error.message;
+      if (chat) navigate('chat', []); else openChat('');
+    }
   }
 
   async function openChat(id) {
@@ -313,6 +320,8 @@ function mount(root, route) {
     chat = null;
     if (!id) {
       title.textContent = 'No chat open';
+      if (startError) add(transcript, h('p', { class: 'error', role: 'alert' }, `The chat was not started: ${startError}`));
+      startError = null;
       add(transcript, h('p', { class: 'muted' }, 'Pick a model and start a new chat, or open a past conversation.'));
       setRunning(false);
       return;

@@ -78,15 +78,20 @@ function mount(root, route) {
     lastSeq = message.seq;
     const arrow = message.direction === 'out' ? '→' : '←';
     const label = message.method || (message.id !== null ? `#${message.id}` : '');
+    // A server older than the 2026-07-28 protocol refuses its discover probe; mcpdeck then goes
+    // on with initialize. Expected, so it is not shown as a failure.
+    const probe = message.kind === 'error' && message.method === 'server/discover';
     const row = h('tr', {
-      class: `msg ${message.direction} ${message.kind}`, tabIndex: 0, 'aria-expanded': 'false',
+      class: `msg ${message.direction} ${probe ? 'probe' : message.kind}`, tabIndex: 0, 'aria-expanded': 'false',
       data: { server: message.server, kind: message.kind, direction: message.direction },
       on: { click: () => toggle(row), keydown: (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); toggle(row); } } },
     },
     h('td', { class: 'mono' }, clock(message.at)),
     h('td', {}, message.server),
     h('td', { class: 'dir', title: message.direction === 'out' ? 'to the server' : 'from the server' }, arrow),
-    h('td', {}, message.kind),
+    probe
+      ? h('td', { title: 'This server does not speak the 2026-07-28 protocol; mcpdeck goes on with initialize. Not a failure.' }, 'older server')
+      : h('td', {}, message.kind),
     h('td', { class: 'mono' }, message.method && message.id !== null ? `${message.method} #${message.id}` : label),
     h('td', { class: 'num' }, message.elapsed !== null ? `${(message.elapsed * 1000).toFixed(1)} ms` : ''),
     h('td', { class: 'num' }, message.truncated ? `${message.size} (cut)` : String(message.size)));
