@@ -32,7 +32,7 @@ from mcpdeck.config import (
     expand_server_config,
 )
 from mcpdeck.connection._context import ServerContext
-from mcpdeck.connection._errors import describe_error, missing_command
+from mcpdeck.connection._errors import describe_error, missing_command, unreachable
 from mcpdeck.connection._protocol import ProtocolEra, StartAgain
 from mcpdeck.connection._session import Session
 from mcpdeck.errors import ServerError
@@ -122,6 +122,7 @@ class Opener:
         )
         kinds = [config.type] if config.type else ["http", "sse"]
         errors: list[str] = []
+        failures: list[Exception] = []
         for kind in kinds:
             transport = (
                 http_transport(
@@ -144,11 +145,14 @@ class Opener:
                 if len(kinds) == 1 or is_auth_error(error):  # another transport won't authorize us
                     raise
                 errors.append(f"{kind}: {describe_error(error)}")
+                failures.append(error)
                 continue
             session.transport = kind
             async with stack:
                 yield client
             return
+        if all(unreachable(error) for error in failures):  # the same reason twice: said once
+            raise ServerError(name, describe_error(failures[0]))
         raise ServerError(name, "neither streamable HTTP nor SSE worked (" + "; ".join(errors) + ")")
 
     @asynccontextmanager
