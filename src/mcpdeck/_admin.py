@@ -1,9 +1,9 @@
 """Administration of the host's servers, and what is saved of it: the config file's side of ``Host``.
 
-Loading the servers and permission rules a host starts with; adding, changing and removing a
-server, and the global switch, each saved to the config file first (in a worker thread: the
-store waits for the file's lock and fsyncs) and then applied to the running connections;
-trying a server apart from the catalog (``test_server``).
+Loading the servers and permission rules a host starts with, and starting them; adding,
+changing and removing a server, and the global switch, each saved to the config file first
+(in a worker thread: the store waits for the file's lock and fsyncs) and then applied to the
+running connections; trying a server apart from the catalog (``test_server``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import mcp_types as types
+from anyio.abc import TaskGroup
 
 from mcpdeck._registry import ServerRegistry
 from mcpdeck.config import (
@@ -99,22 +100,35 @@ class ServerAdmin:
 
     Attributes:
         enabled: The global switch: False means no server is connected.
+        registry: The servers it adds to, changes and removes.
+        store: The config file changes are saved to, if any.
     """
 
     def __init__(self, registry: ServerRegistry, events: EventBus, store: ConfigStore | None):
         self.enabled = True
-        self._registry = registry
+        self.registry = registry
         self._events = events
-        self._store = store
+        self.store = store
+
+    async def open(self, tg: TaskGroup, config: McpConfig, *, only: set[str] | None, wait: bool) -> None:
+        """Start the servers a host was loaded with in ``tg``: those left out by ``only``, or all when
+        the file's global switch is off, stay stopped. With ``wait``, return once all have settled."""
+        registry = self.registry
+        registry.options.npm_registry = config.npm_registry
+        registry.problems = dict(config.problems)
+        self.enabled = enabled = config.enabled
+        await registry.open(
+            tg, config.servers, wanted=lambda name: enabled and (only is None or name in only), wait=wait
+        )
 
     async def add(self, name: str, config: ServerSpec, *, save: bool) -> ServerStatus:
         """Add a server or replace its config, (re)connect it, and wait until it has settled."""
         validate_server_name(name)
         resolved = as_server_config(name, config)
-        registry = self._registry
+        registry = self.registry
         existed = name in registry.connections
-        if save and self._store is not None and not isinstance(resolved, InProcessServerConfig):
-            await anyio.to_thread.run_sync(self._store.put_server, name, resolved)
+        if save and self.store is not None and not isinstance(resolved, InProcessServerConfig):
+            await anyio.to_thread.run_sync(self.store.put_server, name, resolved)
         registry.problems.pop(name, None)
         if existed:
             status = await registry.connections[name].reconnect(resolved)
@@ -125,7 +139,7 @@ class ServerAdmin:
 
     async def update(self, name: str, changes: Mapping[str, Any], *, save: bool) -> ServerStatus:
         """Change some keys of a server's config (JSON names) and reconnect it."""
-        current = self._registry.get(name).config
+        current = self.registry.get(name).config
         if isinstance(current, InProcessServerConfig):
             raise ConfigError(f"server {name!r} runs in-process; replace it with add_server", server=name)
         merged = {**current.to_json(), **changes}
@@ -133,36 +147,36 @@ class ServerAdmin:
 
     async def remove(self, name: str, *, save: bool) -> None:
         """Disconnect a server and delete its config (also an entry that could not be used)."""
-        registry = self._registry
+        registry = self.registry
         if name in registry.problems and name not in registry.connections:
             registry.problems.pop(name)
         else:
             await registry.remove(name)
-        if save and self._store is not None:
-            await anyio.to_thread.run_sync(self._store.remove_server, name)
+        if save and self.store is not None:
+            await anyio.to_thread.run_sync(self.store.remove_server, name)
         self._events.publish(ConfigChanged(server=name, change="removed"))
 
     async def set_enabled(self, enabled: bool, *, save: bool) -> None:
         """The global switch: off stops every server, on connects every enabled one."""
         self.enabled = enabled
-        if save and self._store is not None:
-            await anyio.to_thread.run_sync(self._store.set_enabled, enabled)
+        if save and self.store is not None:
+            await anyio.to_thread.run_sync(self.store.set_enabled, enabled)
         async with anyio.create_task_group() as tg:
-            for connection in self._registry.connections.values():
+            for connection in self.registry.connections.values():
                 tg.start_soon(connection.reconnect if enabled else connection.disconnect)
         self._events.publish(ConfigChanged(server=None, change="enabled" if enabled else "disabled"))
 
     async def test(self, config: ServerSpec | str, *, name: str | None) -> ServerTest:
         """Connect a server apart from the catalog, list its tools, disconnect; nothing is saved."""
         if isinstance(config, str):
-            name, spec = name or config, self._registry.get(config).config
+            name, spec = name or config, self.registry.get(config).config
         else:
             name = validate_server_name(name or "test")
             spec = as_server_config(name, config)
         if spec.disabled:
             spec = spec.model_copy(update={"disabled": False})
         events: list[Event] = []
-        connection = self._registry.options.connection(
+        connection = self.registry.options.connection(
             name, spec, publish=events.append, on_change=lambda _server, _kind: None, trial=True
         )
         started = time.perf_counter()

@@ -16,11 +16,11 @@ server's list and survives catalog rebuilds.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, final
 
 import mcp_types as types
+from pydantic_core import from_json
 
 __all__ = ["ListedTool"]
 
@@ -58,7 +58,10 @@ class ListedTool:
 
     def data(self) -> dict[str, Any]:
         """The definition but name and description, as JSON data (a fresh copy)."""
-        return json.loads(self.body)
+        # pydantic-core's parser, with its string cache: about twice as fast as json.loads here
+        # (1000 tools' schemas: 3.8 ms against 8.0 ms), and that decode is most of what the
+        # first conversion of a catalog costs (bench/: convert-first).
+        return from_json(self.body, cache_strings="all")
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from anyio.abc import TaskGroup
 from mcpdeck._client_requests import ClientHandlers
 from mcpdeck._lists import ListKind
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
-from mcpdeck.catalog import Catalog, build_catalog
+from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
 from mcpdeck.config import AnyServerConfig
 from mcpdeck.connection import ServerConnection
 from mcpdeck.errors import (
@@ -218,6 +218,18 @@ class ServerRegistry:
         return PromptsChanged(server=server, prompt_count=len(connection.prompts) if connection else 0)
 
     # ----- finding things --------------------------------------------------------------------
+
+    def tool(self, name: str) -> CatalogTool:
+        """The catalog's tool ``name``.
+
+        Raises:
+            ToolNotFoundError: No tool of that name (with close names).
+            ServerUnavailableError: The name is of a server that is not connected.
+        """
+        entry = self.catalog.get(name)
+        if entry is None:
+            raise self.tool_not_found(name)
+        return entry
 
     def tool_not_found(self, name: str) -> MCPDeckError:
         """The error for a tool name the catalog does not have, saying why when it can."""

@@ -22,18 +22,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from mcpdeck._db_writer import DatabaseWriter
 from mcpdeck._files import ensure_private_dir, ensure_private_file
-from mcpdeck._masking import OAUTH_SECRET_KEYS, Redactor
+from mcpdeck._masking import Redactor
 from mcpdeck._paths import data_dir, history_path
-from mcpdeck.config import McpConfig, StdioServerConfig
-from mcpdeck.config._expand import referenced_values
+from mcpdeck.config import secrets_of
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 
@@ -91,40 +90,6 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 def default_history_path() -> Path:
     """``$MCPDECK_HISTORY``, else ``<data dir>/history.sqlite3`` (see ``mcpdeck._paths``)."""
     return history_path() or data_dir() / "history.sqlite3"
-
-
-def _oauth_secrets(oauth: object) -> list[str]:
-    """The literal secrets of an ``oauth`` config object (nested identity provider included)."""
-    if not isinstance(oauth, dict):
-        return []
-    found: list[str] = []
-    for key, value in cast(dict[str, object], oauth).items():
-        if isinstance(value, dict):
-            found.extend(_oauth_secrets(cast(object, value)))
-        elif key in OAUTH_SECRET_KEYS and isinstance(value, str):
-            found.append(value)
-    return found
-
-
-def secrets_of(config: McpConfig, environ: Mapping[str, str] | None = None) -> set[str]:
-    """The secret values a config holds: env and header values, OAuth client secrets, and
-    (given ``environ``) the values its ``${VAR}`` references bring in.
-
-    ``${VAR}`` references are not secrets themselves; literal values shorter than 6
-    characters are too likely to be ordinary words to be worth hiding.
-    """
-    found: set[str] = set() if environ is None else referenced_values(config.servers, environ)
-    for server in config.servers.values():
-        values: list[str] = []
-        if isinstance(server, StdioServerConfig):
-            values.extend(server.env.values())
-        else:
-            values.extend(server.headers.values())
-            values.extend(_oauth_secrets(server.to_json().get("oauth")))
-        found.update(v for v in values if len(v) >= 6 and not v.startswith("${"))
-        # A header like "Bearer abc123..." carries its secret after the scheme.
-        found.update(v.split(" ", 1)[1] for v in values if " " in v and len(v.split(" ", 1)[1]) >= 6)
-    return found
 
 
 @dataclass(frozen=True)

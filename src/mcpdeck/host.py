@@ -17,28 +17,27 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from contextlib import AsyncExitStack
 from pathlib import Path
-from types import EllipsisType, TracebackType
+from types import EllipsisType
 from typing import Any, Self
 
-import anyio
 import mcp_types as types
-from anyio.abc import TaskGroup
 
-from mcpdeck._admin import ServerAdmin, ServerSpec, ServerTest, load_config, load_permissions
+from mcpdeck._admin import ServerAdmin, ServerSpec, ServerTest
 from mcpdeck._calls import CallPath
 from mcpdeck._client_requests import ClientHandlers, as_roots
-from mcpdeck._paths import log_dir
+from mcpdeck._content import ServerContent
+from mcpdeck._lifecycle import HostLifecycle
+from mcpdeck._paths import log_dir as default_log_dir
 from mcpdeck._registry import ConnectionOptions, ServerRegistry, auto_approve_of
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
 from mcpdeck.connection import ProgressCallback
-from mcpdeck.errors import InvalidArgumentsError, MCPDeckError
+from mcpdeck.errors import InvalidArgumentsError
 from mcpdeck.events import EventBus
-from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate, PermissionRules
+from mcpdeck.permissions import ApprovalCallback, PermissionGate, PermissionRules
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerStatus
@@ -47,17 +46,44 @@ from mcpdeck.traffic import Traffic
 __all__ = ["Host", "ServerTest"]
 
 
-def default_log_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where server logs go: ``$MCPDECK_LOG_DIR``, ``$MCPDECK_HOME/logs``, else ``<user log dir>/mcpdeck/servers``."""
-    return log_dir(environ)
-
-
 class Host:
     """Connects MCP servers and serves their tools as one catalog.
 
-    The rooms behind it: ``_registry`` (the connections, the catalog and index they make),
-    ``_calls`` (the one instrumented path of every tool call), ``_admin`` (adding, changing,
-    removing and testing servers, saved to the config file).
+    The rooms behind it: ``_lifecycle`` (entering and leaving), ``_registry`` (the connections,
+    the catalog and index they make), ``_calls`` (the one instrumented path of every tool call),
+    ``_content`` (resources, prompts, completions), ``_admin`` (adding, changing, removing and
+    testing servers, saved to the config file).
+
+    Args:
+        servers: Servers given in code (configs, their JSON form, or SDK server objects), or a
+            loaded ``McpConfig``. Leave out to read ``store``.
+        store: The config file to load from and save changes to.
+        log_dir: Where server logs go (default: ``$MCPDECK_LOG_DIR``, ``$MCPDECK_HOME/logs``, else the user log dir).
+        environ: The environment for ``${VAR}`` expansion and stdio children (default: os.environ).
+        only: Connect only these servers; the others are loaded but stay stopped.
+        wait: Whether entering the host waits until every server has settled.
+        retry: How a lost connection is reconnected (default: 5 tries, 1 s doubling to 30 s, jitter).
+        elicitation: Answers servers' requests for user input; without it they are declined.
+        sampling: Answers servers' requests for a model completion; without it they are refused.
+        roots: Folders (paths or ``file://`` URIs) offered to servers as roots. Without them the
+            roots capability is not announced (a server's ``roots`` config key gives it its own).
+        oauth_interaction: How to ask the user to authorize a remote server that needs OAuth (e.g.
+            ``mcpdeck.auth.BrowserInteraction()``; the user's time counts against the startup
+            timeout). Without it such a server fails with "needs authorization: run `mcpdeck auth login NAME`".
+        auth_store: Where OAuth tokens and client registrations are kept (default: the user data
+            dir; the OS keyring with ``MCPDECK_KEYRING=1``).
+        approve: Asks the user about a call the permission rules leave to ``ask`` (``call_tool(...,
+            check_permission=True)``, the agent loop); without it such a call is denied, saying why.
+        yes: Approve every ``ask`` without asking (``--yes``); ``deny`` rules still win.
+        permissions: ``allow``/``ask``/``deny`` rules given in code (the ``permissions`` object's
+            form, or ``PermissionRules``); default: the config file's.
+        traffic: Keeps every server's recent JSON-RPC messages (in memory) for display; without it
+            no stream is tapped.
+
+    Attributes:
+        events: Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``.
+        permissions: The permission gate model-made calls pass (rules loaded when the host is entered).
+        traffic: The servers' recent JSON-RPC messages, when the host was given ``traffic=``.
     """
 
     def __init__(
@@ -80,49 +106,9 @@ class Host:
         permissions: PermissionRules | Mapping[str, Any] | None = None,
         traffic: Traffic | None = None,
     ):
-        """Create a host; nothing connects until it is entered.
-
-        Args:
-            servers: Servers given in code (configs, their JSON form, or SDK server objects),
-                or a loaded ``McpConfig``. Leave out to read ``store``.
-            store: The config file to load from and save changes to.
-            log_dir: Where server logs go (default: the user log dir).
-            environ: The environment for ``${VAR}`` expansion and stdio children (default: os.environ).
-            only: Connect only these servers; the others are loaded but stay stopped.
-            wait: Whether entering the host waits until every server has settled.
-            retry: How servers whose connection is lost are reconnected (default: 5 tries,
-                1 s doubling to 30 s, with jitter).
-            elicitation: Answers servers' requests for user input; without it they are declined.
-            sampling: Answers servers' requests for a model completion; without it they are refused.
-            roots: Folders (paths or ``file://`` URIs) offered to servers as roots. Default: none,
-                and the roots capability is not announced, so a server keeps to what its own
-                command line says (a server's ``roots`` config key still gives it its own).
-            oauth_interaction: How to ask the user to authorize a remote server that needs OAuth
-                (e.g. ``mcpdeck.auth.BrowserInteraction()``). Without it the host never asks: such a
-                server fails with "needs authorization: run `mcpdeck auth login NAME`". The user's
-                time counts against the server's startup timeout.
-            auth_store: Where OAuth tokens and client registrations are kept (default: the user
-                data dir; the OS keyring with ``MCPDECK_KEYRING=1``).
-            approve: Asks the user about a tool call the permission rules leave to ``ask``
-                (``call_tool(..., check_permission=True)``, the agent loop); without it such a
-                call is denied, saying how to allow it.
-            yes: Approve every ``ask`` without asking (``--yes``); ``deny`` rules still win.
-            permissions: ``allow``/``ask``/``deny`` rules given in code (the ``permissions``
-                object's form, or ``PermissionRules``); default: the config file's.
-            traffic: Keeps every server's recent JSON-RPC messages (in memory) for display;
-                without it no stream is tapped.
-        """
-        self._initial = servers
-        self._store = store
-        self._only = set(only) if only is not None else None
-        self._wait = wait
-        self._rules = permissions
-        self._tg: TaskGroup | None = None
-        self._stack: AsyncExitStack | None = None
+        """Create a host; nothing connects until it is entered (the arguments are described on the class)."""
         self.traffic = traffic
-        """The servers' recent JSON-RPC messages, when the host was given ``traffic=``."""
         self.events = EventBus()
-        """Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``."""
         options = ConnectionOptions(
             log_dir=Path(log_dir) if log_dir is not None else default_log_dir(environ),
             handlers=ClientHandlers(elicitation=elicitation, sampling=sampling, roots=as_roots(roots)),
@@ -134,13 +120,11 @@ class Host:
         )
         self._servers = ServerRegistry(options, self.events)
         self._admin = ServerAdmin(self._servers, self.events, store)
-        self.permissions = PermissionGate(
-            approver=approve,
-            yes_to_all=yes,
-            auto_approve=functools.partial(auto_approve_of, self._servers.connections),
-        )
-        """The permission gate model-made calls pass (rules loaded when the host is entered)."""
+        auto_approve = functools.partial(auto_approve_of, self._servers.connections)
+        self.permissions = PermissionGate(approver=approve, yes_to_all=yes, auto_approve=auto_approve)
         self._calls = CallPath(self.events, self.permissions)
+        self._content = ServerContent(self._servers, self._calls)
+        self._lifecycle = HostLifecycle(self._admin, self.permissions, servers, permissions, only=only, wait=wait)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> Host:
@@ -148,37 +132,12 @@ class Host:
         return cls(store=ConfigStore(resolve_config_path(path)), **options)
 
     # ----- lifecycle -------------------------------------------------------------------
-
     async def __aenter__(self) -> Self:
-        if self._stack is not None:
-            raise RuntimeError("this Host is already open; create a new one")
-        config = load_config(self._initial, self._store)
-        load_permissions(self.permissions, self._rules, self._store)
-        self._servers.options.npm_registry = config.npm_registry
-        self._servers.problems = dict(config.problems)
-        self._admin.enabled = enabled = config.enabled
-        only = self._only
-        async with AsyncExitStack() as stack:
-            self._tg = await stack.enter_async_context(anyio.create_task_group())
-            stack.push_async_callback(self._servers.close)
-            await self._servers.open(
-                self._tg,
-                config.servers,
-                wanted=lambda name: enabled and (only is None or name in only),
-                wait=self._wait,
-            )
-            self._stack = stack.pop_all()
+        await self._lifecycle.open()
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            # The body's own exception is not handed to the task group: it would come out
-            # wrapped in an ExceptionGroup, and `except ToolNotFoundError` would miss it.
-            await stack.aclose()
-        return None
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._lifecycle.close()
 
     def start_task(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str | None = None) -> None:
         """Run ``fn(*args)`` in the host's task group, beside the servers; it is cancelled when the host closes.
@@ -188,12 +147,9 @@ class Host:
         Raises:
             RuntimeError: The host is not open.
         """
-        if self._tg is None:
-            raise RuntimeError("the host is not open; use `async with host:` first")
-        self._tg.start_soon(fn, *args, name=name)
+        self._lifecycle.start_task(fn, *args, name=name)
 
     # ----- reading ---------------------------------------------------------------------
-
     @property
     def servers(self) -> dict[str, ServerStatus]:
         """Every configured server's status, including entries that are not usable (as failed)."""
@@ -214,6 +170,15 @@ class Host:
         """All tools from all connected servers."""
         return list(self._servers.catalog)
 
+    def tool(self, name: str) -> CatalogTool:
+        """The tool with catalog name ``name``.
+
+        Raises:
+            ToolNotFoundError: No tool of that name (with close names).
+            ServerUnavailableError: The name is of a server that is not connected.
+        """
+        return self._servers.tool(name)
+
     def config_of(self, name: str) -> AnyServerConfig:
         """The config a server runs with (variables unexpanded)."""
         return self._servers.get(name).config
@@ -227,17 +192,15 @@ class Host:
     async def set_log_level(self, level: types.LoggingLevel, servers: Iterable[str] | None = None) -> None:
         """Ask connected servers (all, or ``servers``) to send log messages from ``level`` up.
 
-        Servers that do not offer logging, or refuse, are left as they are (and noted in the log).
-        """
+        Servers that do not offer logging, or refuse, are left as they are (and noted in the log)."""
         await self._servers.set_log_level(level, servers)
 
     @property
     def config_path(self) -> Path | None:
         """The config file this host saves to, if any."""
-        return self._store.path if self._store else None
+        return self._admin.store.path if self._admin.store else None
 
     # ----- calls -----------------------------------------------------------------------
-
     async def call_tool(
         self,
         name: str,
@@ -249,22 +212,17 @@ class Host:
         validate: bool = True,
         approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> ToolResult:
-        """Call a tool by its catalog name.
+        """Call a tool by its catalog name (``mcp__server__tool``); a tool that fails returns ``is_error``.
 
         Args:
-            name: The catalog name (``mcp__server__tool``).
-            arguments: The arguments (checked against the input schema first).
             timeout: Seconds without an answer or progress before giving up (default: the server's).
             progress: Called with each progress notification.
-            check_permission: Pass ``permissions`` first, asking the approver when the rules
-                say ``ask``: for calls a model made. A call the user makes directly needs no gate.
-            validate: Check the arguments against the input schema first (only what is certain
-                to fail: declared defaults fill missing required properties). ``False`` sends them
-                as they are and lets the server judge.
+            check_permission: Pass ``permissions`` first, asking the approver when the rules say
+                ``ask``: for calls a model made (a call the user makes directly needs no gate).
+            validate: Check the arguments against the input schema first (only what is certain to
+                fail; declared defaults fill missing required properties); False lets the server judge.
             approver: Who to ask for this call instead of the gate's approver (None: no one, so
                 ``ask`` means denied); for calls made on behalf of someone else (the gateway's clients).
-
-        A tool that runs and fails returns a result with ``is_error``; these raise:
 
         Raises:
             ToolNotFoundError: No tool of that name.
@@ -275,9 +233,7 @@ class Host:
             ServerCrashedError: The server's connection was lost during the call.
             ServerError: The server answered with a protocol error.
         """
-        entry = self._servers.catalog.get(name)
-        if entry is None:
-            raise self._servers.tool_not_found(name)
+        entry = self.tool(name)
         args = dict(arguments or {})
         if validate:
             args = entry.with_defaults(args)
@@ -302,17 +258,12 @@ class Host:
         check_permission: bool = False,
         approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> ToolResult:
-        """Run a tool of this program (an agent's native tool) on the path ``call_tool`` takes.
+        """Run a tool of this program (an agent's native tool, no ``mcp__`` prefix) as ``call_tool`` runs one.
 
-        The permission gate, the ``ToolCallStarted``/``ToolCallFinished`` events (with
-        ``server=""``), the timing, and so the history and the faces, treat it as a server's tool.
-
-        Args:
-            name: The tool's name (no ``mcp__`` prefix).
-            arguments: The arguments, handed to ``run``.
-            run: Runs the tool; a failure is a result with ``is_error``.
-            check_permission: Pass ``permissions`` first, as for ``call_tool``.
-            approver: Who to ask instead of the gate's approver, as for ``call_tool``.
+        ``run(arguments)`` runs it (a failure is a result with ``is_error``). The gate
+        (``check_permission``, ``approver``: as for ``call_tool``), the ``ToolCallStarted`` /
+        ``ToolCallFinished`` events (``server=""``), the timing, and so the history and the
+        faces, treat it as a server's tool.
 
         Raises:
             PermissionDeniedError: The gate refused the call (``run`` was not called).
@@ -321,12 +272,7 @@ class Host:
             name, dict(arguments or {}), run, check_permission=check_permission, approver=approver
         )
 
-    def _not_found(self, name: str) -> MCPDeckError:
-        """The error for a tool name the catalog does not have (used by ``mcpdeck tool``)."""
-        return self._servers.tool_not_found(name)
-
     # ----- resources, prompts, completions ---------------------------------------------
-
     @property
     def resources(self) -> list[ResourceEntry]:
         """Every connected server's resources (each with its server)."""
@@ -351,33 +297,27 @@ class Host:
         check_permission: bool = False,
         approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> types.ReadResourceResult:
-        """Read a resource. ``server`` may be left out when only one server offers the URI.
+        """Read a resource from ``server``, which may be left out when only one server offers the URI.
 
-        Args:
-            uri: The resource's URI.
-            server: The server to read it from (default: the one that offers the URI).
-            timeout: Seconds to wait for the answer (default: the server's).
-            check_permission: Pass ``permissions`` first, as ``mcp__<server>__resource:<uri>`` of
-                the server the read would go to: for reads a model asked for.
-            approver: Who to ask instead of the gate's approver, as for ``call_tool``.
+        ``check_permission`` asks the gate about ``mcp__<server>__resource:<uri>`` (for reads a
+        model asked for); it, ``approver`` and ``timeout`` are as for ``call_tool``.
 
         Raises:
             ResourceNotFoundError: No server (or more than one) offers it and none was named.
             PermissionDeniedError: The gate refused the read (nothing was sent).
             ServerError: The server could not read it (and the subclasses, as for call_tool).
         """
-        connection = self._servers.server_for_uri(uri, server)
-        if check_permission:
-            await self._calls.check_access(Access("resource", connection.name, uri), {"uri": uri}, approver)
-        return await connection.read_resource(uri, timeout=timeout)
+        return await self._content.read_resource(
+            uri, server, timeout=timeout, check_permission=check_permission, approver=approver
+        )
 
     async def subscribe_resource(self, uri: str, *, server: str | None = None, subscribe: bool = True) -> None:
         """Get a ``ResourceUpdated`` event each time the resource changes (kept across reconnects)."""
-        await self._servers.server_for_uri(uri, server).subscribe(uri, subscribe)
+        await self._content.subscribe_resource(uri, server, subscribe=subscribe)
 
     async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
         """Stop the updates ``subscribe_resource`` asked for."""
-        await self.subscribe_resource(uri, server=server, subscribe=False)
+        await self._content.subscribe_resource(uri, server, subscribe=False)
 
     async def get_prompt(
         self,
@@ -388,51 +328,34 @@ class Host:
         check_permission: bool = False,
         approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> types.GetPromptResult:
-        """Get a prompt by its public name, with its arguments.
+        """Get a prompt by its public name (``mcp__<server>__<prompt>``), with its arguments.
 
-        Args:
-            name: The prompt's public name (``mcp__<server>__<prompt>``).
-            arguments: The prompt's arguments.
-            timeout: Seconds to wait for the answer (default: the server's).
-            check_permission: Pass ``permissions`` first, as ``mcp__<server>__prompt:<name>``:
-                for prompts fetched on a model's or a remote client's behalf.
-            approver: Who to ask instead of the gate's approver, as for ``call_tool``.
+        ``check_permission`` asks the gate about ``mcp__<server>__prompt:<name>`` (for prompts
+        fetched on a model's or a remote client's behalf); it, ``approver`` and ``timeout`` are
+        as for ``call_tool``.
 
         Raises:
             PromptNotFoundError: No prompt of that name.
             InvalidArgumentsError: A required argument is missing (nothing was sent).
             PermissionDeniedError: The gate refused it (nothing was sent).
         """
-        entry = self._servers.prompt(name)
-        args = {key: str(value) for key, value in (arguments or {}).items()}
-        missing = [a.name for a in entry.arguments if a.required and a.name not in args]
-        if missing:
-            raise InvalidArgumentsError(name, [f"{arg!r} is a required argument" for arg in missing])
-        if check_permission:
-            await self._calls.check_access(Access("prompt", entry.server, entry.original_name), args, approver)
-        return await self._servers.get(entry.server).get_prompt(entry.original_name, args or None, timeout=timeout)
+        return await self._content.get_prompt(
+            name, arguments, timeout=timeout, check_permission=check_permission, approver=approver
+        )
 
     async def complete_prompt_argument(
         self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
     ) -> list[str]:
         """Completions the server suggests for an argument of a prompt."""
-        entry = self._servers.prompt(prompt)
-        ref = types.PromptReference(type="ref/prompt", name=entry.original_name)
-        connection = self._servers.get(entry.server)
-        result = await connection.complete(ref, {"name": argument, "value": value}, dict(context or {}))
-        return list(result.completion.values)
+        return await self._content.complete_prompt_argument(prompt, argument, value, context)
 
     async def complete_resource_argument(
         self, server: str, uri_template: str, argument: str, value: str, context: Mapping[str, str] | None = None
     ) -> list[str]:
         """Completions the server suggests for a variable of one of its resource templates."""
-        ref = types.ResourceTemplateReference(type="ref/resource", uri=uri_template)
-        connection = self._servers.get(server)
-        result = await connection.complete(ref, {"name": argument, "value": value}, dict(context or {}))
-        return list(result.completion.values)
+        return await self._content.complete_resource_argument(server, uri_template, argument, value, context)
 
     # ----- roots ---------------------------------------------------------------------------
-
     @property
     def roots(self) -> list[types.Root]:
         """The folders offered to servers as roots ([] when the host offers none)."""
@@ -441,19 +364,16 @@ class Host:
     async def set_roots(self, roots: Iterable[str | os.PathLike[str]]) -> None:
         """Offer other roots, and tell connected servers that they changed.
 
-        A server that connected while the host offered no roots was not told the host has
-        any; it sees them from its next connect (``reconnect``).
-        """
+        A server that connected while the host offered no roots was not told the host has any;
+        it sees them from its next connect (``reconnect``)."""
         self.client_handlers.roots = as_roots(roots)
         await self._servers.roots_changed()
 
     # ----- managing servers ------------------------------------------------------------
-
     async def add_server(self, name: str, config: ServerSpec, *, save: bool = True) -> ServerStatus:
         """Add a server, or replace its config, and (re)connect it. Waits until it has settled.
 
-        With a config file, the entry is saved first (``save=False`` keeps it in memory only).
-        """
+        With a config file, the entry is saved first (``save=False`` keeps it in memory only)."""
         return await self._admin.add(name, config, save=save)
 
     async def update_server(self, name: str, changes: Mapping[str, Any], *, save: bool = True) -> ServerStatus:
@@ -487,7 +407,6 @@ class Host:
     async def test_server(self, config: ServerSpec | str, *, name: str | None = None) -> ServerTest:
         """Connect a server apart from the catalog, list its tools, disconnect. Nothing is saved.
 
-        ``config`` is a server's config, or the name of a configured server. ``name`` is the
-        name it is tried under (messages, log file); by default the configured name, or "test".
-        """
+        ``config`` is a server's config, or the name of a configured server. ``name`` is the name it
+        is tried under (messages, log file); by default the configured name, or "test"."""
         return await self._admin.test(config, name=name)

@@ -236,6 +236,15 @@ def test_options_reach_the_model() -> None:
         chat_model("anthropic:claude-x", environ=environ, no_such_option=1)
 
 
+def test_an_adapter_given_an_option_it_does_not_take_names_the_ones_it_does() -> None:
+    with pytest.raises(TypeError, match=r"AnthropicModel: unknown options colour; it takes api_key, .*, max_tokens$"):
+        AnthropicModel("m", api_key="k", colour="red")  # pyright: ignore[reportCallIssue]
+    with pytest.raises(TypeError, match=r"GeminiModel: no api_key; it takes .*, retry_delay, api_version$"):
+        GeminiModel("m")  # pyright: ignore[reportCallIssue]
+    model = OpenAIResponsesModel("m", api_key="k", provider="mine", params={"store": False})
+    assert (model.provider, model.base_url, model.params) == ("mine", "https://api.openai.com/v1", {"store": False})
+
+
 def test_the_sdks_are_imported_only_when_a_model_of_theirs_is_made() -> None:
     code = (
         "import sys; from mcpdeck.providers import chat_model; "

@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from mcpdeck.agent._words import surface, synonyms, tokenize
 from mcpdeck.catalog import PREFIX
-from mcpdeck.providers._base import ToolSpec
+from mcpdeck.providers import ToolSpec
 
 __all__ = ["ToolIndex"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from mcpdeck.agent._index import ToolIndex
 from mcpdeck.agent._tools import NativeTool, ToolError, tool
-from mcpdeck.providers._base import ToolSpec
+from mcpdeck.providers import ToolSpec
 
 __all__ = ["ToolIndex", "index_finder", "search_tool"]
 

@@ -46,7 +46,7 @@ from mcpdeck.auth._keyring import KEYRING_ENV, KeyringModule
 from mcpdeck.auth._records import StoredAuth
 from mcpdeck.auth._storage import ServerTokenStorage
 from mcpdeck.auth._store import TokenStore, default_auth_dir
-from mcpdeck.config._models import IdentityProviderConfig, OAuthConfig
+from mcpdeck.config import IdentityProviderConfig, OAuthConfig
 
 __all__ = [
     "KEYRING_ENV",

@@ -24,8 +24,7 @@ from mcpdeck.auth._machine import (
 )
 from mcpdeck.auth._provider import DeckClientMetadata, DeckOAuthProvider
 from mcpdeck.auth._store import TokenStore
-from mcpdeck.config import RemoteServerConfig, expand_vars
-from mcpdeck.config._models import IdentityProviderConfig, OAuthConfig
+from mcpdeck.config import IdentityProviderConfig, OAuthConfig, RemoteServerConfig, expand_vars
 from mcpdeck.errors import ConfigError
 
 __all__ = ["build_auth", "oauth_settings"]

@@ -137,8 +137,7 @@ def logout(name: str) -> None:
 
 def _status_rows(name: str | None) -> list[dict[str, Any]]:
     from mcpdeck.auth import TokenStore, oauth_settings, token_url
-    from mcpdeck.config import RemoteServerConfig
-    from mcpdeck.config._expand import referenced_values
+    from mcpdeck.config import RemoteServerConfig, referenced_values
 
     ctx = _context()
     config = ctx.store.read()

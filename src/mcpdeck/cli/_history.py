@@ -45,8 +45,6 @@ def history(
       mcpdeck history -n 10 --server fs
       mcpdeck history --conversations
     """
-    from mcpdeck.cli._render import echo_json, style, table
-
     if conversations and conversation is not None:
         raise click.UsageError("give --conversations (the list) or --conversation ID (one), not both")
     db = ctx.history()
@@ -58,7 +56,13 @@ def history(
             _conversations(db, limit, conversation, as_json)
         return
     with db:
-        calls = db.tool_calls(limit=limit, server=server)
+        _tool_calls(db, limit, server, as_json)
+
+
+def _tool_calls(db: History, limit: int, server: str | None, as_json: bool) -> None:
+    from mcpdeck.cli._render import echo_json, style, table
+
+    calls = db.tool_calls(limit=limit, server=server)
     if as_json:
         echo_json({"path": str(db.path), "toolCalls": [call.to_json() for call in calls]})
         return

@@ -74,6 +74,15 @@ def import_(
         return
     keep = _keep_auto_approve(approving, keep_auto_approve)
     entries = {name: _import_entry(server, keep) for name, server in added.items()}
+    written = _write(ctx, entries, force=force)
+    for name in entries.keys() - set(written):
+        click.echo(click.style(f"skipped {name}: added to {ctx.path} meanwhile (use --force to replace)", fg="yellow"))
+    count = f"{len(written)} server{'s' if len(written) != 1 else ''}"
+    click.echo(f"\nImported {count} from {result.path} into {ctx.path}.")
+
+
+def _write(ctx: _Context, entries: dict[str, dict[str, Any]], *, force: bool) -> list[str]:
+    """Add the entries to the config file; returns the names written (with ``force``, all of them)."""
     written: list[str] = []
 
     def change(doc: dict[str, Any]) -> None:  # under the file's lock: decide on what is there now
@@ -85,10 +94,7 @@ def import_(
                 written.append(name)
 
     ctx.store.edit(change)
-    for name in entries.keys() - set(written):
-        click.echo(click.style(f"skipped {name}: added to {ctx.path} meanwhile (use --force to replace)", fg="yellow"))
-    count = f"{len(written)} server{'s' if len(written) != 1 else ''}"
-    click.echo(f"\nImported {count} from {result.path} into {ctx.path}.")
+    return written
 
 
 def _show_auto_approve(approving: dict[str, list[str]]) -> None:

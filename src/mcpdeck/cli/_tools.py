@@ -150,9 +150,7 @@ async def tool(ctx: _Context, name: str, as_json: bool) -> None:
     from mcpdeck.cli._render import echo_json
 
     async with ctx.host(only=servers_for(ctx, name)) as host:
-        entry = host.catalog.get(name)
-        if entry is None:
-            raise host._not_found(name)  # pyright: ignore[reportPrivateUsage]
+        entry = host.tool(name)
     if as_json:
         echo_json(entry.to_json())
     else:

@@ -1,11 +1,10 @@
-"""Server configs, the config file, ``${VAR}`` expansion and importers from other hosts."""
+"""Server configs (with their OAuth settings), the config file, ``${VAR}`` expansion and importers from other hosts."""
 
-from mcpdeck.config._expand import expand_server_config, expand_vars
+from mcpdeck.config._expand import expand_server_config, expand_vars, referenced_values
 from mcpdeck.config._models import (
     AnyServerConfig,
     InProcessServer,
     InProcessServerConfig,
-    OAuthConfig,
     RemoteServerConfig,
     ServerConfig,
     StdioServerConfig,
@@ -14,7 +13,9 @@ from mcpdeck.config._models import (
     parse_server_config,
     validate_server_name,
 )
+from mcpdeck.config._oauth import IdentityProviderConfig, OAuthConfig
 from mcpdeck.config._profiles import ProfileConfig, parse_profiles, put_profile, remove_profile, validate_profile_name
+from mcpdeck.config._secrets import secrets_of
 from mcpdeck.config._store import (
     ConfigStore,
     McpConfig,
@@ -26,6 +27,7 @@ from mcpdeck.config._store import (
 __all__ = [
     "AnyServerConfig",
     "ConfigStore",
+    "IdentityProviderConfig",
     "InProcessServer",
     "InProcessServerConfig",
     "McpConfig",
@@ -43,8 +45,10 @@ __all__ = [
     "parse_profiles",
     "parse_server_config",
     "put_profile",
+    "referenced_values",
     "remove_profile",
     "resolve_config_path",
+    "secrets_of",
     "validate_profile_name",
     "validate_server_name",
 ]

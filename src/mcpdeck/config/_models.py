@@ -3,6 +3,7 @@
 Two shapes in a file: a stdio server (``command``) and a remote server (``url``, with
 ``type`` ``http``, ``sse`` or absent for "try streamable HTTP, then SSE"). Keys this module
 does not know are kept (``extra="allow"``) so that a load/save round trip loses nothing.
+A remote server's ``oauth`` object has models of its own (``_oauth``).
 A third shape exists only in code: an in-process server (an SDK server object), with the
 same settings (timeouts, tool filter, roots ...) and never written to a file.
 """
@@ -14,10 +15,11 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from mcpdeck._masking import OAUTH_SECRET_KEYS, mask_command_line, mask_url
+from mcpdeck._masking import mask_command_line, mask_url
+from mcpdeck.config._oauth import OAuthConfig
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -31,13 +33,10 @@ else:
     InProcessServer = object
 
 __all__ = [
-    "OAUTH_SECRET_KEYS",
     "RUNTIME_KEYS",
     "AnyServerConfig",
-    "IdentityProviderConfig",
     "InProcessServer",
     "InProcessServerConfig",
-    "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
     "StdioServerConfig",
@@ -97,6 +96,14 @@ class ToolFilter(BaseModel):
     include: list[str] | None = None
     exclude: list[str] = Field(default_factory=list[str])
 
+    @model_validator(mode="before")
+    @classmethod
+    def _list_means_include(cls, value: object) -> object:
+        # `"tools": ["a", "b"]` is the short form of `{"include": ["a", "b"]}`, wherever a filter is given.
+        if isinstance(value, list):
+            return {"include": cast(list[object], value)}
+        return value
+
     def allows(self, tool_name: str) -> bool:
         """Whether a tool of this original name passes the filter."""
         if any(fnmatchcase(tool_name, pattern) for pattern in self.exclude):
@@ -126,14 +133,6 @@ class _ServerBase(BaseModel):
     """How to open a session: ``auto`` probes ``server/discover`` (2026-07-28) and falls back to
     the ``initialize`` handshake for a server that does not understand it; ``handshake`` and
     ``modern`` force one."""
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tools_list_means_include(cls, value: object) -> object:
-        # `"tools": ["a", "b"]` is the short form of `{"include": ["a", "b"]}`.
-        if isinstance(value, list):
-            return {"include": cast(list[object], value)}
-        return value
 
     @property
     def request_timeout(self) -> float:
@@ -183,90 +182,6 @@ class StdioServerConfig(_ServerBase):
     def target(self) -> str:
         """The command line, for display: secret-looking arguments masked (``--api-key ****``)."""
         return mask_command_line(self.command, self.args)
-
-
-class IdentityProviderConfig(BaseModel):
-    """The enterprise identity provider of ``oauth.grantType: "identity_assertion"`` (SEP-990).
-
-    mcpdeck trades the user's ID token there (RFC 8693 token exchange) for an ID-JAG, which it
-    presents to the MCP server's authorization server. ``${VAR}`` references are expanded at
-    connect time; give ``idToken`` (and ``clientSecret``) that way.
-    """
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
-
-    issuer: str = Field(min_length=1)
-    """The identity provider's issuer URL (https, or http on a loopback address)."""
-    token_endpoint: str | None = Field(default=None, alias="tokenEndpoint")
-    """Its token endpoint (default: discovered from the issuer's metadata)."""
-    client_id: str = Field(alias="clientId", min_length=1)
-    """mcpdeck's client id at the identity provider."""
-    client_secret: str | None = Field(default=None, alias="clientSecret", repr=False)
-    """Its secret there, if it is a confidential client."""
-    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = Field(
-        default=None, alias="tokenEndpointAuthMethod"
-    )
-    """How to authenticate there (default: ``client_secret_basic`` with a secret, else ``none``)."""
-    id_token: str = Field(alias="idToken", min_length=1, repr=False)
-    """The user's ID token from that identity provider; best given as ``${VAR}``."""
-
-
-class OAuthConfig(BaseModel):
-    """How mcpdeck authorizes to a remote server with OAuth (the ``oauth`` object of its config).
-
-    Everything is optional: by default mcpdeck discovers the authorization server, registers
-    itself dynamically, and listens for the browser's answer on an ephemeral port of 127.0.0.1.
-    ``clientId`` / ``clientSecret`` (``${VAR}`` references are expanded at connect time) name a
-    client registered beforehand, and skip dynamic registration. ``grantType`` picks a flow
-    without a user at a browser: ``client_credentials`` (with ``clientSecret``, or
-    ``privateKey`` / ``privateKeyFile`` for ``private_key_jwt``) or ``identity_assertion``
-    (with ``identityProvider``). Keys this model does not know are kept.
-    """
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
-
-    grant_type: Literal["authorization_code", "client_credentials", "identity_assertion"] | None = Field(
-        default=None, alias="grantType"
-    )
-    """How tokens are obtained (default ``authorization_code``: the user authorizes in a browser)."""
-    issuer: str | None = None
-    """The issuer URL of the authorization server the client credentials belong to; when set, they
-    are only ever sent there (default: the one the server's metadata names)."""
-    client_id: str | None = Field(default=None, alias="clientId", min_length=1)
-    """A pre-registered client's id (skips dynamic client registration)."""
-    client_secret: str | None = Field(default=None, alias="clientSecret", repr=False)
-    """That client's secret; best given as ``${VAR}``."""
-    token_endpoint_auth_method: (
-        Literal["client_secret_basic", "client_secret_post", "none", "private_key_jwt"] | None
-    ) = Field(default=None, alias="tokenEndpointAuthMethod")
-    """How a pre-registered client authenticates (default: ``client_secret_basic`` with a secret,
-    ``private_key_jwt`` with a private key, else ``none``)."""
-    private_key: str | None = Field(default=None, alias="privateKey", repr=False)
-    """``client_credentials`` with ``private_key_jwt``: the client's private key (PEM); best given as ``${VAR}``."""
-    private_key_file: str | None = Field(default=None, alias="privateKeyFile")
-    """Or the path of a file holding it."""
-    signing_algorithm: (
-        Literal["ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"] | None
-    ) = Field(default=None, alias="signingAlgorithm")
-    """The JWS algorithm of the client assertion (default ``ES256``)."""
-    identity_provider: IdentityProviderConfig | None = Field(default=None, alias="identityProvider")
-    """``identity_assertion``: the identity provider whose ID token is traded for an ID-JAG."""
-    scopes: list[str] | None = None
-    """Scopes to ask for, besides those the server asks for."""
-    callback_port: int | None = Field(default=None, alias="callbackPort", ge=1, le=65535)
-    """The port of the local callback listener (default: an ephemeral port)."""
-    client_metadata_url: str | None = Field(default=None, alias="clientMetadataUrl")
-    """An https URL of a Client ID Metadata Document, used as the client id where the server supports it."""
-    redirect_uri: str | None = Field(default=None, alias="redirectUri")
-    """The full loopback redirect URI to use (e.g. one registered with a pre-registered client)."""
-
-    @field_validator("scopes", mode="before")
-    @classmethod
-    def _scope_string_means_list(cls, value: object) -> object:
-        # OAuth writes scopes as one space-separated string; accept that form too.
-        if isinstance(value, str):
-            return value.split()
-        return value
 
 
 class RemoteServerConfig(_ServerBase):

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from mcpdeck.config._models import ToolFilter
 from mcpdeck.config._store import ConfigStore
@@ -53,14 +53,6 @@ class ProfileConfig(BaseModel):
     prefix: bool = True
     """False: serve the one server's tools and prompts under their own names, with no ``mcp__<server>__``."""
     description: str | None = None
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tools_list_means_include(cls, value: object) -> object:
-        # `"tools": ["a", "b"]` is the short form of `{"include": ["a", "b"]}`, as for servers.
-        if isinstance(value, list):
-            return {"include": cast(list[object], value)}
-        return value
 
     @model_validator(mode="after")
     def _one_server_without_prefix(self) -> ProfileConfig:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from mcpdeck.errors import ProviderError
-from mcpdeck.providers._adapter import SDKChatModel, stainless_client, stainless_failure
+from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_detail, missing_sdk
+from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_detail
 from mcpdeck.providers.anthropic import AnthropicConverter
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ _ERROR_STATUS = {
 }
 
 
-class AnthropicModel(SDKChatModel):
+class AnthropicModel(StainlessChatModel):
     """A Claude model behind the Messages API.
 
     The system prompt goes in the ``system`` parameter; ``max_tokens``, which the API
@@ -47,74 +47,32 @@ class AnthropicModel(SDKChatModel):
     """
 
     api = "anthropic"
+    default_url = DEFAULT_ANTHROPIC_URL
+    converter_type = AnthropicConverter
+    sdk = "anthropic"
+    client_class = "AsyncAnthropic"
+    error_class = "AnthropicError"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        provider: str = "anthropic",
-        api_key: str,
-        base_url: str = DEFAULT_ANTHROPIC_URL,
-        headers: Mapping[str, str] | None = None,
-        max_retries: int = 2,
-        timeout: float | None = None,
-        max_tokens: int = 8192,
-        params: Mapping[str, Any] | None = None,
-        converter: AnthropicConverter | None = None,
-        key_hint: str = "",
-    ):
+    def __init__(self, model: str, *, max_tokens: int = 8192, **options: Unpack[SDKOptions]):
         """Create the model (no request is made).
 
         Args:
             model: The model's name (``claude-sonnet-4-5`` ...).
-            provider: The provider's name, for messages.
-            api_key: The API key.
-            base_url: The API's root, without ``/v1``.
-            headers: Extra HTTP headers for every request (``anthropic-beta`` ...).
-            max_retries: How often the SDK retries rate limits, overload and lost connections.
-            timeout: Seconds for one request (default: the SDK's, 10 minutes).
             max_tokens: The most tokens one turn may produce.
-            params: More request parameters (``thinking``, ``temperature`` ...).
-            converter: The tools converter (default: a plain ``AnthropicConverter``).
-            key_hint: What to do about a refused key, for the error message.
+            **options: What every adapter takes (``SDKOptions``: ``api_key``, ``base_url`` ...).
 
         Raises:
             ProviderError: The anthropic package is not installed.
         """
-        try:
-            import anthropic
-        except ImportError as error:
-            raise missing_sdk(provider, "anthropic", "anthropic") from error
-        self._sdk = anthropic
         self.max_tokens = max_tokens
-        client = stainless_client(
-            anthropic.AsyncAnthropic,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        super().__init__(
-            provider,
-            model,
-            converter or AnthropicConverter(),
-            client=client,
-            base_url=base_url,
-            key_hint=key_hint,
-            params=params,
-        )
+        super().__init__(model, **options)
 
-    def request(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
-    ) -> dict[str, Any]:
-        """The body of one streamed Messages request."""
+    def _body(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> dict[str, Any]:
+        """A Messages body: ``max_tokens`` (which the API requires), the system prompt as ``system``."""
         body: dict[str, Any] = {"max_tokens": self.max_tokens, **self.params}
         body.update(model=self.model, messages=list(messages), stream=True)
         if system:
             body["system"] = system
-        if tools:
-            body["tools"] = list(tools)
         return body
 
     async def _turn(
@@ -146,20 +104,20 @@ class AnthropicModel(SDKChatModel):
         )
 
     def _failure(self, error: Exception) -> ProviderError | None:
-        sdk = self._sdk
-        if isinstance(error, sdk.APIStatusError) and error.status_code < 400:  # an error event inside a streamed 200
-            kind = _error_type(error.body) or "error"
+        failed: Any = error  # one of the SDK's classes, which this module does not import
+        if isinstance(error, self._sdk.APIStatusError) and failed.status_code < 400:  # an error event in a streamed 200
+            kind = _error_type(failed.body) or "error"
             status = _ERROR_STATUS.get(kind, 500)
             retryable = status == 429 or status >= 500
             advice = "; try again later" if retryable else ""
-            detail = error_detail(error.body, error.message)
+            detail = error_detail(failed.body, failed.message)
             return ProviderError(
                 f"{self.provider} failed while answering ({kind}): {detail}{advice}",
                 provider=self.provider,
                 status=status,
                 retryable=retryable,
             )
-        return stainless_failure(self, sdk, sdk.AnthropicError, error)
+        return super()._failure(error)
 
 
 class _Message:

@@ -12,7 +12,7 @@ import mcp_types as types
 from mcpdeck.errors import ToolCallError
 from mcpdeck.results import ToolResult
 
-__all__ = ["ToolCall", "ToolCallError", "as_data", "error_result", "field_of", "parse_arguments"]
+__all__ = ["ToolCall", "ToolCallError", "as_data", "error_result", "field_of", "parse_arguments", "read_call"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,17 @@ def parse_arguments(raw: Any, *, name: str = "", call_id: str | None = None) -> 
             raw=raw,
         )
     return dict(cast(Mapping[str, Any], value))
+
+
+def read_call(call_id: Any, name: Any, arguments: Any, *, no_name: str, raw: Any) -> ToolCall:
+    """A ``ToolCall`` from the id, name and arguments of a provider's call (the arguments read by ``parse_arguments``).
+
+    Raises:
+        ToolCallError: The name is missing (the error says ``no_name``), or the arguments cannot be read.
+    """
+    if not isinstance(name, str) or not name:
+        raise ToolCallError(no_name, call_id=call_id, raw=raw)
+    return ToolCall(id=call_id, name=name, arguments=parse_arguments(arguments, name=name, call_id=call_id))
 
 
 def error_result(call: ToolCall, message: str) -> ToolResult:

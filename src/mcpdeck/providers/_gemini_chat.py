@@ -9,10 +9,10 @@ unchanged and in place); text pieces without a signature are joined into one par
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpdeck.errors import ProviderError
-from mcpdeck.providers._adapter import SDKChatModel
+from mcpdeck.providers._adapter import SDKChatModel, SDKOptions
 from mcpdeck.providers._calls import as_data
 from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_cause, missing_sdk
 from mcpdeck.providers.gemini import GeminiConverter
@@ -38,67 +38,48 @@ class GeminiModel(SDKChatModel):
     """
 
     api = "gemini"
+    default_url = DEFAULT_GEMINI_URL
+    converter_type = GeminiConverter
 
     def __init__(
-        self,
-        model: str,
-        *,
-        provider: str = "gemini",
-        api_key: str,
-        base_url: str = DEFAULT_GEMINI_URL,
-        headers: Mapping[str, str] | None = None,
-        max_retries: int = 2,
-        retry_delay: float = 1.0,
-        timeout: float | None = None,
-        api_version: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        converter: GeminiConverter | None = None,
-        key_hint: str = "",
+        self, model: str, *, retry_delay: float = 1.0, api_version: str | None = None, **options: Unpack[SDKOptions]
     ):
         """Create the model (no request is made).
 
         Args:
             model: The model's name (``gemini-2.5-flash`` ...).
-            provider: The provider's name, for messages.
-            api_key: The API key.
-            base_url: The API's root, without the version.
-            headers: Extra HTTP headers for every request.
-            max_retries: How often to retry rate limits, overload and lost connections.
             retry_delay: Seconds before the first retry (doubling after, plus up to as much again at random).
-            timeout: Seconds for one request (default: none).
             api_version: The API version in the URL (default: the SDK's, ``v1``; ``v1beta`` has
                 the newest features).
-            params: More ``GenerateContentConfig`` fields (``temperature``, ``thinking_config`` ...).
-            converter: The tools converter (default: a plain ``GeminiConverter``).
-            key_hint: What to do about a refused key, for the error message.
+            **options: What every adapter takes (``SDKOptions``; ``params`` are more
+                ``GenerateContentConfig`` fields, ``temperature``, ``thinking_config`` ...).
 
         Raises:
             ProviderError: The google-genai package is not installed.
         """
+        self._retry_delay = retry_delay
+        self._api_version = api_version
+        super().__init__(model, **options)
+
+    def _client_for(
+        self, api_key: str, base_url: str, *, headers: dict[str, str], max_retries: int, timeout: float | None
+    ) -> Any:
         try:
             from google import genai
             from google.genai import errors, types
         except ImportError as error:
-            raise missing_sdk(provider, "google-genai", "gemini") from error
+            raise missing_sdk(self.provider, "google-genai", "gemini") from error
         self._types = types
         self._errors = errors
-        retry = types.HttpRetryOptions(attempts=max_retries + 1, initial_delay=retry_delay, jitter=retry_delay)
+        delay = self._retry_delay
         options = types.HttpOptions(
             base_url=base_url,
-            api_version=api_version,
-            headers=dict(headers or {}),
-            retry_options=retry,
+            api_version=self._api_version,
+            headers=headers,
+            retry_options=types.HttpRetryOptions(attempts=max_retries + 1, initial_delay=delay, jitter=delay),
             timeout=round(timeout * 1000) if timeout is not None else None,
         )
-        super().__init__(
-            provider,
-            model,
-            converter or GeminiConverter(),
-            client=genai.Client(api_key=api_key, vertexai=False, http_options=options),
-            base_url=base_url,
-            key_hint=key_hint,
-            params=params,
-        )
+        return genai.Client(api_key=api_key, vertexai=False, http_options=options)
 
     def user_message(self, text: str) -> dict[str, Any]:
         """``{"role": "user", "parts": [{"text": text}]}``."""

@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from mcpdeck.errors import ProviderError
-from mcpdeck.providers._adapter import SDKChatModel, stainless_client, stainless_failure
-from mcpdeck.providers._base import Converter
+from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage, missing_sdk
+from mcpdeck.providers._chat import TextDelta, Turn, Usage
 from mcpdeck.providers.openai import OpenAIChatConverter
 
 if TYPE_CHECKING:
@@ -29,106 +27,42 @@ __all__ = ["DEFAULT_OPENAI_URL", "OpenAIChatModel", "OpenAIModel"]
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 
 
-class OpenAIModel(SDKChatModel):
-    """What both OpenAI APIs share: the client and the error mapping."""
+class OpenAIModel(StainlessChatModel):
+    """What both OpenAI APIs share: the SDK, its client and its errors."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        converter: Converter,
-        provider: str,
-        api_key: str,
-        base_url: str,
-        headers: Mapping[str, str] | None,
-        max_retries: int,
-        timeout: float | None,
-        params: Mapping[str, Any] | None,
-        key_hint: str,
-    ):
-        """Create the client (the subclasses say what each argument is)."""
-        try:
-            import openai
-        except ImportError as error:
-            raise missing_sdk(provider, "openai", "openai") from error
-        self._sdk = openai
-        client = stainless_client(
-            openai.AsyncOpenAI,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        super().__init__(provider, model, converter, client=client, base_url=base_url, key_hint=key_hint, params=params)
-
-    def _failure(self, error: Exception) -> ProviderError | None:
-        return stainless_failure(self, self._sdk, self._sdk.OpenAIError, error)
+    default_url = DEFAULT_OPENAI_URL
+    sdk = "openai"
+    client_class = "AsyncOpenAI"
+    error_class = "OpenAIError"
 
 
 class OpenAIChatModel(OpenAIModel):
     """A model behind the Chat Completions API: OpenAI's, or any OpenAI-compatible server's."""
 
     api = "openai"
+    converter_type = OpenAIChatConverter
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        provider: str = "openai",
-        api_key: str,
-        base_url: str = DEFAULT_OPENAI_URL,
-        headers: Mapping[str, str] | None = None,
-        max_retries: int = 2,
-        timeout: float | None = None,
-        params: Mapping[str, Any] | None = None,
-        include_usage: bool = True,
-        converter: OpenAIChatConverter | None = None,
-        key_hint: str = "",
-    ):
+    def __init__(self, model: str, *, include_usage: bool = True, **options: Unpack[SDKOptions]):
         """Create the model (no request is made).
 
         Args:
             model: The model's name at the provider.
-            provider: The provider's name, for messages.
-            api_key: The API key (any non-empty text for servers that take none).
-            base_url: The API's root, with ``/v1``.
-            headers: Extra HTTP headers for every request.
-            max_retries: How often the SDK retries rate limits, overload and lost connections.
-            timeout: Seconds for one request (default: the SDK's, 10 minutes).
-            params: More request parameters (``temperature``, ``max_completion_tokens`` ...).
             include_usage: Ask for token usage in the last chunk (``stream_options``).
-            converter: The tools converter (default: a plain ``OpenAIChatConverter``).
-            key_hint: What to do about a refused key, for the error message.
+            **options: What every adapter takes (``SDKOptions``: ``api_key``, ``base_url`` ...).
 
         Raises:
             ProviderError: The openai package is not installed.
         """
-        super().__init__(
-            model,
-            converter=converter or OpenAIChatConverter(),
-            provider=provider,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            max_retries=max_retries,
-            timeout=timeout,
-            params=params,
-            key_hint=key_hint,
-        )
+        super().__init__(model, **options)
         self.include_usage = include_usage
 
-    def request(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
-    ) -> dict[str, Any]:
-        """The body of one streamed Chat Completions request."""
+    def _body(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> dict[str, Any]:
+        """A Chat Completions body: the system prompt as the first message, usage asked for."""
         sent: list[Mapping[str, Any]] = [{"role": "system", "content": system}] if system else []
         sent.extend(messages)
         body: dict[str, Any] = {**self.params, "model": self.model, "messages": sent, "stream": True}
         if self.include_usage:
             body["stream_options"] = {"include_usage": True}
-        if tools:
-            body["tools"] = list(tools)
         return body
 
     async def _turn(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._calls import as_data
 from mcpdeck.providers._chat import TextDelta, Turn, Usage
-from mcpdeck.providers._openai_chat import DEFAULT_OPENAI_URL, OpenAIModel
+from mcpdeck.providers._openai_chat import OpenAIModel
 from mcpdeck.providers.openai import OpenAIResponsesConverter
 
 if TYPE_CHECKING:
@@ -32,60 +32,13 @@ class OpenAIResponsesModel(OpenAIModel):
     """
 
     api = "openai-responses"
+    converter_type = OpenAIResponsesConverter
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        provider: str = "openai-responses",
-        api_key: str,
-        base_url: str = DEFAULT_OPENAI_URL,
-        headers: Mapping[str, str] | None = None,
-        max_retries: int = 2,
-        timeout: float | None = None,
-        params: Mapping[str, Any] | None = None,
-        converter: OpenAIResponsesConverter | None = None,
-        key_hint: str = "",
-    ):
-        """Create the model (no request is made).
-
-        Args:
-            model: The model's name.
-            provider: The provider's name, for messages.
-            api_key: The API key.
-            base_url: The API's root, with ``/v1``.
-            headers: Extra HTTP headers for every request.
-            max_retries: How often the SDK retries rate limits, overload and lost connections.
-            timeout: Seconds for one request (default: the SDK's, 10 minutes).
-            params: More request parameters (``reasoning``, ``max_output_tokens``, ``store`` ...).
-            converter: The tools converter (default: a plain ``OpenAIResponsesConverter``).
-            key_hint: What to do about a refused key, for the error message.
-
-        Raises:
-            ProviderError: The openai package is not installed.
-        """
-        super().__init__(
-            model,
-            converter=converter or OpenAIResponsesConverter(),
-            provider=provider,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            max_retries=max_retries,
-            timeout=timeout,
-            params=params,
-            key_hint=key_hint,
-        )
-
-    def request(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], system: str | None
-    ) -> dict[str, Any]:
-        """The body of one streamed Responses request."""
+    def _body(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> dict[str, Any]:
+        """A Responses body: the messages as ``input``, the system prompt as ``instructions``."""
         body: dict[str, Any] = {**self.params, "model": self.model, "input": list(messages), "stream": True}
         if system:
             body["instructions"] = system
-        if tools:
-            body["tools"] = list(tools)
         return body
 
     async def _turn(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from mcpdeck.config._expand import expand_vars
+from mcpdeck.config import expand_vars
 from mcpdeck.errors import ConfigError, UnsetVariableError
 from mcpdeck.providers._anthropic_chat import DEFAULT_ANTHROPIC_URL
 from mcpdeck.providers._gemini_chat import DEFAULT_GEMINI_URL

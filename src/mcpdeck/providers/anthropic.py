@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mcpdeck.providers._base import Converter, ToolSpec, check_name
-from mcpdeck.providers._calls import ToolCall, ToolCallError, as_data, field_of, parse_arguments
+from mcpdeck.providers._calls import ToolCall, as_data, field_of, read_call
 from mcpdeck.providers._schema import prepare
 from mcpdeck.results import ToolResult
 
@@ -43,13 +43,8 @@ class AnthropicConverter(Converter):
     def parse_tool_call(self, call: Any) -> ToolCall:
         """A ``tool_use`` block: ``{type, id, name, input}`` (``input`` as an object or a JSON string)."""
         data = as_data(call)
-        call_id = field_of(data, "id")
-        name = field_of(data, "name")
-        if not isinstance(name, str) or not name:
-            raise ToolCallError("a tool_use block has no name", call_id=call_id, raw=data)
-        return ToolCall(
-            id=call_id, name=name, arguments=parse_arguments(field_of(data, "input"), name=name, call_id=call_id)
-        )
+        name, arguments = field_of(data, "name"), field_of(data, "input")
+        return read_call(field_of(data, "id"), name, arguments, no_name="a tool_use block has no name", raw=data)
 
     def tool_calls(self, message: Any) -> list[ToolCall]:
         """The ``tool_use`` blocks of a reply (a ``Message``, its dict, or its ``content`` list)."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mcpdeck.providers._base import Converter, ToolSpec, check_name
-from mcpdeck.providers._calls import ToolCall, ToolCallError, as_data, field_of, parse_arguments
+from mcpdeck.providers._calls import ToolCall, as_data, field_of, read_call
 from mcpdeck.providers._openapi import gemini_schema
 from mcpdeck.providers._schema import prepare
 from mcpdeck.results import DEFAULT_MAX_CHARS, ToolResult
@@ -83,13 +83,8 @@ class GeminiConverter(Converter):
         inner = field_of(data, "functionCall", "function_call")
         if inner is not None:
             data = inner
-        call_id = field_of(data, "id")
-        name = field_of(data, "name")
-        if not isinstance(name, str) or not name:
-            raise ToolCallError("a functionCall has no name", call_id=call_id, raw=data)
-        return ToolCall(
-            id=call_id, name=name, arguments=parse_arguments(field_of(data, "args"), name=name, call_id=call_id)
-        )
+        name, arguments = field_of(data, "name"), field_of(data, "args")
+        return read_call(field_of(data, "id"), name, arguments, no_name="a functionCall has no name", raw=data)
 
     def tool_calls(self, message: Any) -> list[ToolCall]:
         """The ``functionCall`` parts of a reply: a response (first candidate), a candidate, a content or its parts."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mcpdeck.providers._base import Converter, ToolSpec, check_name, data_url
-from mcpdeck.providers._calls import ToolCall, ToolCallError, as_data, field_of, parse_arguments
+from mcpdeck.providers._calls import ToolCall, as_data, field_of, read_call
 from mcpdeck.providers._schema import JsonSchema, prepare
 from mcpdeck.providers._strict import make_strict, strip_nulls
 from mcpdeck.results import DEFAULT_MAX_CHARS, ToolResult
@@ -50,13 +50,11 @@ class _OpenAIBase(Converter):
         return prepared, False
 
     def _call(self, call_id: str | None, name: Any, raw: Any) -> ToolCall:
-        if not isinstance(name, str) or not name:
-            raise ToolCallError("a tool call has no function name", call_id=call_id, raw=raw)
-        arguments = parse_arguments(raw, name=name, call_id=call_id)
-        source = self._sources.get(name)
-        if source is not None:
-            arguments = strip_nulls(arguments, source)
-        return ToolCall(id=call_id, name=name, arguments=arguments)
+        call = read_call(call_id, name, raw, no_name="a tool call has no function name", raw=raw)
+        source = self._sources.get(call.name)
+        if source is None:
+            return call
+        return ToolCall(id=call.id, name=call.name, arguments=strip_nulls(call.arguments, source))
 
 
 class OpenAIChatConverter(_OpenAIBase):
