@@ -32,8 +32,8 @@ async def host(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Host]:
         yield opened
 
 
-def by_name(host: Host, **options: int) -> dict[str, NativeTool]:
-    return {made.name: made for made in resource_tools(host, **options)}
+def by_name(host: Host, max_listed: int = 200, servers: set[str] | None = None) -> dict[str, NativeTool]:
+    return {made.name: made for made in resource_tools(host, max_listed=max_listed, servers=servers)}
 
 
 @pytest.mark.anyio
@@ -75,6 +75,23 @@ async def test_list_for_one_server_an_unknown_server_and_a_long_list(host: Host)
     assert unknown.is_error and unknown.text() == "no server named 'nope'; the servers are: basic, features"
     assert "... and 3 more; give `server` to list one server's." in short.text()
     assert short.text().count("\n- ") == 3  # two resources, one template
+
+
+@pytest.mark.anyio
+async def test_kept_to_some_servers_the_tools_see_only_theirs(host: Host) -> None:
+    basic_only = by_name(host, servers={"basic"})
+    features_only = by_name(host, servers={"features"})
+    with anyio.fail_after(WAIT):
+        nothing = await basic_only["list_mcp_resources"].call({})
+        other = await basic_only["list_mcp_resources"].call({"server": "features"})
+        unread = await basic_only["read_mcp_resource"].call({"uri": "note://second"})
+        read = await features_only["read_mcp_resource"].call({"uri": "note://42"})
+        listed = await features_only["list_mcp_resources"].call({})
+    assert nothing.text() == "No resources: the connected servers offer none."
+    assert other.is_error and other.text() == "no server named 'features'; the servers are: basic"
+    assert unread.is_error and "not available" not in unread.text() and "basic" in unread.text()
+    assert (read.is_error, read.text()) == (False, "note 42 (from the template)")
+    assert listed.text() == (await by_name(host)["list_mcp_resources"].call({})).text()
 
 
 @pytest.mark.anyio

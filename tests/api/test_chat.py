@@ -244,3 +244,38 @@ async def test_bad_requests_say_what_to_do(tmp_path: Path) -> None:
         assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "provider-error"
         assert (await api.client.post("/api/chats/nope/stop")).status_code == 404
         assert (await api.client.post("/api/asks/ask-0", json={"answer": "once"})).status_code == 404
+
+
+async def test_a_chat_keeps_to_its_servers_and_takes_the_client_s_provider_variables(tmp_path: Path) -> None:
+    big = "x" * 30_000  # over the 20,000 characters the console is sent by default
+    script: list[Step] = [
+        Reply(tool_calls=[Call("mcp__features__info", {}), Call("mcp__basic__echo", {"text": big})]),
+        Reply(text="done"),
+        Reply(text="searching"),
+    ]
+    async with serve_scripted("openai", script) as llm:
+        servers = {"basic": stdio_server("basic"), "features": stdio_server("features")}
+        allow = {"allow": ["mcp__basic"]}
+        async with running_api(tmp_path, servers, in_process=False, permissions=allow) as api:
+            # serve has no key for openai and no URL of this model: the client sends its own.
+            environment = {"OPENAI_API_KEY": "sk-from-the-client", "OPENAI_BASE_URL": llm.base_url}
+            body = {"model": "openai:m", "servers": ["basic"], "toolSearch": False, "environment": environment}
+            chat = await new_chat(api.client, **body, resultChars=None)
+            assert "sk-from-the-client" not in json.dumps(chat)
+            offered = (await api.client.get(f"/api/chats/{chat['id']}/tools")).json()
+            assert offered["native"] == ["list_mcp_resources", "read_mcp_resource"]
+            assert offered["mcp"] and all(name.startswith("mcp__basic__") for name in offered["mcp"])
+            events = await run(api, chat["id"], "go")
+            # A tool of another server is no tool of this chat; the whole result text comes back.
+            unknown_tool, echoed = [data for kind, data in events if kind == "tool-result"]
+            assert unknown_tool["isError"] and "there is no tool named 'mcp__features__info'" in unknown_tool["text"]
+            assert echoed["text"] == big
+            assert llm.requests[0].api_key == "sk-from-the-client"
+            assert sorted(llm.requests[0].tool_names) == sorted(offered["native"] + offered["mcp"])
+            cut = await new_chat(api.client, **{**body, "toolSearch": 0})
+            events = await run(api, cut["id"], "again")
+            assert llm.requests[2].tool_names == ["list_mcp_resources", "read_mcp_resource", "search_tools"]
+            unknown = await api.client.post("/api/chats", json={**body, "servers": ["nope"]})
+            assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "server-not-found")
+            no_key = await api.client.post("/api/chats", json={**body, "environment": {}})
+            assert no_key.status_code == 400 and "no API key for openai" in no_key.json()["error"]["message"]

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from mcpdeck.cli import cli
 from mcpdeck.server._state import ServeState, state_path, write_state
-from tests.helpers import ROOT, stdio_server
+from tests.helpers import ROOT, WAIT, stdio_server
 from tests.server.test_process import environment, serving, wait_connected
 
 pytestmark = pytest.mark.anyio
@@ -167,3 +167,18 @@ def test_a_stale_state_file_is_removed_and_the_command_runs_alone(tmp_path: Path
             assert not path.exists()
         finally:
             del os.environ["MCPDECK_STATE_DIR"]
+
+
+async def test_an_attached_call_imports_no_sdk_no_pydantic_and_no_tls(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        command = [sys.executable, "-X", "importtime", "-m", "mcpdeck.cli", "--config", str(run.config)]
+        command += ["call", "mcp__basic__echo", "--args", '{"text": "light"}']
+        with anyio.fail_after(WAIT * 4):
+            done = await anyio.run_process(command, env=environment(tmp_path), cwd=ROOT, check=False)
+        assert (done.returncode, done.stdout) == (0, b"light\n"), done.stderr
+        imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+        assert "mcpdeck.cli._loopback" in imported
+        heavy = {"mcp", "mcp_types", "pydantic", "httpx2", "anyio", "ssl", "http.client", "email", "encodings.idna"}
+        assert imported.isdisjoint(heavy), imported & heavy
+        assert (await client.get("/api/servers/basic")).json()["status"]["calls"] == 1

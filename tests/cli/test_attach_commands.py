@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import click
 import pytest
 
 from tests.cli.terminal import run_in_terminal
@@ -156,3 +157,42 @@ async def test_an_attached_call_draws_its_progress_at_a_terminal_as_one_made_alo
             assert text.rstrip().endswith("done after 3 steps")
         status = (await client.get("/api/servers/basic")).json()["status"]
         assert status["calls"] == 1  # the attached one went through serve
+
+
+async def test_add_and_test_through_serve_honour_the_global_startup_timeout(tmp_path: Path) -> None:
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+        await wait_connected(client, "basic")
+        invoke = invoker(tmp_path)
+        hang = json.dumps(stdio_server("hang"))
+        with anyio.fail_after(WAIT):  # serve's own 30 s would not be
+            attached = await invoke("--startup-timeout", "0.5", "add-json", "stuck", hang)
+            alone = await invoke("--no-attach", "--startup-timeout", "0.5", "add-json", "stuck", hang)
+        assert (attached.exit_code, alone.exit_code) == (1, 1)
+        assert "'stuck' did not connect, so it was not saved: did not finish" in attached.stderr
+        assert "within 0.5 s" in attached.stderr and attached.stderr == alone.stderr
+        assert "stuck" not in json.loads(run.config.read_text())["mcpServers"]
+        # test NAME runs here with the global options (serve tests a saved server as it runs it), and says so.
+        tested = await invoke("--startup-timeout", "5", "test", "basic", "--json")
+        assert tested.exit_code == 0 and json.loads(tested.stdout)["state"] == "connected"
+        assert "with --startup-timeout or --root the test runs here" in tested.stderr
+        assert "the test runs here" not in (await invoke("test", "basic")).stderr
+        # With --root, a call runs here (serve's servers have the roots serve offers), and says so.
+        rooted = await invoke("--root", str(tmp_path), "call", "mcp__basic__echo", "--args", '{"text": "here"}')
+        assert (rooted.exit_code, rooted.stdout) == (0, "here\n")
+        assert "so with --root this runs here" in rooted.stderr
+        assert (await client.get("/api/servers/basic")).json()["status"]["calls"] == 0
+
+
+def test_add_through_serve_tries_the_entry_with_the_global_options_and_saves_it_as_given(tmp_path: Path) -> None:
+    from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+    from mcpdeck.cli._attached import _as_tried  # pyright: ignore[reportPrivateUsage]
+
+    entry = {"command": "x"}
+    group = click.Context(click.Group("mcpdeck"), obj=_Context(None, None, 2.5, ("notes", str(tmp_path))))
+    with group, click.Context(click.Command("add"), parent=group):
+        tried = _as_tried(entry)
+        own = _as_tried({"command": "x", "roots": ["/own"]})
+    roots = [str(Path("notes").resolve()), str(tmp_path.resolve())]
+    assert tried == {"command": "x", "startupTimeout": 2.5, "roots": roots}
+    assert own == {"command": "x", "roots": ["/own"], "startupTimeout": 2.5}
+    assert entry == {"command": "x"}  # what is saved is not changed

@@ -16,6 +16,7 @@
 
 Native tools are plain functions whose schema comes from their type hints and docstring;
 ``search_tools`` lets the model find tools in a large catalog (``ToolIndex``, BM25).
+``event_json`` gives a run's events as JSON (as the API's chat stream and ``mcpdeck chat --json``).
 """
 
 from mcpdeck.agent._builtins import resource_tools
@@ -29,6 +30,7 @@ from mcpdeck.agent._events import (
     ToolCallRequested,
     ToolProgress,
     ToolsFound,
+    event_json,
 )
 from mcpdeck.agent._index import ToolIndex
 from mcpdeck.agent._loop import DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_SEARCH, Agent
@@ -54,6 +56,7 @@ __all__ = [
     "ToolProgress",
     "ToolsFound",
     "as_tool",
+    "event_json",
     "resource_tools",
     "search_tool",
     "tokenize",

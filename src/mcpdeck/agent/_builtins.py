@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Set
 
 import mcp_types as types
 
@@ -48,15 +49,18 @@ def _line(uri: str, server: str, name: str, title: str | None, mime: str | None,
     return line
 
 
-def _servers_named(host: Host, server: str | None) -> set[str] | None:
+def _servers_named(host: Host, server: str | None, only: Set[str] | None) -> Set[str] | None:
     if server is None:
-        return None
-    if server not in host.servers:
-        raise ToolError(f"no server named {server!r}; the servers are: {', '.join(sorted(host.servers)) or 'none'}")
+        return only
+    known = [name for name in host.servers if only is None or name in only]
+    if server not in known:
+        raise ToolError(f"no server named {server!r}; the servers are: {', '.join(sorted(known)) or 'none'}")
     return {server}
 
 
-def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[NativeTool]:
+def resource_tools(
+    host: Host, *, max_listed: int = DEFAULT_MAX_LISTED, servers: Set[str] | None = None
+) -> list[NativeTool]:
     """The built-in resource tools over ``host``: ``list_mcp_resources`` and ``read_mcp_resource``.
 
     Both are read-only and read the host's state at each call, so they stay right as servers
@@ -65,11 +69,12 @@ def resource_tools(host: Host, *, max_listed: int = DEFAULT_MAX_LISTED) -> list[
     Args:
         host: An open host.
         max_listed: How many resources, and how many templates, a listing shows at most.
+        servers: Only these servers' resources (default: every server's).
     """
-    return [_list_tool(host, max_listed), _read_tool(host)]
+    return [_list_tool(host, max_listed, servers), _read_tool(host, servers)]
 
 
-def _list_tool(host: Host, max_listed: int) -> NativeTool:
+def _list_tool(host: Host, max_listed: int, only: Set[str] | None) -> NativeTool:
     """``list_mcp_resources``: what the servers offer, less what a ``deny`` rule covers."""
 
     @tool(name="list_mcp_resources", read_only=True)
@@ -83,7 +88,7 @@ def _list_tool(host: Host, max_listed: int) -> NativeTool:
         Args:
             server: Only this server's resources (default: every server's).
         """
-        wanted = _servers_named(host, server)
+        wanted = _servers_named(host, server, only)
         gate = host.permissions
         if server is not None and (refused := gate.denied(Access("resource", server, "*"))) is not None:
             raise ToolError(f"the resources of server {server!r} are not available: {refused.reason}")
@@ -129,7 +134,17 @@ def _section(heading: str, lines: list[str], total: int) -> list[str]:
     return [heading, *lines]
 
 
-def _read_tool(host: Host) -> NativeTool:
+def _offering(host: Host, uri: str, only: Set[str]) -> str | None:
+    """The one server of ``only`` that lists ``uri`` or a template it fits (None: none or several do)."""
+    found = {e.server for e in host.resources if e.server in only and e.uri == uri}
+    if not found:
+        found = {e.server for e in host.resource_templates if e.server in only and e.matches(uri)}
+    if not found and len(only) == 1:
+        found = set(only)
+    return found.pop() if len(found) == 1 else None
+
+
+def _read_tool(host: Host, only: Set[str] | None) -> NativeTool:
     """``read_mcp_resource``: one URI read through the host, the gate deciding as for a tool call."""
 
     @tool(name="read_mcp_resource", read_only=True)
@@ -140,6 +155,11 @@ def _read_tool(host: Host) -> NativeTool:
             uri: The resource's URI, e.g. "file:///notes.txt"; a URI template's variables filled in.
             server: The server to read it from; needed only when several servers offer the URI.
         """
+        if only is not None:
+            _servers_named(host, server, only)
+            server = server or _offering(host, uri, only)
+            if server is None:
+                raise ToolError(f"call read_mcp_resource again with `server` set to one of: {', '.join(sorted(only))}")
         try:
             result = await host.read_resource(uri, server=server, check_permission=True)
         except PermissionDeniedError as error:

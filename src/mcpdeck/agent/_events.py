@@ -4,7 +4,8 @@ A run yields: ``TextChunk`` as the model writes; ``ModelTurn`` when a turn ends;
 tool call ``ToolCallRequested`` then ``ToolProgress`` (if the tool reports any) and
 ``ToolCallDone`` (``denied`` tells a refused call); ``ToolsFound`` when tool search adds
 tools; ``AgentError`` for anything that went wrong (a provider error, a tool that failed
-to run) — never an exception —; and ``RunFinished``, always last.
+to run) — never an exception —; and ``RunFinished``, always last. ``event_json`` gives each
+as the API's chat stream and ``mcpdeck chat --json`` write it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "ToolCallRequested",
     "ToolProgress",
     "ToolsFound",
+    "event_json",
 ]
 
 
@@ -147,3 +149,42 @@ AgentEvent = (
     TextChunk | ModelTurn | ToolCallRequested | ToolProgress | ToolCallDone | ToolsFound | AgentError | RunFinished
 )
 """Everything ``Agent.run`` yields."""
+
+
+def event_json(event: AgentEvent, result_chars: int | None = None) -> tuple[str, dict[str, Any]]:
+    """An event as JSON: ``(event name, data)``, with a tool result's text cut at ``result_chars`` (None: whole).
+
+    The names: ``text``, ``turn``, ``tool-call``, ``progress``, ``tool-result``, ``tools-found``,
+    ``error``, ``done``.
+    """
+    match event:
+        case TextChunk(text=text):
+            return "text", {"text": text}
+        case ModelTurn():
+            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.tool_calls]
+            return "turn", {"step": event.step, "text": event.text, "toolCalls": calls}
+        case ToolCallRequested():
+            data = {"id": event.call_id, "name": event.name, "server": event.server, "readOnly": event.read_only}
+            return "tool-call", {**data, "arguments": event.arguments}
+        case ToolProgress():
+            data = {"id": event.call_id, "name": event.name, "progress": event.progress, "total": event.total}
+            return "progress", {**data, "message": event.message}
+        case ToolCallDone():
+            result = event.result
+            return "tool-result", {
+                "id": event.call_id,
+                "name": event.name,
+                "isError": result.is_error,
+                "denied": event.denied,
+                "approvedBy": event.approved_by,
+                "text": result.text(max_chars=result_chars),
+                "cut": event.cut,
+                "duration": event.duration,
+            }
+        case ToolsFound():
+            return "tools-found", {"query": event.query, "names": event.names}
+        case AgentError():
+            data = {"kind": event.kind, "message": event.message, "retryable": event.retryable}
+            return "error", {**data, "tool": event.tool}
+        case RunFinished():
+            return "done", {"reason": event.reason, "steps": event.steps, "text": event.text}

@@ -14,7 +14,8 @@ in the order the model asked. Calls the model makes always pass the host's permi
 
 With many tools (more than ``tool_search``, 40 by default) the model is first sent only the
 native tools and ``search_tools``; what it finds joins the list for the rest of the
-conversation.
+conversation. ``servers`` keeps the model to some servers' tools and resources. The calls of a
+turn are run by ``_dispatch``.
 
 The conversation (``messages``, in the provider's format) carries over from run to run.
 """
@@ -23,36 +24,24 @@ from __future__ import annotations
 
 import contextlib
 import math
-import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import replace
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any, Self
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpdeck.agent._builtins import resource_tools as _resource_tools
-from mcpdeck.agent._events import (
-    AgentError,
-    AgentEvent,
-    ModelTurn,
-    RunFinished,
-    TextChunk,
-    ToolCallDone,
-    ToolCallRequested,
-    ToolProgress,
-    ToolsFound,
-)
+from mcpdeck.agent._dispatch import Dispatch, Resolved
+from mcpdeck.agent._events import AgentError, AgentEvent, ModelTurn, RunFinished, TextChunk
 from mcpdeck.agent._search import ToolIndex, search_tool
 from mcpdeck.agent._tools import NativeTool, as_tool
-from mcpdeck.catalog import PREFIX, CatalogTool
-from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ProviderError
+from mcpdeck.catalog import Catalog
+from mcpdeck.errors import MCPDeckError, ProviderError
 from mcpdeck.events import current_conversation
 from mcpdeck.history import History
 from mcpdeck.host import Host
-from mcpdeck.providers import ChatModel, TextDelta, ToolCall, ToolSpec, Usage, chat_model, error_result
-from mcpdeck.results import ToolResult
+from mcpdeck.providers import ChatModel, TextDelta, ToolSpec, Usage, chat_model
 
 __all__ = ["DEFAULT_MAX_RESULT_TOKENS", "DEFAULT_MAX_STEPS", "DEFAULT_TOOL_SEARCH", "Agent"]
 
@@ -87,6 +76,7 @@ class Agent:
         tool_search: bool | int = DEFAULT_TOOL_SEARCH,
         resource_tools: bool = True,
         history: History | None = None,
+        servers: Iterable[str] | None = None,
         **model_options: Any,
     ):
         """Create an agent (nothing is sent until ``run``).
@@ -104,6 +94,7 @@ class Agent:
                 being sent them all; True always searches, False never does.
             resource_tools: Offer ``list_mcp_resources`` and ``read_mcp_resource``.
             history: Where the conversation and its tool calls are recorded.
+            servers: Offer only these servers' tools and resources (default: every server's).
             **model_options: Passed to ``chat_model`` when ``model`` is a name (``api_key``,
                 ``base_url`` ...).
 
@@ -122,11 +113,13 @@ class Agent:
         self.history = history
         self.messages: list[dict[str, Any]] = []
         self.found: list[str] = []
+        self.servers = frozenset(servers) if servers is not None else None
+        self._view: tuple[Catalog, Catalog] | None = None
         self._threshold = 0 if tool_search is True else (math.inf if tool_search is False else tool_search)
         self._native = [as_tool(t) for t in tools]
         if resource_tools:
             taken = {t.name for t in self._native}
-            self._native += [t for t in _resource_tools(host) if t.name not in taken]
+            self._native += [t for t in _resource_tools(host, servers=self.servers) if t.name not in taken]
         self._search = search_tool(self._find, self._on_found)
         self._check_names()
         self._conversation: str | None = None
@@ -172,12 +165,27 @@ class Agent:
 
     # ----- the tool list ------------------------------------------------------------------
 
+    @property
+    def catalog(self) -> Catalog:
+        """The host's tools this agent offers: the whole catalog, or the part of ``servers``.
+
+        The part is made once per catalog version, so conversions and the search index are
+        cached for it as for the whole catalog.
+        """
+        whole = self.host.catalog
+        if self.servers is None:
+            return whole
+        if self._view is None or self._view[0] is not whole:
+            part = Catalog((tool for tool in whole if tool.server in self.servers), version=whole.version)
+            self._view = (whole, part)
+        return self._view[1]
+
     def searching(self) -> bool:
         """Whether this run's tools are found by search (the catalog is over the threshold)."""
-        return len(self.host.catalog) + len(self._native) > self._threshold
+        return len(self.catalog) + len(self._native) > self._threshold
 
     def _find(self, query: str, limit: int) -> list[ToolSpec]:
-        index = ToolIndex.for_tools(self.host.catalog, self._native)
+        index = ToolIndex.for_tools(self.catalog, self._native)
         return [spec for spec, _ in index.search(query, limit)]
 
     def _on_found(self, specs: list[ToolSpec]) -> None:
@@ -186,18 +194,18 @@ class Agent:
     def _offered(self, searching: bool) -> tuple[Any, list[ToolSpec]]:
         """The catalog part and the native part of what the model is sent."""
         if not searching:
-            return self.host.catalog, list(self._native)
-        catalog = self.host.catalog
+            return self.catalog, list(self._native)
+        catalog = self.catalog
         found = [tool for name in self.found if (tool := catalog.get(name)) is not None]
         return found, [*self._native, self._search]
 
-    def _resolve(self, name: str, searching: bool) -> CatalogTool | NativeTool | None:
+    def _resolve(self, name: str, searching: bool) -> Resolved:
         for native in self._native:
             if native.name == name:
                 return native
         if searching and name == self._search.name:
             return self._search
-        return self.host.catalog.get(name)
+        return self.catalog.get(name)
 
     # ----- running ------------------------------------------------------------------------
 
@@ -314,7 +322,9 @@ class Agent:
                 self._record("assistant", turn.messages)
                 await send.send(RunFinished(text=text, reason="done", steps=steps, usage=Usage(usage_in, usage_out)))
                 return
-            results = await self._run_calls(turn.tool_calls, searching, send)
+            dispatch = Dispatch(self.host, send, self._search, self.found, searching, converter.max_chars)
+            resolved = [self._resolve(call.name, searching) for call in turn.tool_calls]
+            results = await dispatch.run(turn.tool_calls, resolved)
             answers = converter.tool_results(list(zip(turn.tool_calls, results, strict=True)))
             # the turn and its answers join the conversation together, or not at all
             self.messages.extend(turn.messages)
@@ -326,93 +336,3 @@ class Agent:
                     RunFinished(text=text, reason="max_steps", steps=steps, usage=Usage(usage_in, usage_out))
                 )
                 return
-
-    # ----- tool calls ---------------------------------------------------------------------
-
-    async def _run_calls(
-        self, calls: list[ToolCall], searching: bool, send: MemoryObjectSendStream[AgentEvent]
-    ) -> list[ToolResult]:
-        """Run a turn's calls: read-only stretches side by side, the rest in order."""
-        results: list[ToolResult | None] = [None] * len(calls)
-        tools = [self._resolve(call.name, searching) for call in calls]
-        i = 0
-        while i < len(calls):
-            j = i + 1
-            if _read_only(tools[i]) and calls[i].error is None:
-                while j < len(calls) and _read_only(tools[j]) and calls[j].error is None:
-                    j += 1
-            if j - i == 1:
-                results[i] = await self._run_call(calls[i], tools[i], send)
-            else:
-                async with anyio.create_task_group() as tg:
-                    for k in range(i, j):
-                        tg.start_soon(self._run_into, results, k, calls[k], tools[k], send)
-            i = j
-        return [r for r in results if r is not None]
-
-    async def _run_into(
-        self,
-        results: list[ToolResult | None],
-        k: int,
-        call: ToolCall,
-        tool: CatalogTool | NativeTool | None,
-        send: MemoryObjectSendStream[AgentEvent],
-    ) -> None:
-        results[k] = await self._run_call(call, tool, send)
-
-    async def _run_call(
-        self, call: ToolCall, tool: CatalogTool | NativeTool | None, send: MemoryObjectSendStream[AgentEvent]
-    ) -> ToolResult:
-        call_id = call.id or ""
-        server = tool.server if isinstance(tool, CatalogTool) else None
-        await send.send(ToolCallRequested(call_id, call.name, call.arguments, server, _read_only(tool)))
-        started = time.perf_counter()
-        approved_by: str | None = None
-        denied = False
-        if call.error is not None:
-            result = error_result(call, f"Error: {call.error}. Call the tool again with a JSON object of arguments.")
-        elif tool is None:
-            result = error_result(call, self._unknown(call.name))
-        else:
-            before = len(self.found)
-            result, approved_by, denied = await self._call(tool, call, send)
-            if tool is self._search and len(self.found) > before:
-                await send.send(ToolsFound(str(call.arguments.get("query", "")), self.found[before:]))
-        max_chars = self.model.converter.max_chars
-        cut = max(0, len(result.text()) - max_chars) if max_chars is not None else 0
-        duration = time.perf_counter() - started
-        if result.duration == 0.0:
-            result = replace(result, duration=duration)
-        await send.send(ToolCallDone(call_id, call.name, result, approved_by, denied, cut, duration))
-        return result
-
-    def _unknown(self, name: str) -> str:
-        hint = "use search_tools to find tools" if self.searching() else "call one of the tools you were given"
-        if name.startswith(PREFIX):
-            return f"Error: there is no tool named {name!r} (its server may be down or the name misspelt); {hint}."
-        return f"Error: there is no tool named {name!r}; {hint}."
-
-    async def _call(
-        self, tool: CatalogTool | NativeTool, call: ToolCall, send: MemoryObjectSendStream[AgentEvent]
-    ) -> tuple[ToolResult, str | None, bool]:
-        """Run one call on the host's one call path (gate, events, history), native or MCP alike."""
-        call_id = call.id or ""
-
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await send.send(ToolProgress(call_id, call.name, value, total, message))
-
-        try:
-            if isinstance(tool, NativeTool):
-                result = await self.host.call_native(tool.name, call.arguments, tool.call, check_permission=True)
-            else:
-                result = await self.host.call_tool(tool.name, call.arguments, progress=progress, check_permission=True)
-        except PermissionDeniedError as error:
-            return error_result(call, str(error)), error.approved_by, True
-        except MCPDeckError as error:
-            await send.send(AgentError(str(error), kind="tool", tool=call.name))
-            return error_result(call, f"Error: {error}"), None, False
-        return result, result.approved_by, False
-
-
-def _read_only(tool: CatalogTool | NativeTool | None) -> bool:
-    return tool is not None and tool.read_only

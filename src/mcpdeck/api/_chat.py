@@ -13,8 +13,8 @@ records them; ``/api/history/conversations`` lists them.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Mapping
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -23,11 +23,11 @@ from pydantic import BaseModel, Field
 from starlette.responses import StreamingResponse
 
 from mcpdeck.agent import Agent
-from mcpdeck.api._common import Ctx
+from mcpdeck.api._common import Ctx, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
-from mcpdeck.api._sessions import ChatSession, RunItem
+from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem
 from mcpdeck.errors import ConfigError, ProviderError
 from mcpdeck.providers import chat_model, default_model, parse_provider_settings
 from mcpdeck.providers._provider_settings import ALIASES, BUILTIN
@@ -55,6 +55,21 @@ class ChatIn(BaseModel):
     system: str | None = None
     conversation: int | None = Field(default=None, description="A past conversation (history id) to go on with.")
     maxSteps: int = Field(default=25, ge=1, le=200)
+    servers: list[str] | None = Field(
+        default=None, description="Offer only these servers' tools and resources (default: every server's)."
+    )
+    toolSearch: bool | Annotated[int, Field(ge=0)] = Field(
+        default=40,
+        description="Let the model search for tools when there are more than N (0 or true: always; false: never).",
+    )
+    resultChars: Annotated[int, Field(ge=0)] | None = Field(
+        default=SHOWN_RESULT, description="Characters of a tool result the stream carries (null: all of it)."
+    )
+    environment: dict[str, str] | None = Field(
+        default=None,
+        description="The variables the model is made from (its key, its URL, the config's ${VAR}s) instead of "
+        "serve's own environment: kept only in the chat's model, never stored, logged or sent back.",
+    )
 
 
 class ChatOut(BaseModel):
@@ -154,7 +169,10 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
             raise ApiError(404, "conversation-not-found", f"no conversation {conversation} in {db.path}")
         spec = spec or found[0].get("model")
         title = found[0].get("title") or ""
-    spec = spec or default_model(os.environ, raw)
+    environ: Mapping[str, str] = os.environ if body.environment is None else body.environment
+    for name in body.servers or ():
+        require_server(ctx, name)
+    spec = spec or default_model(environ, raw)
     if not spec:
         raise ApiError(
             400,
@@ -163,11 +181,19 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
         )
     try:
         path = str(ctx.store.path) if ctx.store is not None else None
-        settings = parse_provider_settings(raw, path=path, environ=os.environ)
-        model = chat_model(spec, settings=settings, environ=os.environ)
+        settings = parse_provider_settings(raw, path=path, environ=environ)
+        model = chat_model(spec, settings=settings, environ=environ)
     except (ProviderError, ConfigError) as error:
         raise ApiError(400, "provider-error", str(error)) from None
-    agent = Agent(ctx.host, model=model, system=body.system, max_steps=body.maxSteps, history=ctx.history)
+    agent = Agent(
+        ctx.host,
+        model=model,
+        system=body.system,
+        max_steps=body.maxSteps,
+        history=ctx.history,
+        servers=body.servers,
+        tool_search=body.toolSearch,
+    )
     for message in past:
         content = message["content"]
         if isinstance(content, list):
@@ -175,7 +201,20 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
         elif isinstance(content, dict):
             agent.messages.append(content)  # pyright: ignore[reportUnknownArgumentType]
     session = ctx.chats.open(agent, ctx.history, resumed=body.conversation, title=title)
+    session.result_chars = body.resultChars
     return session.to_json()
+
+
+class ChatToolsOut(BaseModel):
+    native: list[str] = Field(description="The native tools (and search_tools, when the model searches).")
+    mcp: list[str] = Field(description="The servers' tools the chat can use (found by search or not yet).")
+
+
+@router.get("/chats/{chat_id}/tools", response_model=ChatToolsOut, summary="What a chat offers the model")
+async def chat_tools(ctx: Ctx, chat_id: str) -> dict[str, list[str]]:
+    """The names of the tools the chat's model can use now (``mcpdeck chat``'s ``/tools``)."""
+    agent = _session(ctx, chat_id).agent
+    return {"native": [t.name for t in agent.native_tools], "mcp": agent.catalog.names()}
 
 
 @router.delete("/chats/{chat_id}", status_code=204, summary="Close a chat")

@@ -19,65 +19,18 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 
-from mcpdeck.agent import (
-    Agent,
-    AgentError,
-    AgentEvent,
-    ModelTurn,
-    RunFinished,
-    TextChunk,
-    ToolCallDone,
-    ToolCallRequested,
-    ToolProgress,
-    ToolsFound,
-)
+from mcpdeck.agent import Agent, RunFinished, event_json
 from mcpdeck.api._asks import Asks, current_chat
 from mcpdeck.callbacks import SamplingRequest
 from mcpdeck.history import History
 from mcpdeck.providers import ChatModel, Turn
 
-__all__ = ["ChatRoom", "ChatSession", "event_json"]
+__all__ = ["SHOWN_RESULT", "ChatRoom", "ChatSession"]
 
-_SHOWN_RESULT = 20_000
-"""Characters of a tool result sent to the page (the model gets its own cap)."""
+SHOWN_RESULT = 20_000
+"""Characters of a tool result sent to the page by default (the model gets its own cap)."""
 
 RunItem = tuple[str, dict[str, Any]]
-
-
-def event_json(event: AgentEvent) -> RunItem:
-    """An agent event as the chat stream sends it: ``(event name, data)``."""
-    match event:
-        case TextChunk(text=text):
-            return "text", {"text": text}
-        case ModelTurn():
-            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.tool_calls]
-            return "turn", {"step": event.step, "text": event.text, "toolCalls": calls}
-        case ToolCallRequested():
-            data = {"id": event.call_id, "name": event.name, "server": event.server, "readOnly": event.read_only}
-            return "tool-call", {**data, "arguments": event.arguments}
-        case ToolProgress():
-            data = {"id": event.call_id, "name": event.name, "progress": event.progress, "total": event.total}
-            return "progress", {**data, "message": event.message}
-        case ToolCallDone():
-            result = event.result
-            text = result.text(max_chars=_SHOWN_RESULT)
-            return "tool-result", {
-                "id": event.call_id,
-                "name": event.name,
-                "isError": result.is_error,
-                "denied": event.denied,
-                "approvedBy": event.approved_by,
-                "text": text,
-                "cut": event.cut,
-                "duration": event.duration,
-            }
-        case ToolsFound():
-            return "tools-found", {"query": event.query, "names": event.names}
-        case AgentError():
-            data = {"kind": event.kind, "message": event.message, "retryable": event.retryable}
-            return "error", {**data, "tool": event.tool}
-        case RunFinished():
-            return "done", {"reason": event.reason, "steps": event.steps, "text": event.text}
 
 
 @dataclass
@@ -89,6 +42,7 @@ class ChatSession:
         agent: The agent that holds the conversation.
         title: The first prompt (cut), once there is one.
         resumed: The history conversation it continues, if any.
+        result_chars: Characters of a tool result its stream carries (None: whole).
     """
 
     id: str
@@ -96,6 +50,7 @@ class ChatSession:
     history: History | None = None
     title: str = ""
     resumed: int | None = None
+    result_chars: int | None = SHOWN_RESULT
     _scope: anyio.CancelScope | None = None
     _stopped: bool = False
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -158,7 +113,7 @@ class ChatSession:
                 with anyio.CancelScope() as scope:
                     self._scope, self._stopped = scope, False
                     async for event in self.agent.run(prompt):
-                        await send.send(event_json(event))
+                        await send.send(event_json(event, self.result_chars))
                         finished = finished or isinstance(event, RunFinished)
                 if not finished and self._stopped:
                     text = ""

@@ -10,34 +10,42 @@ each command does through the API is in ``_attached``.
 A state file whose process is gone, or whose port no longer answers, is stale: it is
 removed and the command runs on its own.
 
-This path stays light: the standard library's ``http.client``, ``click`` and the state
-file reader; no MCP SDK, no pydantic, no ``httpx2``.
+This path stays light: a small HTTP/1.1 client over a socket (``_loopback``), ``click`` and
+the state file reader; no MCP SDK, no pydantic, no ``httpx2``, not even ``http.client``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from mcpdeck.errors import ConfigError
+from mcpdeck.cli import _loopback
+from mcpdeck.cli._loopback import Connection, Response
+from mcpdeck.errors import ConfigError, MCPDeckError
 
 __all__ = ["ATTACHABLE", "NO_ATTACH_ENV", "AttachError", "Attached", "attached_command", "connect"]
 
 NO_ATTACH_ENV = "MCPDECK_NO_ATTACH"
 ATTACHABLE = frozenset(
     {"list", "get", "tools", "call", "test", "add", "add-json", "remove", "enable", "disable", "logs"}
-    | {"resources", "prompts"}
+    | {"resources", "prompts", "chat"}
 )
 """The commands that go through a running ``serve``."""
 
+_TEST_HERE = (
+    "note: mcpdeck serve tests a saved server as it runs it, so with --startup-timeout or --root the test runs here"
+)
+_ROOTS_HERE = "note: mcpdeck serve's servers run with the roots serve offers, so with --root this runs here"
+_ROOTS_MATTER = frozenset({"call", "chat", "tools", "resources", "prompts"})
+"""Commands whose answer a server's roots may change (a filesystem server keeps to them)."""
+MAX_SERVED_STEPS = 200
+"""The most model turns a prompt may take in ``serve``'s chats (``maxSteps`` of ``POST /api/chats``)."""
 _CONNECT_TIMEOUT = 1.0
 _TIMEOUT = 600.0
 _CONFIG_CODES = frozenset({"config-error", "server-not-found", "invalid-request", "not-found", "no-log"})
@@ -60,24 +68,22 @@ class Attached:
         self.host = host
         self.port = port
         self._token = token
-        self._conn = http.client.HTTPConnection(host, port, timeout=_TIMEOUT)
+        self._conn = Connection(host, port, timeout=_TIMEOUT)
 
     def close(self) -> None:
         self._conn.close()
 
-    def _send(self, method: str, path: str, body: Any, accept: str) -> http.client.HTTPResponse:
+    def fork(self) -> Attached:
+        """Another client of the same ``serve`` (a request of its own while this one streams)."""
+        return Attached(self.host, self.port, self._token)
+
+    def _send(self, method: str, path: str, body: Any, accept: str) -> Response:
         headers = {"Authorization": f"Bearer {self._token}", "Accept": accept}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        if self._conn.sock is None:
-            self._conn.connect()
-            # Headers and body go out in two writes: without this, Nagle's algorithm holds the
-            # body until the server's delayed ACK of the headers (40 ms on Linux).
-            cast(socket.socket, self._conn.sock).setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._conn.request(method, f"/api{path}", body=data, headers=headers)
-        response = self._conn.getresponse()
+        response = self._conn.request(method, f"/api{path}", data, headers)
         if response.status >= 400:
             raise _error_of(response.status, response.read())
         return response
@@ -127,7 +133,7 @@ def _error_of(status: int, raw: bytes) -> AttachError:
 
 def _open(host: str, port: int) -> bool:
     try:
-        with socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT):
+        with _loopback.connect(host, port, _CONNECT_TIMEOUT):
             return True
     except OSError:
         return False
@@ -150,15 +156,24 @@ def connect(config: Path) -> Attached | None:
     return Attached(host, state.port, state.token)
 
 
-def _attachable(name: str, kwargs: dict[str, Any]) -> bool:
-    """Whether ``serve`` can answer this command as asked (some options need the command's own host)."""
+def _refusal(name: str, kwargs: dict[str, Any], ctx: click.Context) -> str | None:
+    """Why ``serve`` cannot answer this command as asked (some options need the command's own host):
+    None when it can; "" when the options plainly ask for this process, else a note for stderr."""
     if kwargs.get("show_secrets") or kwargs.get("no_connect") or kwargs.get("no_validate"):
-        return False  # secrets stay masked in the API; the rest asks for this process's own way
+        return ""  # secrets stay masked in the API; the rest asks for this process's own way
+    parent = ctx.parent.params if ctx.parent is not None else {}
     if name == "test":
         target: tuple[str, ...] = kwargs.get("target") or ()
         given = ("url", "kind", "headers", "envs", "cwd", "roots")
-        return len(target) == 1 and not any(kwargs.get(option) for option in given)  # a saved server, by name
-    return True
+        if len(target) != 1 or any(kwargs.get(option) for option in given):
+            return ""  # not a saved server, by name
+        if parent.get("startup_timeout") is not None or parent.get("roots"):
+            return _TEST_HERE
+    if name in _ROOTS_MATTER and parent.get("roots"):
+        return _ROOTS_HERE
+    if name == "chat" and (kwargs.get("max_steps") or 0) > MAX_SERVED_STEPS:
+        return f"note: mcpdeck serve runs at most {MAX_SERVED_STEPS} model turns a prompt, so this chat runs here"
+    return None
 
 
 def attached_command(name: str, original: click.Command, config_of: Callable[[click.Context], Path]) -> click.Command:
@@ -170,7 +185,12 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
     def callback(**kwargs: Any) -> Any:
         ctx = click.get_current_context()
         config = config_of(ctx)
-        api = connect(config) if _attachable(name, kwargs) else None
+        refusal = _refusal(name, kwargs, ctx)
+        api = connect(config) if refusal != "" else None
+        if api is not None and refusal:
+            api.close()
+            api = None
+            click.echo(refusal, err=True)
         if api is None:
             return ctx.invoke(original, **kwargs)
         from mcpdeck.cli._app import _fail  # pyright: ignore[reportPrivateUsage]
@@ -182,7 +202,9 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
             _fail(error.message, 2 if error.code in _CONFIG_CODES else 1)
         except ConfigError as error:  # found before asking (a bad option, an invalid name)
             _fail(str(error), 2)
-        except (OSError, http.client.HTTPException) as error:
+        except MCPDeckError as error:  # found before asking (chat: no model named)
+            _fail(str(error), 1)
+        except OSError as error:  # _loopback.ProtocolError too
             message = f"the running mcpdeck serve for {config} stopped answering ({error})"
             _fail(f"{message}; run again, or use --no-attach", 1)
         except KeyboardInterrupt:

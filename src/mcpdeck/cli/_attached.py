@@ -166,6 +166,21 @@ def _test(api: Attached, config: Path, target: tuple[str, ...], as_json: bool, *
         sys.exit(1)
 
 
+def _as_tried(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry as ``add`` tries it: with the global ``--startup-timeout``, and the global ``--root``
+    folders (absolute, from this folder) unless it has roots of its own, as ``add`` alone tries it.
+    Only the try uses them: the entry is saved as given."""
+    from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+
+    ctx = click.get_current_context().find_object(_Context)
+    tried = dict(entry)
+    if ctx is not None and ctx.startup_timeout is not None:
+        tried["startupTimeout"] = ctx.startup_timeout
+    if ctx is not None and ctx.roots and "roots" not in tried:
+        tried["roots"] = [str(Path(root).expanduser().resolve()) for root in ctx.roots]
+    return tried
+
+
 def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, force: bool, save_anyway: bool) -> None:
     """``add`` through ``serve``: tried apart first (``/api/test``), then added (which saves and connects it)."""
     from mcpdeck.cli._server_admin import finish_add
@@ -186,7 +201,7 @@ def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, forc
         api.request("POST", "/servers", body)
         click.echo(f"Saved {name!r} to {config} (not connected).")
         return
-    report = api.request("POST", "/test", {"name": name, "config": entry})
+    report = api.request("POST", "/test", {"name": name, "config": _as_tried(entry)})
     finish_add(
         name,
         config,
@@ -318,6 +333,12 @@ def _prompts(api: Attached, config: Path, servers: tuple[str, ...], as_json: boo
     _warn_failed(api, servers)
 
 
+def _chat(api: Attached, config: Path, **options: Any) -> None:
+    from mcpdeck.cli._chat_attached import run_attached_chat
+
+    run_attached_chat(api, config, **options)
+
+
 RUN: dict[str, Callable[..., None]] = {
     "list": _list,
     "get": _get,
@@ -332,4 +353,5 @@ RUN: dict[str, Callable[..., None]] = {
     "logs": _logs,
     "resources": _resources,
     "prompts": _prompts,
+    "chat": _chat,
 }

@@ -7,7 +7,6 @@ token or a client secret.
 
 from __future__ import annotations
 
-import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,6 +100,8 @@ async def login(name: str, no_browser: bool, timeout: float) -> None:
 
     ctx = _context()
     server = ctx.server(name)
+    import logging
+
     # The SDK logs a failed flow with a traceback; the error below already says what happened.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
     interaction = BrowserInteraction(open_browser=not no_browser, timeout=timeout)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck._files import private_opener
 from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
 
 if TYPE_CHECKING:
@@ -69,8 +67,11 @@ def resources_text(listed: list[dict[str, Any]], templates: list[dict[str, Any]]
 def _print_contents(result: types.ReadResourceResult, output: str | None) -> None:
     """Text to the terminal made safe; to FILE as it is (a new FILE is ``0600``); binary data as it is
     to FILE or a pipe (asked for as data), only described on a terminal."""
+    import base64
+
     import mcp_types as types
 
+    from mcpdeck._files import private_opener
     from mcpdeck.cli._render import safe
 
     for item in result.contents:

@@ -6,7 +6,6 @@ as fast as before.
 
 from __future__ import annotations
 
-import webbrowser
 from typing import cast
 
 import click
@@ -40,6 +39,8 @@ def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
         click.echo(f"  MCP:     {state.url}/mcp and /mcp/<profile> (streamable HTTP; Authorization: Bearer <token>)")
         click.echo("Press Ctrl-C to stop.")
         if open_browser:
+            import webbrowser
+
             webbrowser.open(link)
 
     options = ServeOptions(config=ctx.path, host=host, port=port, log_dir=ctx.log_dir, history=ctx.history())

@@ -20,8 +20,6 @@ from typing import Any, cast
 
 import platformdirs
 
-from mcpdeck._files import atomic_write
-
 __all__ = ["ServeState", "read_state", "remove_state", "state_dir", "state_path", "write_state"]
 
 STATE_DIR_ENV = "MCPDECK_STATE_DIR"
@@ -76,6 +74,8 @@ class ServeState:
 
 def write_state(state: ServeState) -> Path:
     """Write the state file for ``state.config`` (0600, in a 0700 folder); returns its path."""
+    from mcpdeck._files import atomic_write  # here: the CLI reads the file on every command, and writes none
+
     path = state_path(state.config)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(OSError):  # an existing folder keeps the mode it has unless we own it
