@@ -18,10 +18,11 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client._transport import Transport
 
+from mcpdeck._child_process import StdioProcess
 from mcpdeck._client_requests import ServerRequests
 from mcpdeck._environment import child_environment, find_command
 from mcpdeck._http_transports import http_transport, sse_transport
-from mcpdeck._stdio import StdioProcess, stdio_transport
+from mcpdeck._stdio import stdio_transport
 from mcpdeck._transports import watched
 from mcpdeck._version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
