@@ -92,10 +92,11 @@ async def test_a_server_that_never_answers_times_out_without_delaying_the_others
     assert "within 1 s" in hung.error
     assert "hang: listening, but I will never answer" in hung.error
     assert 1 <= opened < 5
-    failed_at = first_change(seen, "hung", "failed").at
+    # Nobody waited for the hung one: each healthy server was connected while it was still starting. (The
+    # order of the events says so whatever the load; a fixed margin of time before the failure did not.)
+    failed = seen.index(first_change(seen, "hung", "failed"))
     for healthy in ("local", "remote"):
-        connected_at = first_change(seen, healthy, "connected").at
-        assert (failed_at - connected_at).total_seconds() > 0.5, healthy
+        assert seen.index(first_change(seen, healthy, "connected")) < failed, healthy
 
 
 # ----- calls -------------------------------------------------------------------------------
@@ -216,8 +217,13 @@ async def test_an_unreachable_remote_server_fails_and_says_so(log_dir: Path) -> 
     for name in servers:
         assert statuses[name].state is ServerState.FAILED, name
         assert statuses[name].error, name
+    hint = "is the server running, and is its URL right?"
     assert statuses["typed"].error is not None and "cannot connect" in statuses["typed"].error
-    assert statuses["untyped"].error is not None and "neither streamable HTTP nor SSE" in statuses["untyped"].error
+    assert hint in statuses["typed"].error
+    # Neither transport reached anything: one reason, said once (not once per transport).
+    untyped = statuses["untyped"].error
+    assert untyped is not None and untyped.count("cannot connect") == 1 and hint in untyped, untyped
+    assert "neither streamable HTTP nor SSE" not in untyped
 
 
 async def test_a_remote_server_that_refuses_with_an_http_status_says_which(log_dir: Path) -> None:

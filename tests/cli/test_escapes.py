@@ -2,10 +2,15 @@
 
 ``tests.servers.escapes`` puts escape sequences (erase line + carriage return, OSC 0
 titles, OSC 8 hyperlinks, C1 CSI, DEL, BEL, bidi overrides) into every string it sends.
-Each command runs as a user runs it (a real process, real servers, the scripted model for
-``chat``), first with pipes, then at a pseudo-terminal where progress bars and questions are
-drawn. No control or invisible format character from the server may reach stdout or
-stderr; what the server sent must still be readable, escaped; ``--json`` stays exact.
+Each command runs against real servers (the scripted model for ``chat``), first with pipes,
+then at a pseudo-terminal where progress bars and questions are drawn. No control or
+invisible format character from the server may reach stdout or stderr; what the server sent
+must still be readable, escaped; ``--json`` stays exact.
+
+With pipes, every command runs in this process (``inprocess``): what mcpdeck prints is the
+same there. A few run as real processes as well (``IN_A_PROCESS``), whose stdout and stderr
+are the file descriptors a server's child process could inherit and write to directly,
+past everything mcpdeck prints; the terminal runs are real processes too.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import pytest
 
 from mcpdeck._safe_text import UNSAFE_CHARACTERS
 from mcpdeck.catalog import assign_names
+from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import cli_environment
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
@@ -78,18 +84,37 @@ AFTER: dict[str, list[str]] = {
 """Commands that read what the first ones left behind."""
 
 
-def run(config: Path, args: list[str], *, env: dict[str, str] | None = None, stdin: str = "") -> Done:
+IN_A_PROCESS = ("list", "get_crash", "call_chatter", "call_explode", "read")
+"""Commands also run as a real process: each starts the hostile server; ``list`` and ``get_crash`` the
+crashing one too, whose stderr is quoted in their output."""
+
+
+def _command(config: Path, args: list[str]) -> tuple[Path, list[str]]:
     if args[0] == "--config":
-        config, args = Path(args[1]), args[2:]
+        return Path(args[1]), args[2:]
+    return config, args
+
+
+def run(config: Path, args: list[str], *, env: dict[str, str] | None = None, stdin: str = "") -> Done:
+    """``mcpdeck --config CONFIG ARGS`` in this process, with pipes."""
+    config, args = _command(config, args)
+    return mcpdeck(
+        ["--config", str(config), *args], env=cli_environment(config.parent, **(env or {})), cwd=ROOT, stdin=stdin
+    )
+
+
+def run_process(config: Path, args: list[str]) -> Done:
+    """``mcpdeck --config CONFIG ARGS`` as a real process, with pipes (stdin empty)."""
+    config, args = _command(config, args)
     return subprocess.run(
         [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), *args],
-        input=stdin,
+        input="",
         capture_output=True,
         text=True,
         encoding="utf-8",
         errors="surrogateescape",
         timeout=90,
-        env=cli_environment(config.parent, **(env or {})),
+        env=cli_environment(config.parent),
         cwd=ROOT,
         check=False,
     )
@@ -113,20 +138,22 @@ def chats(config: Path) -> dict[str, Done]:
 
 @pytest.fixture(scope="module")
 def done(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Done]:
-    """What every command did, run a few at a time."""
+    """What every command did in this process, one after the other, and (keys ``process:NAME``) what the
+    commands of ``IN_A_PROCESS`` did as real processes, run meanwhile in other threads."""
     tmp = tmp_path_factory.mktemp("hostile")
     config = tmp / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"h": HOSTILE_SERVER, "crash": CRASHING}}))
     (tmp / "add.json").write_text("{}")
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        chatted = pool.submit(chats, config)
-        futures = {
-            name: pool.submit(run, config, [arg.replace("{tmp}", str(tmp)) for arg in args])
-            for name, args in COMMANDS.items()
+    apart = tmp_path_factory.mktemp("hostile-processes") / "mcp.json"  # their own logs and history
+    apart.write_text(config.read_text())
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        processes = {name: pool.submit(run_process, apart, COMMANDS[name]) for name in IN_A_PROCESS}
+        results = {
+            name: run(config, [arg.replace("{tmp}", str(tmp)) for arg in args]) for name, args in COMMANDS.items()
         }
-        results = {name: future.result() for name, future in futures.items()} | chatted.result()
-        later = {name: pool.submit(run, config, args) for name, args in AFTER.items()}
-        return results | {name: future.result() for name, future in later.items()}
+        results |= chats(config)
+        results |= {name: run(config, args) for name, args in AFTER.items()}
+        return results | {f"process:{name}": future.result() for name, future in processes.items()}
 
 
 def unsafe_in(text: str) -> list[str]:
@@ -134,10 +161,11 @@ def unsafe_in(text: str) -> list[str]:
 
 
 def test_every_command_has_run(done: dict[str, Done]) -> None:
-    assert set(done) == set(COMMANDS) | set(AFTER) | {"chat", "chat_json"}
+    processes = {f"process:{name}" for name in IN_A_PROCESS}
+    assert set(done) == set(COMMANDS) | set(AFTER) | {"chat", "chat_json"} | processes
 
 
-@pytest.mark.parametrize("name", [*COMMANDS, *AFTER, "chat", "chat_json"])
+@pytest.mark.parametrize("name", [*COMMANDS, *AFTER, "chat", "chat_json", *(f"process:{n}" for n in IN_A_PROCESS)])
 def test_no_control_character_from_the_server_reaches_the_output(done: dict[str, Done], name: str) -> None:
     result = done[name]
     assert unsafe_in(result.stdout) == [], result.stdout
@@ -155,9 +183,12 @@ def test_no_control_character_from_the_server_reaches_the_output(done: dict[str,
         ("call_explode", "stderr"),  # an error message with server text
         ("call_ask", "stderr"),  # the elicitation message, declined without a terminal
         ("read", "stdout"),
+        ("process:read", "stdout"),
         ("prompt", "stdout"),
         ("list", "stdout"),  # the crashing server's stderr, quoted in its error
         ("get_crash", "stdout"),
+        ("process:get_crash", "stdout"),
+        ("process:call_explode", "stderr"),
         ("test_crash", "stdout"),
         ("add", "stderr"),
         ("logs", "stdout"),  # its stderr and its log messages

@@ -12,12 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
+from mcpdeck import Host
 from mcpdeck.cli import cli
+from mcpdeck.events import ServerRequestHandled
 from tests.cli.inprocess import mcpdeck
-from tests.helpers import NODE_BIN, ROOT, cli_environment, stdio_server
+from tests.helpers import NODE_BIN, ROOT, WAIT, cli_environment, next_event, stdio_server
 
 BASIC = stdio_server("basic")
 HANG = stdio_server("hang")
@@ -301,34 +304,50 @@ def test_the_readme_filesystem_example_lists_the_folder_it_was_given(tmp_path: P
 
 
 def test_a_root_asked_for_replaces_the_servers_own_folders(tmp_path: Path) -> None:
-    notes, shared = tmp_path / "notes", tmp_path / "shared"
+    notes, shared = tmp_path.resolve() / "notes", tmp_path.resolve() / "shared"  # as the server names them
     notes.mkdir()
     shared.mkdir()
     (shared / "plan.md").write_text("# plan")
+    (notes / "todo.txt").write_text("milk")
     config = tmp_path / "mcp.json"
     added = run(config, "add", "fs", "--root", str(shared), "--", FILESYSTEM, str(notes))
     assert added.returncode == 0, added.stderr
     assert saved(config)["fs"]["roots"] == [str(shared)]
-    listing = json.dumps({"path": str(shared)})
-    assert "[FILE] plan.md" in _first_listing(config, listing)
+    # The server's own roots (saved by `add --root`), then the roots of the whole host (`--root`).
+    seen = anyio.run(
+        _listings_once_the_roots_are_applied, Host.from_file(config, log_dir=tmp_path / "logs"), shared, notes
+    )
+    assert "[FILE] plan.md" in seen[0] and "denied" in seen[1].lower(), seen
     write(config, {"fs": {"command": FILESYSTEM, "args": [str(notes)]}})
-    assert "[FILE] plan.md" in _first_listing(config, listing, "--root", str(shared))
+    host = Host.from_file(config, log_dir=tmp_path / "logs", roots=[shared])
+    seen = anyio.run(_listings_once_the_roots_are_applied, host, shared, notes)
+    assert "[FILE] plan.md" in seen[0] and "denied" in seen[1].lower(), seen
 
 
-def _first_listing(config: Path, listing: str, *options: str) -> str:
-    """The listing of a folder the server may see once it has read the roots.
+def test_the_root_option_offers_its_folders_to_every_server(tmp_path: Path) -> None:
+    config = write(tmp_path / "mcp.json", {"f": stdio_server("features")})
+    done = run(config, "--root", str(tmp_path), "call", "mcp__f__list_roots")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["roots"] == [{"uri": tmp_path.as_uri(), "name": tmp_path.name}]
 
-    server-filesystem asks for the roots after the handshake and applies them when the answer
-    arrives, so a call sent at once can still meet the folders of its command line: a few
-    fresh runs (each bounded) are allowed for that race of the server's own.
+
+async def _listings_once_the_roots_are_applied(host: Host, shared: Path, notes: Path) -> tuple[str, str]:
+    """What server-filesystem lists of ``shared`` and of ``notes`` once it has applied the roots it asked for.
+
+    It asks for the roots after the handshake and applies them a moment after the answer, so a
+    call sent before that still meets the folders of its command line. The test waits for the
+    request, then for the server's own list of allowed folders to be the roots, and only then looks.
     """
-    output = ""
-    for _ in range(5):  # 3 were not always enough with the other test worker on the same cores
-        done = run(config, *options, "call", "mcp__fs__list_directory", "--args", listing)
-        output = done.stdout + done.stderr
-        if done.returncode == 0:
-            break
-    return output
+    async with host.events.subscribe() as events, host:
+        await next_event(events, ServerRequestHandled, lambda e: e.server == "fs" and e.kind == "roots")
+        with anyio.fail_after(WAIT):
+            while (await host.call_tool("mcp__fs__list_allowed_directories", {})).text().splitlines()[1:] != [
+                str(shared)
+            ]:
+                pass
+        listed = await host.call_tool("mcp__fs__list_directory", {"path": str(shared)})
+        refused = await host.call_tool("mcp__fs__list_directory", {"path": str(notes)})
+    return listed.text(), refused.text()
 
 
 # ----- tools with their arguments ---------------------------------------------------------------

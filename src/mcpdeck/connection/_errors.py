@@ -12,7 +12,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST
 
 from mcpdeck.errors import ConfigError, ServerError, leaf_errors, protocol_error_text
 
-__all__ = ["describe_error", "missing_command", "session_expired"]
+__all__ = ["describe_error", "missing_command", "session_expired", "unreachable"]
 
 
 def describe_error(error: BaseException) -> str:
@@ -30,13 +30,21 @@ def describe_error(error: BaseException) -> str:
     if isinstance(first, httpx2.HTTPStatusError):
         return f"HTTP {first.response.status_code} from {first.request.url}"
     if isinstance(first, httpx2.ConnectError):
-        return f"cannot connect: {first}"
+        return f"cannot connect: {first} (is the server running, and is its URL right?)"
     if isinstance(first, httpx2.TimeoutException):
         return "the HTTP request timed out"
     if isinstance(first, FileNotFoundError | PermissionError):
         return f"cannot start the command: {first.strerror}: {first.filename}"
     text = str(first)
     return f"{type(first).__name__}: {text}" if text else type(first).__name__
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether ``error`` is only that nothing answered at the address (no connection was made)."""
+    leaves = [e for e in leaf_errors(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
+    return all(isinstance(e, httpx2.ConnectError | anyio.ClosedResourceError) for e in leaves) and any(
+        isinstance(e, httpx2.ConnectError) for e in leaves
+    )
 
 
 def session_expired(error: MCPError, last_http_status: int | None) -> bool:

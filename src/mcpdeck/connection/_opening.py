@@ -18,10 +18,12 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client._transport import Transport
 
+from mcpdeck._child_process import StdioProcess
 from mcpdeck._client_requests import ServerRequests
 from mcpdeck._environment import child_environment, find_command
-from mcpdeck._stdio import StdioProcess, stdio_transport
-from mcpdeck._transports import http_transport, sse_transport, watched
+from mcpdeck._http_transports import http_transport, sse_transport
+from mcpdeck._stdio import stdio_transport
+from mcpdeck._transports import watched
 from mcpdeck._version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import (
@@ -32,7 +34,7 @@ from mcpdeck.config import (
     expand_server_config,
 )
 from mcpdeck.connection._context import ServerContext
-from mcpdeck.connection._errors import describe_error, missing_command
+from mcpdeck.connection._errors import describe_error, missing_command, unreachable
 from mcpdeck.connection._protocol import ProtocolEra, StartAgain
 from mcpdeck.connection._session import Session
 from mcpdeck.errors import ServerError
@@ -122,6 +124,7 @@ class Opener:
         )
         kinds = [config.type] if config.type else ["http", "sse"]
         errors: list[str] = []
+        failures: list[Exception] = []
         for kind in kinds:
             transport = (
                 http_transport(
@@ -144,11 +147,14 @@ class Opener:
                 if len(kinds) == 1 or is_auth_error(error):  # another transport won't authorize us
                     raise
                 errors.append(f"{kind}: {describe_error(error)}")
+                failures.append(error)
                 continue
             session.transport = kind
             async with stack:
                 yield client
             return
+        if all(unreachable(error) for error in failures):  # the same reason twice: said once
+            raise ServerError(name, describe_error(failures[0]))
         raise ServerError(name, "neither streamable HTTP nor SSE worked (" + "; ".join(errors) + ")")
 
     @asynccontextmanager
