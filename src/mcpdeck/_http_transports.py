@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Any, ClassVar, Self, cast
 
 import anyio
@@ -38,7 +37,7 @@ from mcp_types import (
 )
 from mcp_types import jsonrpc_message_adapter as _message_adapter
 
-from mcpdeck._transports import MessageTooLargeError, NotAMessageError, unreadable_reason
+from mcpdeck._transports import Around, MessageTooLargeError, NotAMessageError, unreadable_reason
 
 __all__ = ["END_SESSION_TIMEOUT", "http_transport", "sse_transport"]
 
@@ -135,7 +134,7 @@ class _BoundedStreamableHTTP(StreamableHTTPTransport):
 _Task = Callable[..., Coroutine[Any, Any, None]]
 
 
-class _Outgoing:
+class _Outgoing(Around[MemoryObjectReceiveStream[SessionMessage]]):
     """The HTTP transport's side of the session's write stream: the messages, without their sender's context.
 
     Given a sender's context (``last_context``), the SDK's transport sends each message in a
@@ -149,30 +148,15 @@ class _Outgoing:
     --instructions --inflight 32``; counts with calls in flight vary by ~40k between runs).
     """
 
-    __slots__ = ("_inner",)
+    __slots__ = ()
 
     last_context: ClassVar[None] = None
-
-    def __init__(self, inner: MemoryObjectReceiveStream[SessionMessage]):
-        self._inner = inner
 
     def __aiter__(self) -> Self:
         return self
 
     def __anext__(self) -> Awaitable[SessionMessage]:
         return self._inner.__anext__()  # not `async`: no frame of its own per message
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 @asynccontextmanager

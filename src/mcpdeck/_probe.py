@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from types import CoroutineType, TracebackType
+from types import CoroutineType
 from typing import Any, Self
 
 import anyio
@@ -27,6 +27,8 @@ import mcp_types as types
 from mcp.client._transport import Transport, TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
+
+from mcpdeck._transports import Around
 
 __all__ = ["DISCOVER", "PROBE_BOUND", "ProbeWatch"]
 
@@ -149,13 +151,13 @@ class ProbeWatch:
         return item
 
 
-class _Reader:
+class _Reader(Around[ReadStream[_Item]]):
     """The read side: bounded while the probe waits, then the inner stream's own ``__anext__``."""
 
-    __slots__ = ("_inner", "_probe")
+    __slots__ = ("_probe",)
 
     def __init__(self, inner: ReadStream[_Item], probe: ProbeWatch):
-        self._inner = inner
+        super().__init__(inner)
         self._probe = probe
 
     @property
@@ -176,41 +178,17 @@ class _Reader:
     def __aiter__(self) -> Self:
         return self
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _Writer:
+class _Writer(Around[WriteStream[SessionMessage]]):
     """The write side: notes the probe when it goes out."""
 
-    __slots__ = ("_inner", "_probe")
+    __slots__ = ("_probe",)
 
     def __init__(self, inner: WriteStream[SessionMessage], probe: ProbeWatch):
-        self._inner = inner
+        super().__init__(inner)
         self._probe = probe
 
     def send(self, item: SessionMessage, /) -> CoroutineType[Any, Any, None]:
         if self._probe.sending():
             self._probe.sent(item)
         return self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None

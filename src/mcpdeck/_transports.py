@@ -13,7 +13,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Generic, Protocol, Self, TypeVar
 
 import anyio
 from mcp.client._transport import Transport, TransportStreams
@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 __all__ = [
     "TOO_DEEP",
+    "Around",
     "EndSignal",
     "MessageTooLargeError",
     "NotAMessageError",
@@ -38,6 +39,13 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _Item = SessionMessage | Exception
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_Inner = TypeVar("_Inner", bound=_Closable)
 
 
 class EndSignal(Protocol):
@@ -68,6 +76,30 @@ class StreamEnd:
         self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
     ) -> bool | None:
         self.closed = True
+        return None
+
+
+class Around(Generic[_Inner]):
+    """A stream around another (``_inner``): closing it, or leaving ``async with``, closes the inner one.
+
+    The wrappers that watch, tap or probe a transport's streams are one of these each.
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: _Inner) -> None:
+        self._inner = inner
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
         return None
 
 
@@ -134,13 +166,13 @@ def let_go(response: JSONRPCResponse) -> None:
     response.result = {}
 
 
-class _WatchedReadStream:
+class _WatchedReadStream(Around[ReadStream[_Item]]):
     """A read stream that reports its end (EOF or close) and transport errors."""
 
-    __slots__ = ("_ended", "_held", "_inner", "_on_error")
+    __slots__ = ("_ended", "_held", "_on_error")
 
     def __init__(self, inner: ReadStream[_Item], ended: EndSignal, on_error: Callable[[Exception], None]):
-        self._inner = inner
+        super().__init__(inner)
         self._ended = ended
         self._on_error = on_error
         self._held: JSONRPCResponse | None = None  # the last response handed on (see ``held_result``)
@@ -157,9 +189,6 @@ class _WatchedReadStream:
             self._on_error(item)
         self._held = held_result(item)
         return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
     def __aiter__(self) -> Self:
         return self
@@ -182,15 +211,6 @@ class _WatchedReadStream:
                 return item
             # Reported here, once; the session would only hand it to the message handler again.
             self._on_error(item)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 @asynccontextmanager

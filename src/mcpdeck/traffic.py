@@ -22,7 +22,6 @@ from collections import deque
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal, Self
 
 import anyio
@@ -30,6 +29,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client._transport import Transport, TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
+
+from mcpdeck._transports import Around
 
 __all__ = ["Traffic", "TrafficMessage", "tapped"]
 
@@ -182,11 +183,11 @@ class Traffic:
             send.close()
 
 
-class _TappedRead:
-    __slots__ = ("_inner", "_record", "_server")
+class _TappedRead(Around[ReadStream[SessionMessage | Exception]]):
+    __slots__ = ("_record", "_server")
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], traffic: Traffic, server: str):
-        self._inner = inner
+        super().__init__(inner)
         self._record = traffic.record
         self._server = server
 
@@ -195,9 +196,6 @@ class _TappedRead:
         if isinstance(item, SessionMessage):
             self._record(self._server, "in", item)
         return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
     def __aiter__(self) -> Self:
         return self
@@ -208,39 +206,18 @@ class _TappedRead:
             self._record(self._server, "in", item)
         return item
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _TappedWrite:
-    __slots__ = ("_inner", "_record", "_server")
+class _TappedWrite(Around[WriteStream[SessionMessage]]):
+    __slots__ = ("_record", "_server")
 
     def __init__(self, inner: WriteStream[SessionMessage], traffic: Traffic, server: str):
-        self._inner = inner
+        super().__init__(inner)
         self._record = traffic.record
         self._server = server
 
     async def send(self, item: SessionMessage, /) -> None:
         self._record(self._server, "out", item)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 @asynccontextmanager
