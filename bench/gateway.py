@@ -1,5 +1,6 @@
 """The gateway's cost: per-call latency and 32-in-flight throughput, through ``mcpdeck gateway`` vs direct,
-beside ``mcp-proxy`` (when its venv is set up: ``python -m bench.venvs mcp-proxy``).
+beside ``mcp-proxy`` and IBM ContextForge (when their venvs are set up: ``python -m bench.venvs mcp-proxy
+contextforge``).
 
 The measuring client is the SDK's ``Client`` in every case. Two groups, by the server behind:
 
@@ -7,8 +8,9 @@ The measuring client is the SDK's ``Client`` in every case. Two groups, by the s
   through ``mcpdeck gateway --stdio``, through ``mcpdeck gateway --port`` and through
   ``mcp-proxy --port`` (which serves one stdio server over streamable HTTP);
 - ``conformance``: ``tests/servers/conformance_server.py --http`` (a Python SDK server), called
-  directly over HTTP, through ``mcpdeck gateway --port``, through ``mcpdeck gateway --stdio`` and
-  through ``mcp-proxy`` in its other mode (stdio in front of a streamable HTTP server).
+  directly over HTTP, through ``mcpdeck gateway --port``, through ``mcpdeck gateway --stdio``,
+  through ``mcp-proxy`` in its other mode (stdio in front of a streamable HTTP server) and through
+  the ContextForge gateway (HTTP in front of HTTP, as ``mcpdeck gateway --port``).
 
 Every client of a group is connected at once and the calls are interleaved (one sequential call
 on each in turn; for throughput, one block of 32 in flight on each in turn), so on a shared,
@@ -23,20 +25,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from bench.venvs import peer
 
@@ -58,6 +64,8 @@ class Case:
     """The process between the client and the server (its CPU is reported per call)."""
     middle: bool = True
     """Whether something stands between client and server (False: the direct baseline)."""
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    """HTTP headers the client sends (a bearer token)."""
     latencies: list[float] = field(default_factory=list[float])
     rates: list[float] = field(default_factory=list[float])
     cpu: float = 0.0
@@ -118,7 +126,13 @@ def _gateway_cmd(config: Path, *extra: str) -> list[str]:
 
 async def _connect(stack: AsyncExitStack, case: Case) -> Client:
     before = set(_children(os.getpid()))
-    client = await stack.enter_async_context(Client(case.target, mode="legacy"))
+    target = case.target
+    if case.headers:
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=case.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        )
+        target = streamable_http_client(case.target, http_client=http)
+    client = await stack.enter_async_context(Client(target, mode="legacy"))
     spawned = sorted(set(_children(os.getpid())) - before)
     if spawned and case.middle:  # a stdio face: the process the client started (its own children are the servers)
         case.pids = lambda: spawned
@@ -161,18 +175,24 @@ async def _throughput(client: Client, case: Case, calls: int) -> float:
 
 
 def _report(title: str, cases: list[Case]) -> None:
+    """Medians over the rounds, with each round's lowest and highest beside them (the spread)."""
     base = cases[0]
     lat0, rate0 = statistics.median(base.latencies), statistics.median(base.rates)
-    print(f"\n{title} (ratios against {base.name}, interleaved in one run)")
-    print(f"{'':34} {'latency':>9} {'ratio':>6} {'calls/s @32':>12} {'ratio':>6} {'CPU/call between':>17}")
+    print(f"\n{title} (ratios against {base.name}, interleaved in one run; [lowest-highest round])")
+    print(f"{'':34} {'latency':>25} {'ratio':>6} {'calls/s @32':>17} {'ratio':>6} {'CPU/call between':>17}")
     for case in cases:
         lat, rate = statistics.median(case.latencies), statistics.median(case.rates)
+        spread = f"[{min(case.latencies) * 1e3:.2f}-{max(case.latencies) * 1e3:.2f}]"
+        rates = f"[{min(case.rates):.0f}-{max(case.rates):.0f}]"
         cpu = f"{case.cpu * 1e6:.0f} us" if case.pids() else "-"
-        print(f"{case.name:34} {lat * 1e3:7.2f}ms {lat / lat0:5.2f}x {rate:12.0f} {rate / rate0:5.2f}x {cpu:>17}")
+        print(
+            f"{case.name:34} {lat * 1e3:7.2f}ms {spread:>15} {lat / lat0:5.2f}x {rate:6.0f} {rates:>10} "
+            f"{rate / rate0:5.2f}x {cpu:>17}"
+        )
 
 
 def main(calls: int, rounds: int) -> None:
-    """Start the servers, the gateways and mcp-proxy; measure both groups; print the tables."""
+    """Start the servers, the gateways, mcp-proxy and ContextForge; measure both groups; print the tables."""
     folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
     os.environ["MCPDECK_HISTORY"] = "off"  # the cost of the gateway, not of the history database
     os.environ["MCPDECK_LOG_DIR"] = str(folder / "logs")
@@ -183,6 +203,26 @@ def main(calls: int, rounds: int) -> None:
         processes.append(process)
         return process
 
+    try:
+        everything, conformance = _cases(folder, start)
+        anyio.run(_measure_group, everything, calls, rounds)
+        anyio.run(_measure_group, conformance, calls, rounds)
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    load = os.getloadavg()[0]
+    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores; {calls} calls x {rounds} rounds per case")
+    _report("server-everything echo (stdio behind)", everything)
+    _report("conformance server (HTTP behind)", conformance)
+
+
+def _cases(folder: Path, start: Callable[..., subprocess.Popen[str]]) -> tuple[list[Case], list[Case]]:
+    """Start what stands between client and servers; the cases of both groups."""
     upstream = start([sys.executable, "-m", "tests.servers.conformance_server", "--http"], stdout=subprocess.PIPE)
     direct_url = _line_with(upstream, "http://")
     config = folder / "mcp.json"
@@ -220,17 +260,106 @@ def main(calls: int, rounds: int) -> None:
         _wait_for_port(port)
     else:
         print(f"mcp-proxy: not measured ({status.get('error') or 'its venv is not ready'})")
-    try:
-        anyio.run(_measure_group, everything, calls, rounds)
-        anyio.run(_measure_group, conformance, calls, rounds)
-    finally:
-        for process in processes:
-            process.terminate()
-            process.wait(timeout=10)
-    load = os.getloadavg()[0]
-    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores; {calls} calls x {rounds} rounds per case")
-    _report("server-everything echo (stdio behind)", everything)
-    _report("conformance server (HTTP behind)", conformance)
+    forge = peer("contextforge")
+    status = forge.status()
+    if status.get("ok"):
+        _add_contextforge(forge.path, folder, start, direct_url, everything, conformance)
+    else:
+        print(f"ContextForge: not measured ({status.get('error') or 'its venv is not ready'})")
+    return everything, conformance
+
+
+def _contextforge_env(folder: Path) -> dict[str, str]:
+    """The settings a ContextForge process needs to start (it refuses placeholder secrets) and to be measured:
+    its database in the run's folder, no UI, loopback servers allowed, no rate limit."""
+    return {
+        **os.environ,
+        "JWT_SECRET_KEY": secrets.token_hex(32),
+        "AUTH_ENCRYPTION_SECRET": secrets.token_hex(32),
+        "PLATFORM_ADMIN_EMAIL": "admin@example.com",
+        "PLATFORM_ADMIN_PASSWORD": f"Bench-{secrets.token_hex(8)}!",
+        "BASIC_AUTH_PASSWORD": f"Bench-{secrets.token_hex(8)}!",
+        "DATABASE_URL": f"sqlite:///{folder / 'contextforge.db'}",
+        "MCPGATEWAY_UI_ENABLED": "false",
+        "MCPGATEWAY_ADMIN_API_ENABLED": "true",
+        "SSRF_ALLOW_LOCALHOST": "true",
+        "SSRF_ALLOW_PRIVATE_NETWORKS": "true",
+        "RATE_LIMITING_ENABLED": "false",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def _add_contextforge(
+    venv: Path,
+    folder: Path,
+    start: Callable[..., subprocess.Popen[str]],
+    direct_url: str,
+    everything: list[Case],
+    conformance: list[Case],
+) -> None:
+    """Start ContextForge's stdio bridge and its gateway (the stdio server behind the bridge, the
+    conformance server registered directly) and add their cases."""
+    env = _contextforge_env(folder)
+    python = str(venv / "bin" / "python")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    bridge_port, gateway_port = _free_port(), _free_port()
+    bridge_args = ["--stdio", str(EVERYTHING), "--expose-streamable-http", "--port", str(bridge_port)]
+    bridge = start([python, "-m", "mcpgateway.translate", *bridge_args, "--logLevel", "warning"], **quiet)
+    gateway = start([str(venv / "bin" / "mcpgateway"), "--host", "127.0.0.1", "--port", str(gateway_port)], **quiet)
+    _wait_for_port(bridge_port)
+    _wait_for_port(gateway_port, limit=180.0)  # it migrates its database first
+    made = subprocess.run(
+        [python, "-m", "mcpgateway.utils.create_jwt_token", "-u", "admin@example.com", "--admin", "-e", "600"],
+        env=env,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    auth = {"Authorization": f"Bearer {made.stdout.strip().splitlines()[-1]}"}
+    base = f"http://127.0.0.1:{gateway_port}"
+    bridge_url = f"http://127.0.0.1:{bridge_port}/mcp"
+    for name, url in (("everything", bridge_url), ("conf", direct_url)):
+        _rest(f"{base}/gateways", auth, {"name": name, "url": url, "transport": "STREAMABLEHTTP"})
+    listed = _rest(f"{base}/tools", auth)
+    tools: list[dict[str, Any]] = cast(list[dict[str, Any]], listed if isinstance(listed, list) else listed["items"])
+    names = [str(tool["name"]) for tool in tools]
+
+    def named(server: str, tool: str) -> str:
+        found = [n for n in names if n.startswith(server) and n.endswith(tool.replace("_", "-"))]
+        if not found:
+            raise RuntimeError(f"ContextForge lists no tool {tool!r} of {server!r}: {names}")
+        return found[0]
+
+    everything.append(Case("ContextForge translate --port", bridge_url, "echo", _echo, lambda: [bridge.pid]))
+    everything.append(
+        Case(
+            "ContextForge gateway (+ translate)",
+            f"{base}/mcp",
+            named("everything", "echo"),
+            _echo,
+            lambda: [gateway.pid, bridge.pid],
+            headers=auth,
+        )
+    )
+    conformance.append(
+        Case(
+            "ContextForge gateway",
+            f"{base}/mcp",
+            named("conf", "json_schema_2020_12_tool"),
+            _named,
+            lambda: [gateway.pid],
+            headers=auth,
+        )
+    )
+
+
+def _rest(url: str, headers: dict[str, str], body: dict[str, Any] | None = None) -> Any:
+    """One JSON request to ContextForge's REST API (POST with a body, else GET)."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers={**headers, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.loads(answer.read())
 
 
 def _wait_for_port(port: int, limit: float = 30.0) -> None:
@@ -241,7 +370,7 @@ def _wait_for_port(port: int, limit: float = 30.0) -> None:
                 return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"mcp-proxy did not listen on port {port} within {limit:g} s")
+    raise RuntimeError(f"nothing listened on port {port} within {limit:g} s")
 
 
 if __name__ == "__main__":

@@ -83,6 +83,13 @@ PEERS: tuple[PeerVenv, ...] = (
         ("mcp-proxy", "mcp"),
         note="a gateway peer for bench.gateway (one stdio server served over HTTP); pins mcp<2",
     ),
+    PeerVenv(
+        "contextforge",
+        ("mcp-contextforge-gateway==1.0.7.post20260921",),
+        ("mcp-contextforge-gateway", "mcp", "uvicorn", "starlette"),
+        note="IBM ContextForge, a gateway peer for bench.gateway: its mcpgateway.translate bridge fronts a stdio "
+        "server over streamable HTTP (the full gateway needs a server over HTTP or SSE behind it)",
+    ),
 )
 
 

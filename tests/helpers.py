@@ -18,6 +18,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcpdeck._listen import bind
 from mcpdeck.events import Event, Subscription
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,10 +54,7 @@ async def serve_asgi(app: ASGIApp) -> AsyncGenerator[str]:
 
     The socket is bound and listening before uvicorn starts, so nobody has to wait for it.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
+    sock = bind("127.0.0.1", 0)  # as mcpdeck's own faces listen (TCP_NODELAY included)
     port: int = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)

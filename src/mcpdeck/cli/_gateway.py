@@ -17,7 +17,6 @@ import os
 import secrets
 import shlex
 import shutil
-import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -145,16 +144,13 @@ async def serve_http(
     """
     import uvicorn
 
+    from mcpdeck._listen import bind
     from mcpdeck.gateway import Gateway
 
     if not tokens and not _is_loopback(address):
         raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
     allowed = None if _is_loopback(address) else [address, f"{address}:*"]
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((address, port))
-    sock.listen(128)
+    sock = bind(address, port)
     with sock:
         async with Gateway(host, profile=profile, tokens=tokens, allowed_hosts=allowed) as gateway:
             config = uvicorn.Config(gateway.asgi(), log_level="warning", access_log=False, lifespan="off")

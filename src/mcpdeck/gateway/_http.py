@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from mcp.server.runner import serve_loop
 from mcp.server.sse import SseServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway._event_store import MemoryEventStore
 from mcpdeck.gateway._requests import TOKEN_STATE
+from mcpdeck.gateway._streamable import GatewaySessionManager
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -60,7 +60,7 @@ class GatewayApp:
     def __init__(self, gateway: Gateway, prefix: str = "/mcp"):
         self._gateway = gateway
         self._prefix = prefix.rstrip("/")
-        self._managers: dict[str | None, StreamableHTTPSessionManager] = {}
+        self._managers: dict[str | None, GatewaySessionManager] = {}
         self._sse: dict[str | None, SseServerTransport] = {}
         self._lock = anyio.Lock()
         self._security = TransportSecuritySettings(
@@ -149,7 +149,7 @@ class GatewayApp:
                 found = name
         return found
 
-    async def _manager(self, profile: str | None) -> StreamableHTTPSessionManager:
+    async def _manager(self, profile: str | None) -> GatewaySessionManager:
         manager = self._managers.get(profile)
         if manager is not None:
             return manager
@@ -157,7 +157,7 @@ class GatewayApp:
             manager = self._managers.get(profile)
             if manager is None:
                 server = self._gateway.server(profile)
-                manager = StreamableHTTPSessionManager(
+                manager = GatewaySessionManager(
                     server, event_store=MemoryEventStore(), retry_interval=RETRY_MS, security_settings=self._security
                 )
                 await self._gateway.task_group.start(self._run, manager)
@@ -166,7 +166,7 @@ class GatewayApp:
 
     @staticmethod
     async def _run(
-        manager: StreamableHTTPSessionManager, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+        manager: GatewaySessionManager, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         async with manager.run():
             task_status.started()

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import anyio
 import uvicorn
 
+from mcpdeck._listen import bind
 from mcpdeck._version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore
@@ -86,27 +87,6 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Accepted connections inherit it: without it a small answer written as headers, then
-        # body waits for the client's delayed ACK (about 40 ms a request on Linux).
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError as error:
-        sock.close()
-        if error.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
-            raise ConfigError(
-                f"port {port} on {host} is in use; pick another with --port (or --port 0 for any)"
-            ) from None
-        raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
-    sock.setblocking(False)
-    return sock
-
-
 def url_of(host: str, port: int) -> str:
     """The base URL for an address (loopback shown as 127.0.0.1)."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "localhost") else host
@@ -129,7 +109,7 @@ async def run_serve(
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
     """
     config_path, store = _open_config(options.config)
-    sock = _bind(options.host, options.port)
+    sock = bind(options.host, options.port)
     parts = _assemble(options, store, config_path, sock)
     context, server, history = parts.context, parts.server, options.history
     try:
