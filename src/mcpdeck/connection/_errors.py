@@ -15,9 +15,14 @@ from mcpdeck.errors import ConfigError, ServerError, leaf_errors, protocol_error
 __all__ = ["describe_error", "missing_command", "session_expired", "unreachable"]
 
 
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The errors inside ``error`` (groups opened), cancellations left out; ``[error]`` if nothing else."""
+    return [e for e in leaf_errors(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
+
+
 def describe_error(error: BaseException) -> str:
     """One clear sentence for an error out of a transport, the SDK or our own checks."""
-    leaves = [e for e in leaf_errors(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
+    leaves = _leaves(error)
     first = next((e for e in leaves if not isinstance(e, MCPError | anyio.ClosedResourceError)), leaves[0])
     if isinstance(first, ServerError):
         return first.reason
@@ -41,7 +46,7 @@ def describe_error(error: BaseException) -> str:
 
 def unreachable(error: BaseException) -> bool:
     """Whether ``error`` is only that nothing answered at the address (no connection was made)."""
-    leaves = [e for e in leaf_errors(error) if not isinstance(e, anyio.get_cancelled_exc_class())] or [error]
+    leaves = _leaves(error)
     return all(isinstance(e, httpx2.ConnectError | anyio.ClosedResourceError) for e in leaves) and any(
         isinstance(e, httpx2.ConnectError) for e in leaves
     )

@@ -123,8 +123,7 @@ class Opener:
             name, config, store=self._auth_store, interaction=self._oauth_interaction, environ=self._context.environ
         )
         kinds = [config.type] if config.type else ["http", "sse"]
-        errors: list[str] = []
-        failures: list[Exception] = []
+        failures: list[tuple[str, Exception]] = []
         for kind in kinds:
             transport = (
                 http_transport(
@@ -146,16 +145,16 @@ class Opener:
                 await stack.aclose()
                 if len(kinds) == 1 or is_auth_error(error):  # another transport won't authorize us
                     raise
-                errors.append(f"{kind}: {describe_error(error)}")
-                failures.append(error)
+                failures.append((kind, error))
                 continue
             session.transport = kind
             async with stack:
                 yield client
             return
-        if all(unreachable(error) for error in failures):  # the same reason twice: said once
-            raise ServerError(name, describe_error(failures[0]))
-        raise ServerError(name, "neither streamable HTTP nor SSE worked (" + "; ".join(errors) + ")")
+        if all(unreachable(error) for _, error in failures):  # the same reason twice: said once
+            raise ServerError(name, describe_error(failures[0][1]))
+        reasons = "; ".join(f"{kind}: {describe_error(error)}" for kind, error in failures)
+        raise ServerError(name, f"neither streamable HTTP nor SSE worked ({reasons})")
 
     @asynccontextmanager
     async def _open_stdio(self, session: Session, config: StdioServerConfig, shown: str) -> AsyncGenerator[Client]:
