@@ -241,6 +241,20 @@ async def test_a_remote_server_that_refuses_with_an_http_status_says_which(log_d
         assert error is not None and "401" in error, f"{name}: {error}"
 
 
+async def test_a_server_neither_transport_works_with_says_why_for_each(log_dir: Path) -> None:
+    async def missing(request: Request) -> Response:
+        return PlainTextResponse("no such endpoint", status_code=404)
+
+    app = Starlette(routes=[Route("/mcp", missing, methods=["GET", "POST", "DELETE"])])
+    async with serve_asgi(app) as base:
+        async with Host({"untyped": {"url": f"{base}/mcp"}}, log_dir=log_dir) as host:
+            status = host.servers["untyped"]
+    assert status.state is ServerState.FAILED
+    error = status.error or ""
+    assert "neither streamable HTTP nor SSE worked (http: " in error and "; sse: " in error, error
+    assert "404" in error, error
+
+
 async def test_the_same_server_reconnects_over_its_own_transport(basic_server: BasicServer, log_dir: Path) -> None:
     async with Host({"basic": basic_server.spec}, log_dir=log_dir) as host:
         first = host.servers["basic"].connected_at
