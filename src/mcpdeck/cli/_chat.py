@@ -8,11 +8,33 @@ imported when the command runs.
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import click
 
 from mcpdeck.cli._app import _Context, pass_ctx, run_async  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["register_chat_command"]
+__all__ = ["chat_start", "register_chat_command"]
+
+
+def chat_start(
+    ctx: _Context, model: str | None, servers: tuple[str, ...], tool_search: int | None, no_tool_search: bool
+) -> tuple[dict[str, Any], str, bool | int]:
+    """What a chat settles before it runs, alone or through ``serve``: the config's data, the model's
+    name, and the tool search threshold (``False``: never). A server named that the config lacks,
+    or no model named anywhere, is an error before anything starts."""
+    from mcpdeck.cli._chat_print import NO_MODEL
+    from mcpdeck.errors import ProviderError
+    from mcpdeck.providers import default_model
+
+    for name in servers:
+        ctx.server(name)  # an unknown name is an error, not a chat without tools
+    raw = ctx.store.read_raw()
+    spec = model or default_model(os.environ, raw)
+    if spec is None:
+        raise ProviderError(NO_MODEL, provider="")
+    return raw, spec, False if no_tool_search else (tool_search if tool_search is not None else 40)
 
 
 def register_chat_command(cli: click.Group) -> None:

@@ -25,9 +25,9 @@ import click
 
 from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
 from mcpdeck.cli._attach import Attached, AttachError
-from mcpdeck.cli._chat_print import HELP, NO_MODEL, Printer, read_prompt
+from mcpdeck.cli._chat import chat_start
+from mcpdeck.cli._chat_print import HELP, Printer, read_prompt
 from mcpdeck.cli._output import safe
-from mcpdeck.errors import ProviderError
 
 __all__ = ["provider_environment", "run_attached_chat"]
 
@@ -185,17 +185,9 @@ def run_attached_chat(
     **_: Any,
 ) -> None:
     """``mcpdeck chat`` through ``serve`` (see ``mcpdeck chat --help``; the same output as alone)."""
-    from mcpdeck.providers import default_model
-
     ctx = click.get_current_context().find_object(_Context)
     assert ctx is not None  # the group always makes one
-    for name in servers:
-        ctx.server(name)  # an unknown name is an error, not a chat without tools
-    raw = ctx.store.read_raw()
-    spec = model or default_model(os.environ, raw)
-    if spec is None:
-        raise ProviderError(NO_MODEL, provider="")
-    search: bool | int = False if no_tool_search else (tool_search if tool_search is not None else 40)
+    raw, spec, search = chat_start(ctx, model, servers, tool_search, no_tool_search)
     body = {
         "model": spec,
         "system": system,

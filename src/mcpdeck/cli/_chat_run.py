@@ -13,10 +13,10 @@ import click
 
 from mcpdeck.agent import Agent, RunFinished, event_json
 from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
-from mcpdeck.cli._chat_print import HELP, NO_MODEL, Printer, read_prompt
+from mcpdeck.cli._chat import chat_start
+from mcpdeck.cli._chat_print import HELP, Printer, read_prompt
 from mcpdeck.cli._render import safe
-from mcpdeck.errors import ProviderError
-from mcpdeck.providers import chat_model, default_model, parse_provider_settings
+from mcpdeck.providers import chat_model, parse_provider_settings
 
 __all__ = ["run_chat"]
 
@@ -62,15 +62,9 @@ async def run_chat(
     as_json: bool,
 ) -> None:
     """One answer for ``prompt``, else a conversation at the terminal (see ``mcpdeck chat --help``)."""
-    for name in servers:
-        ctx.server(name)  # an unknown name is an error, not a chat without tools
-    raw = ctx.store.read_raw()
-    spec = model or default_model(os.environ, raw)
-    if spec is None:
-        raise ProviderError(NO_MODEL, provider="")
+    raw, spec, search = chat_start(ctx, model, servers, tool_search, no_tool_search)
     settings = parse_provider_settings(raw, path=str(ctx.path), environ=os.environ)
     chat_with = chat_model(spec, settings=settings, environ=os.environ)  # a bad name or key fails before connecting
-    search: bool | int = False if no_tool_search else (tool_search if tool_search is not None else 40)
     history = ctx.history()
     printer = Printer(as_json)
     finished: RunFinished | None = None
