@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from mcpdeck import Host
-from tests.helpers import BasicServer, serve_asgi, stdio_server
+from tests import forks
+from tests.helpers import ROOT, BasicServer, serve_asgi, stdio_server
 from tests.servers.basic import build_server
 
 TRANSPORTS = ["in-process", "stdio", "http", "sse"]
@@ -69,6 +70,13 @@ def _own_log_handlers() -> Generator[None]:
     for handler in list(root.handlers):
         if handler not in before:
             root.removeHandler(handler)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server() -> Generator[None]:
+    """This test process's fork server, which starts the Python test servers (``tests/forks.py``)."""
+    with forks.serving(ROOT):
+        yield
 
 
 @pytest.fixture(scope="session")

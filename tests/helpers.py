@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpdeck._listen import bind
 from mcpdeck.events import Event, Subscription
+from tests import forks
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root (the working directory of ``python -m tests.servers.<name>``)."""
@@ -43,9 +44,17 @@ class BasicServer:
     spec: MCPServer | dict[str, Any]
 
 
-def stdio_server(module: str, *args: str, **extra: Any) -> dict[str, Any]:
-    """The config of a ``tests/servers/<module>.py`` server run over stdio."""
-    return {"command": sys.executable, "args": ["-m", f"tests.servers.{module}", *args], "cwd": str(ROOT), **extra}
+def stdio_server(module: str, *args: str, direct: bool = False, **extra: Any) -> dict[str, Any]:
+    """The config of a ``tests/servers/<module>.py`` server run over stdio.
+
+    A server built on the SDK is a fork of the test process's fork server (``tests/forks.py``: the
+    SDK is imported once, not once per server); ``direct`` starts it as ``python -m tests.servers.<module>``
+    instead, for a test about the server's process itself (its pid, its children, its group).
+    """
+    if direct or module not in forks.FORKED:
+        return {"command": sys.executable, "args": ["-m", f"tests.servers.{module}", *args], "cwd": str(ROOT), **extra}
+    launch = ["-m", "tests.servers.launch", str(forks.SOCKET), module, *args]
+    return {"command": sys.executable, "args": launch, "cwd": str(ROOT), **extra}
 
 
 @asynccontextmanager

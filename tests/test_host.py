@@ -586,7 +586,7 @@ async def test_the_filesystem_reference_server_reads_its_root_and_refuses_the_re
 
 def all_stdio_servers(root: Path) -> dict[str, Any]:
     return {
-        "basic": stdio_server("basic"),
+        "basic": stdio_server("basic", direct=True),  # the host's own child, not a fork server's
         "everything": {"command": str(NODE_BIN / "mcp-server-everything")},
         "fs": {"command": str(NODE_BIN / "mcp-server-filesystem"), "args": [str(root)]},
     }

@@ -76,7 +76,9 @@ async def test_a_server_that_never_answers_fails_at_its_startup_timeout_and_the_
 
 async def test_a_killed_server_is_reconnected_and_a_call_made_meanwhile_waits_for_it(tmp_path: Path) -> None:
     patient = RetryPolicy(attempts=3, initial=0.3, jitter=0)
-    async with Host({"f": stdio_server("features")}, log_dir=tmp_path / "logs", retry=patient) as host:
+    # Started directly: the host's pid for it must be the server's own.
+    server = stdio_server("features", direct=True)
+    async with Host({"f": server}, log_dir=tmp_path / "logs", retry=patient) as host:
         tools = [t.name for t in host.catalog.for_server("f")]
         first = current_pid(host, "f")
         assert await pid_from_server(host, "f") == first

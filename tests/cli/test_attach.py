@@ -70,7 +70,8 @@ def invoker(folder: Path) -> Any:
 
 
 async def test_a_real_cli_process_reaches_the_server_serve_runs(tmp_path: Path) -> None:
-    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+    # Started directly: the pid serve reports for it must be the server's own.
+    async with serving(tmp_path, {"basic": stdio_server("basic", direct=True)}) as run, run.client() as client:
         served = await wait_connected(client, "basic")
         # Attached, every call reaches the same server process: the one serve runs.
         first = await cli_json(tmp_path, "call", "mcp__basic__pid", "--json")

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from tests.cli.inprocess import mcpdeck as in_process
-from tests.helpers import cli_environment, closed_port
+from tests.helpers import cli_environment, closed_port, stdio_server
 from tests.llm.scripted import Call, Fail, Received, Reply, Step, serve_scripted_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
-BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
+BASIC = stdio_server("basic")
 
 
 def chat(

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from tests.cli.inprocess import mcpdeck
-from tests.helpers import cli_environment
+from tests.helpers import cli_environment, stdio_server
 
 ROOT = Path(__file__).resolve().parents[2]
-BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
+BASIC = stdio_server("basic")
 EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,12 @@ import pytest
 
 from mcpdeck.cli._terminal import check_field
 from tests.cli.inprocess import mcpdeck
-from tests.helpers import cli_environment
+from tests.helpers import cli_environment, stdio_server
 from tests.servers.features import LOGO
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
-FEATURES = {"command": sys.executable, "args": ["-m", "tests.servers.features"], "cwd": str(ROOT)}
+FEATURES = stdio_server("features")
 
 Done = subprocess.CompletedProcess[str]
 

@@ -29,13 +29,13 @@ from mcpdeck._safe_text import UNSAFE_CHARACTERS
 from mcpdeck.catalog import assign_names
 from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
-from tests.helpers import cli_environment
+from tests.helpers import cli_environment, stdio_server
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
 from tests.servers.escapes import HOSTILE
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSTILE_SERVER = {"command": sys.executable, "args": ["-m", "tests.servers.escapes"], "cwd": str(ROOT)}
-CRASHING = {**HOSTILE_SERVER, "args": ["-m", "tests.servers.escapes", "--crash"]}
+HOSTILE_SERVER = stdio_server("escapes")
+CRASHING = stdio_server("escapes", "--crash")
 ECHO = assign_names([("h", f"echo{HOSTILE}")])[0]
 UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 SHOWN = "\\x1b[2K\\r\\x1b]0;pwned title\\x07"

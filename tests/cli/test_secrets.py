@@ -7,7 +7,6 @@ import os
 import sqlite3
 import stat
 import subprocess
-import sys
 import threading
 from collections.abc import Generator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,10 +17,10 @@ import pytest
 from mcpdeck._server_log import ROTATE_BYTES, ServerLogFile
 from mcpdeck.history import History
 from tests.cli.inprocess import mcpdeck
-from tests.helpers import cli_environment
+from tests.helpers import cli_environment, stdio_server
 
 ROOT = Path(__file__).resolve().parents[2]
-BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
+BASIC = stdio_server("basic")
 KEY = "k3y-value-from-env-91"
 TENANT = "tenant-from-env-77"
 PASSWORD = "pw-from-env-55"
@@ -105,7 +104,8 @@ def test_a_secret_expanded_into_a_url_is_in_no_output(tmp_path: Path, refusing_u
 
 def test_get_and_list_mask_arguments_and_env_unless_asked(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    server = {**BASIC, "args": [*BASIC["args"], "--api-key", "sk-live-0123456789"], "env": {"MODE": "fast-mode-1"}}
+    # Started directly: ``list`` shows the command line, which the fork server's launcher would push out of its column.
+    server = stdio_server("basic", "--api-key", "sk-live-0123456789", direct=True, env={"MODE": "fast-mode-1"})
     config.write_text(json.dumps({"mcpServers": {"basic": server}}))
 
     def go(args: list[str]) -> subprocess.CompletedProcess[str]:

@@ -14,13 +14,13 @@ import pytest
 from mcpdeck.cli._terminal import format_arguments, openable_url, shorten_middle
 from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
-from tests.helpers import cli_environment
+from tests.helpers import cli_environment, stdio_server
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
-BASIC = {"command": sys.executable, "args": ["-m", "tests.servers.basic"], "cwd": str(ROOT)}
-FEATURES = {"command": sys.executable, "args": ["-m", "tests.servers.features"], "cwd": str(ROOT)}
-HOSTILE = {"command": sys.executable, "args": ["-m", "tests.servers.escapes"], "cwd": str(ROOT)}
+BASIC = stdio_server("basic")
+FEATURES = stdio_server("features")
+HOSTILE = stdio_server("escapes")
 
 
 def run(

@@ -99,7 +99,8 @@ async def rest_of_output(process: Process) -> str:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 async def test_a_signal_stops_it_cleanly_with_no_child_left(tmp_path: Path, signum: signal.Signals) -> None:
-    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run:
+    # Started directly: the server must be a child of serve's, and gone with it.
+    async with serving(tmp_path, {"basic": stdio_server("basic", direct=True)}) as run:
         printed = "".join(run.output)
         assert f"console: {run.state['url']}/?token={run.state['token']}" in printed
         assert run.state["url"].startswith("http://127.0.0.1:")
