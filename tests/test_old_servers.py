@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 NOTE = "[mcpdeck] the server"
 
 
-def era_server(unknown: str = "ignore", *extra: str, **config: object) -> dict[str, object]:
+def era_server(unknown: str = "ignore", *extra: str, **config: Any) -> dict[str, Any]:
     return stdio_server("handshake_era", f"--unknown={unknown}", *extra, **config)
 
 
