@@ -74,6 +74,8 @@ class _Forks:
         self.listener = listener
         self.selector = selectors.DefaultSelector()
         self.selector.register(listener, selectors.EVENT_READ)
+        self.parent = os.pidfd_open(os.getppid())  # a test process that is killed takes its fork server along
+        self.selector.register(self.parent, selectors.EVENT_READ, ("parent", 0))
         self.connections: dict[int, socket.socket] = {}  # server pid -> its launcher's connection
         self.pidfds: dict[int, int] = {}  # server pid -> pidfd
 
@@ -87,6 +89,8 @@ class _Forks:
                         return request
                 elif key.data[0] == "exit":
                     self._reap(key.data[1])
+                elif key.data[0] == "parent":
+                    self.stop(signal.SIGTERM, None)
                 else:
                     self._launcher_gone(key.data[1])
 
@@ -133,6 +137,7 @@ class _Forks:
                 os.close(fd)
         self.selector.close()
         self.listener.close()
+        os.close(self.parent)
         connection.close()
         for other in self.connections.values():
             other.close()
