@@ -102,7 +102,8 @@ def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None,
         from mcpdeck.cli._gateway import ClientKind, client_config, stdio_gateway
 
         if kind is not None:
-            click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile))
+            # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
+            click.echo(client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile))
         else:
             anyio.run(stdio_gateway, ctx, profile)
         return

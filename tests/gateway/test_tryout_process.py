@@ -1,0 +1,201 @@
+"""A newcomer's try-out of the gateway commands as real processes: started as a client starts them,
+stopped as a client or a person stops them (stdin closed, Ctrl-C, SIGTERM), with what they print.
+
+Each test starts ``python -m mcpdeck.cli`` with pipes, with the history on (as a user has it), and
+checks what a person or a client sees: the exit, the exit code, the processes left behind, the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
+
+pytestmark = pytest.mark.anyio
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "claude-ai", "version": "0.1.0"},
+    },
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _config(folder: Path, **extra: Any) -> Path:
+    """A config with the basic server (every call allowed), plus ``extra`` top-level keys."""
+    path = folder / "mcp.json"
+    doc = {"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__*"]}, **extra}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _lingering_config(folder: Path) -> Path:
+    """A server whose process outlives its stdin: a shell that runs the basic server, then sleeps.
+
+    A host that stops in order stops it (as ``mcpdeck serve`` does); one that merely dies leaves it behind.
+    """
+    script = f"{sys.executable} -m tests.servers.basic; exec sleep 60"
+    path = folder / "mcp.json"
+    doc = {
+        "mcpServers": {"linger": {"command": "sh", "args": ["-c", script], "cwd": str(ROOT)}},
+        "permissions": {"allow": ["mcp__*"]},
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@asynccontextmanager
+async def _started(folder: Path, *args: str, **env: str) -> AsyncGenerator[Process]:
+    """``mcpdeck <args>`` with pipes, history on; whatever is left of it and below it is killed at the end."""
+    command = [sys.executable, "-m", "mcpdeck.cli", *args]
+    process = await anyio.open_process(command, cwd=folder, env=cli_environment(folder, **env))
+    below: set[int] = set()
+    try:
+        yield process
+    finally:
+        below |= descendants(process.pid)
+        kill({process.pid, *below})
+        with anyio.move_on_after(5, shield=True):
+            await process.wait()
+        await process.aclose()
+
+
+async def _initialize_over_stdio(process: Process) -> dict[str, Any]:
+    """Send ``initialize`` (and ``initialized``) as Claude Desktop does; the answer."""
+    assert process.stdin is not None and process.stdout is not None
+    await process.stdin.send(json.dumps(INITIALIZE).encode() + b"\n")
+    lines = BufferedByteReceiveStream(process.stdout)
+    answer = json.loads(await lines.receive_until(b"\n", 1 << 20))
+    await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    return answer
+
+
+def _lines(process: Process) -> BufferedByteReceiveStream:
+    assert process.stderr is not None
+    return BufferedByteReceiveStream(process.stderr)
+
+
+async def _stderr_line(lines: BufferedByteReceiveStream, pattern: str, seen: list[str] | None = None) -> re.Match[str]:
+    """The first line of ``lines`` (a process's stderr) that matches ``pattern`` (lines read go to ``seen``)."""
+    while True:
+        line = (await lines.receive_until(b"\n", 1 << 16)).decode()
+        if seen is not None:
+            seen.append(line)
+        found = re.search(pattern, line)
+        if found:
+            return found
+
+
+async def _rest(stream: Any) -> str:
+    """Everything left on a pipe of an exited process."""
+    text = b""
+    async for chunk in stream:
+        text += chunk
+    return text.decode()
+
+
+@pytest.mark.parametrize("command", ["serve", "gateway"])
+async def test_the_printed_client_entry_names_the_config_by_an_absolute_path(tmp_path: Path, command: str) -> None:
+    """Claude Desktop starts the entry in its own folder: a relative ``--config`` there names no file."""
+    _config(tmp_path)
+    async with _started(tmp_path, "--config", "mcp.json", command, "--print-client-config", "claude-desktop") as p:
+        with anyio.fail_after(15):
+            await p.wait()
+        printed = await _rest(p.stdout)
+    entry = json.loads(printed)["mcpServers"]["mcpdeck"]
+    config = entry["args"][entry["args"].index("--config") + 1]
+    assert Path(config).is_absolute(), f"`{command} --print-client-config` printed --config {config!r}"
+    assert await anyio.Path(config).resolve() == await anyio.Path(tmp_path / "mcp.json").resolve()
+
+
+async def test_serve_stdio_exits_by_itself_when_the_client_closes_stdin(tmp_path: Path) -> None:
+    """The MCP stdio shutdown: the client closes the server's stdin and waits for it to exit."""
+    config = _config(tmp_path)
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio") as process:
+        with anyio.fail_after(15):
+            answer = await _initialize_over_stdio(process)
+        assert answer["result"]["serverInfo"]["name"] == "mcpdeck"
+        servers = descendants(process.pid)
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.move_on_after(10):
+            await process.wait()
+        assert process.returncode == 0, "serve --stdio still ran 10 s after its client closed stdin"
+        assert not await wait_gone(servers)
+
+
+async def test_serve_stdio_stopped_with_sigterm_stops_its_servers_too(tmp_path: Path) -> None:
+    """A client that gives up on a gateway sends SIGTERM: the servers it started must not outlive it."""
+    config = _lingering_config(tmp_path)
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio") as process:
+        with anyio.fail_after(15):
+            await _initialize_over_stdio(process)
+        servers = descendants(process.pid)
+        assert servers, "the server was not started"
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(10):
+            await process.wait()
+        left = await wait_gone(servers)
+        kill(left)
+        assert not left, "processes of the gateway's server outlived it after SIGTERM"
+
+
+async def test_gateway_port_stops_on_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C stops ``gateway --port`` with exit code 130, as every other command."""
+    config = _config(tmp_path)
+    async with _started(tmp_path, "--config", str(config), "gateway", "--port", "0") as process:
+        with anyio.fail_after(15):
+            await _stderr_line(_lines(process), r"mcpdeck gateway at http://")
+        process.send_signal(signal.SIGINT)
+        with anyio.move_on_after(10):
+            await process.wait()
+        assert process.returncode == 130, "gateway --port still ran 10 s after Ctrl-C"
+
+
+async def test_gateway_port_with_an_unset_token_variable_says_so_and_exits(tmp_path: Path) -> None:
+    config = _config(tmp_path, gateway={"tokens": {"laptop": {"token": "${TRYOUT_NO_SUCH_VARIABLE}"}}})
+    async with _started(tmp_path, "--config", str(config), "gateway", "--port", "0") as process:
+        with anyio.move_on_after(20):
+            await process.wait()
+        assert process.returncode == 2, "gateway --port with an unset token variable neither said so nor exited"
+        said = await _rest(process.stderr)
+    assert "TRYOUT_NO_SUCH_VARIABLE is not set" in said
+
+
+async def test_gateway_on_every_address_answers_and_warns(tmp_path: Path) -> None:
+    """``--host 0.0.0.0`` is how one lets other machines in; a client on this one must still get through,
+    and the person is warned, as ``serve --host`` warns."""
+    config = _config(tmp_path)
+    args = ("--config", str(config), "gateway", "--port", "0", "--host", "0.0.0.0")
+    async with _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token") as process:
+        seen: list[str] = []
+        stderr = _lines(process)
+        with anyio.fail_after(15):
+            port = int((await _stderr_line(stderr, r"mcpdeck gateway at http://[^:]+:(\d+)/mcp", seen)).group(1))
+        async with httpx2.AsyncClient(headers={**HEADERS, "Authorization": "Bearer tryout-token"}) as http:
+            with anyio.fail_after(15):
+                answer = await http.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE)
+        assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(15):
+            await process.wait()
+        seen.append(await _rest(stderr))
+        assert "warning" in "".join(seen).lower(), f"nothing warned: {seen}"
