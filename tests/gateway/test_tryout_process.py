@@ -21,7 +21,9 @@ import httpx2
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp.client.streamable_http import streamable_http_client
 
+from tests.gateway.support import Seen, client
 from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
 
 pytestmark = pytest.mark.anyio
@@ -199,3 +201,68 @@ async def test_gateway_on_every_address_answers_and_warns(tmp_path: Path) -> Non
             await process.wait()
         seen.append(await _rest(stderr))
         assert "warning" in "".join(seen).lower(), f"nothing warned: {seen}"
+
+
+async def test_a_client_of_a_profile_hears_that_its_tools_changed_when_the_profile_is_edited(tmp_path: Path) -> None:
+    """Claude Desktop and Cursor list tools again only when told: an edited profile must send list_changed."""
+    config = _config(tmp_path, profiles={"p": {"servers": ["basic"]}})
+    args = ("--config", str(config), "gateway", "--port", "0")
+    async with _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token", MCPDECK_HISTORY="off") as process:
+        with anyio.fail_after(15):
+            port = int((await _stderr_line(_lines(process), r"mcpdeck gateway at http://[^:]+:(\d+)/mcp")).group(1))
+        seen = Seen()
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tryout-token"}) as http:
+            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp/p", http_client=http)
+            with anyio.fail_after(15):
+                async with client(transport, seen) as c:
+                    before = {tool.name for tool in (await c.list_tools()).tools}
+                    doc = json.loads(config.read_text())
+                    doc["profiles"]["p"]["tools"] = {"exclude": ["echo"]}
+                    config.write_text(json.dumps(doc))
+                    with anyio.move_on_after(8):
+                        await seen.arrival("notifications/tools/list_changed").wait()
+                    after = {tool.name for tool in (await c.list_tools()).tools}
+    assert "mcp__basic__echo" in before and "mcp__basic__echo" not in after  # the next list has it
+    assert "notifications/tools/list_changed" in seen.notifications, "the client was not told"
+
+
+def _serve_url(line: str) -> tuple[str, str] | None:
+    found = re.search(r"console: (http://[^/]+)/\?token=(\S+)", line)
+    return (found.group(1), found.group(2)) if found else None
+
+
+@asynccontextmanager
+async def _serving(folder: Path, config: Path, *args: str) -> AsyncGenerator[tuple[Process, str, str]]:
+    """``mcpdeck serve --port 0 <args>``; the process, its base URL and its token."""
+    async with _started(folder, "--config", str(config), "serve", "--port", "0", *args, MCPDECK_HISTORY="off") as p:
+        assert p.stdout is not None
+        lines = BufferedByteReceiveStream(p.stdout)
+        with anyio.fail_after(15):
+            while (found := _serve_url((await lines.receive_until(b"\n", 1 << 16)).decode())) is None:
+                pass
+        yield p, *found
+
+
+async def test_serve_on_every_address_lets_in_a_client_that_names_the_machine_by_its_address(tmp_path: Path) -> None:
+    """``serve --host 0.0.0.0`` warns that other machines get in; a client there names this machine by its IP
+    address, and is then told to use 127.0.0.1, which it cannot. An IP address in ``Host`` cannot be a DNS
+    rebinding (that needs a name the attacker controls)."""
+    config = _config(tmp_path, mcpServers={})
+    async with _serving(tmp_path, config, "--host", "0.0.0.0") as (_, url, token):
+        port = url.rsplit(":", 1)[1]
+        headers = {**HEADERS, "Authorization": f"Bearer {token}", "Host": f"192.0.2.2:{port}"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            with anyio.fail_after(15):
+                answer = await http.post(f"{url}/mcp", json=INITIALIZE)
+    assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+
+
+async def test_the_api_lists_the_profiles(tmp_path: Path) -> None:
+    """Issue #13: profiles are editable from the console and the API; the API has no profile endpoint at all."""
+    config = _config(tmp_path, profiles={"coding": {"servers": ["basic"]}})
+    async with _serving(tmp_path, config) as (_, url, token):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            with anyio.fail_after(15):
+                listed = await http.get(f"{url}/api/profiles")
+    assert listed.status_code == 200, f"{listed.status_code} {listed.text}"
+    assert "coding" in listed.text

@@ -1,0 +1,47 @@
+"""A newcomer's try-out of the gateway from an MCP client: what the client is told when a server
+crashes mid-call, and what a refused call tells the person to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+
+from tests.gateway.support import Seen, client, served_gateway
+from tests.helpers import WAIT, stdio_server
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_server_crashing_mid_call_is_a_tool_error_that_names_it(log_dir: Path) -> None:
+    """docs/gateway.md: host-side problems (the server is down ...) are tool error results saying so.
+    The client must not get the SDK's bare ``Connection closed`` (-32000), which names no server."""
+    servers = {"basic": stdio_server("basic"), "other": stdio_server("basic")}
+    async with served_gateway(log_dir, servers) as served:
+        with anyio.fail_after(WAIT):
+            async with client(served.url(), Seen()) as c:
+                crashed = await c.call_tool("mcp__basic__crash", {})
+                other = await c.call_tool("mcp__other__echo", {"text": "still here"})
+    assert crashed.is_error
+    text = crashed.content[0]
+    assert isinstance(text, types.TextContent)
+    assert "basic" in text.text and "crash" in text.text
+    assert not other.is_error
+
+
+async def test_a_call_refused_for_want_of_someone_to_ask_gives_advice_a_gateway_user_can_follow(
+    log_dir: Path,
+) -> None:
+    """Neither ``serve --stdio`` nor ``gateway`` takes ``--yes``: the refusal must not tell the person to use it."""
+    servers = {"basic": stdio_server("basic")}
+    async with served_gateway(log_dir, servers, permissions={}) as served:
+        with anyio.fail_after(WAIT):
+            async with client(served.url(), Seen(), elicitation=False, name="cursor") as c:
+                refused = await c.call_tool("mcp__basic__echo", {"text": "hi"})
+    assert refused.is_error
+    text = refused.content[0]
+    assert isinstance(text, types.TextContent)
+    assert "cursor 1.0 cannot be asked" in text.text
+    assert "--yes" not in text.text, text.text
