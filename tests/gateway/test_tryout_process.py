@@ -266,3 +266,18 @@ async def test_the_api_lists_the_profiles(tmp_path: Path) -> None:
                 listed = await http.get(f"{url}/api/profiles")
     assert listed.status_code == 200, f"{listed.status_code} {listed.text}"
     assert "coding" in listed.text
+
+
+async def test_serve_stdio_tells_its_log_which_server_failed_to_start(tmp_path: Path) -> None:
+    """Claude Desktop keeps a gateway's stderr in its log; that is the only place a person can learn that a
+    configured server is missing from the tools, and why."""
+    config = _config(tmp_path, mcpServers={"basic": stdio_server("basic"), "broken": {"command": "tryout-no-such-cmd"}})
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
+        with anyio.fail_after(15):
+            await _initialize_over_stdio(process)
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.fail_after(15):
+            await process.wait()
+        said = await _rest(process.stderr)
+    assert "broken" in said and "tryout-no-such-cmd" in said, f"stderr: {said!r}"
