@@ -1,16 +1,21 @@
 """A newcomer's try-out of the gateway from an MCP client: what the client is told when a server
-crashes mid-call, and what a refused call tells the person to do."""
+crashes mid-call, what a refused call tells the person to do, and what a bad profile edit breaks."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp import MCPError
 
+from mcpdeck import Host
+from mcpdeck.gateway import Gateway
 from tests.gateway.support import Seen, client, served_gateway
-from tests.helpers import WAIT, stdio_server
+from tests.helpers import WAIT, serve_asgi, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -45,3 +50,30 @@ async def test_a_call_refused_for_want_of_someone_to_ask_gives_advice_a_gateway_
     assert isinstance(text, types.TextContent)
     assert "cursor 1.0 cannot be asked" in text.text
     assert "--yes" not in text.text, text.text
+
+
+async def test_one_malformed_profile_does_not_take_the_other_profiles_down(tmp_path: Path) -> None:
+    """A typo in a profile someone adds must not break the clients of every other profile, nor answer them
+    with the JSON-RPC code 0 (which is no error code at all)."""
+    config = tmp_path / "mcp.json"
+    doc: dict[str, Any] = {
+        "mcpServers": {"basic": stdio_server("basic"), "other": stdio_server("basic")},
+        "permissions": {"allow": ["mcp__*"]},
+        "profiles": {"good": {"servers": ["basic"], "prefix": False}},
+    }
+    config.write_text(json.dumps(doc))
+    async with (
+        Host.from_file(config, log_dir=tmp_path / "logs") as host,
+        Gateway(host) as gateway,
+        serve_asgi(gateway.asgi()) as base,
+    ):
+        with anyio.fail_after(WAIT):
+            async with client(f"{base}/mcp/good", Seen()) as c:
+                assert "echo" in {tool.name for tool in (await c.list_tools()).tools}
+                doc["profiles"]["typo"] = {"servers": ["basic", "other"], "prefix": False}
+                config.write_text(json.dumps(doc))
+                try:
+                    names = {tool.name for tool in (await c.list_tools()).tools}
+                except MCPError as error:
+                    pytest.fail(f"the good profile broke: code {error.code}: {error.message}")
+    assert "echo" in names
