@@ -23,6 +23,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client.streamable_http import streamable_http_client
 
+from mcpdeck.history import History
 from tests.gateway.support import Seen, client
 from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
 
@@ -281,3 +282,23 @@ async def test_serve_stdio_tells_its_log_which_server_failed_to_start(tmp_path: 
             await process.wait()
         said = await _rest(process.stderr)
     assert "broken" in said and "tryout-no-such-cmd" in said, f"stderr: {said!r}"
+
+
+async def test_the_history_hides_the_gateways_own_bearer_tokens_as_it_hides_the_servers_secrets(
+    tmp_path: Path,
+) -> None:
+    """A client that pastes its token into a call's arguments must not leave it readable in the history."""
+    tokens = {"laptop": {"token": "${TRYOUT_GATEWAY_SECRET}"}}
+    config = _config(tmp_path, gateway={"tokens": tokens})
+    args = ("--config", str(config), "gateway", "--port", "0")
+    async with _started(tmp_path, *args, TRYOUT_GATEWAY_SECRET="gw-secret-4711") as process:
+        with anyio.fail_after(15):
+            port = int((await _stderr_line(_lines(process), r"mcpdeck gateway at http://[^:]+:(\d+)/mcp")).group(1))
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer gw-secret-4711"}) as http:
+            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+            with anyio.fail_after(15):
+                async with client(transport, Seen()) as c:
+                    await c.call_tool("mcp__basic__echo", {"text": "my token is gw-secret-4711"})
+    with History(tmp_path / "history.sqlite3") as history:
+        arguments = [call.arguments for call in history.tool_calls()]
+    assert arguments and "gw-secret-4711" not in json.dumps(arguments), arguments
