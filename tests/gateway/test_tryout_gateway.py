@@ -77,3 +77,17 @@ async def test_one_malformed_profile_does_not_take_the_other_profiles_down(tmp_p
                 except MCPError as error:
                     pytest.fail(f"the good profile broke: code {error.code}: {error.message}")
     assert "echo" in names
+
+
+async def test_an_approval_accepted_without_a_decision_is_not_reported_as_declined(log_dir: Path) -> None:
+    """A client that answers the gate's form with ``accept`` and no ``decision`` did not decline; the refusal
+    should say what was missing, not "the user declined: ... answered accept"."""
+    servers = {"basic": stdio_server("basic")}
+    async with served_gateway(log_dir, servers, permissions={"ask": ["mcp__basic__echo"]}) as served:
+        with anyio.fail_after(WAIT):
+            async with client(served.url(), Seen(), answer={}) as c:
+                refused = await c.call_tool("mcp__basic__echo", {"text": "hi"})
+    assert refused.is_error
+    text = refused.content[0]
+    assert isinstance(text, types.TextContent)
+    assert "declined" not in text.text and "decision" in text.text, text.text

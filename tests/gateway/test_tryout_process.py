@@ -302,3 +302,16 @@ async def test_the_history_hides_the_gateways_own_bearer_tokens_as_it_hides_the_
     with History(tmp_path / "history.sqlite3") as history:
         arguments = [call.arguments for call in history.tool_calls()]
     assert arguments and "gw-secret-4711" not in json.dumps(arguments), arguments
+
+
+async def test_serve_stdio_uses_the_servers_of_a_running_serve_instead_of_starting_its_own(tmp_path: Path) -> None:
+    """docs/gateway.md: the clients share one set of running servers. With ``serve`` running for the config (the
+    other commands attach to it), a client that starts ``serve --stdio`` should not start a second copy of each
+    server (whose state, a browser session or a memory graph, would then differ per client)."""
+    config = _config(tmp_path)
+    async with _serving(tmp_path, config):
+        async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
+            with anyio.fail_after(15):
+                await _initialize_over_stdio(stdio)
+            own = descendants(stdio.pid)
+    assert not own, f"serve --stdio started its own servers beside the running serve: {sorted(own)}"
