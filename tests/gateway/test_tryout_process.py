@@ -315,3 +315,16 @@ async def test_serve_stdio_uses_the_servers_of_a_running_serve_instead_of_starti
                 await _initialize_over_stdio(stdio)
             own = descendants(stdio.pid)
     assert not own, f"serve --stdio started its own servers beside the running serve: {sorted(own)}"
+
+
+async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_server(tmp_path: Path) -> None:
+    """One server that hangs at start (default ``startupTimeout`` 30 s: measured 33 s to the answer) holds
+    every client's ``initialize`` that long; clients give up on a silent server. The gateway can answer at
+    once and announce the late server's tools with ``list_changed``, which it already sends."""
+    servers = {"basic": stdio_server("basic"), "hang": stdio_server("hang", startupTimeout=12)}
+    config = _config(tmp_path, mcpServers=servers)
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
+        answer: dict[str, Any] | None = None
+        with anyio.move_on_after(8):
+            answer = await _initialize_over_stdio(process)
+    assert answer is not None, "no answer to initialize within 8 s while one server hung at start"
