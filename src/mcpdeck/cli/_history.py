@@ -69,6 +69,8 @@ def _tool_calls(db: History, limit: int, server: str | None, as_json: bool) -> N
     if not calls:
         click.echo(f"No tool calls recorded yet ({db.path}).")
         return
+    # Calls that came through the gateway name their client; the column is there only when some did.
+    via = any(call.caller for call in calls)
     rows = [
         [
             call.started_at.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
@@ -77,11 +79,13 @@ def _tool_calls(db: History, limit: int, server: str | None, as_json: bool) -> N
             call.approved_by or "-",
             f"{call.duration * 1000:.0f} ms" if call.duration is not None else "-",
             str(call.result_size) if call.result_size is not None else "-",
+            *([call.caller or "-"] if via else []),
             call.error or "",
         ]
         for call in calls
     ]
-    click.echo(table(["time", "tool", "status", "approved", "took", "size", "error"], rows))
+    headers = ["time", "tool", "status", "approved", "took", "size", *(["client"] if via else []), "error"]
+    click.echo(table(headers, rows))
 
 
 def _conversations(db: History, limit: int, conversation: int | None, as_json: bool) -> None:

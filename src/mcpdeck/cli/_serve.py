@@ -52,6 +52,21 @@ def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
     click.echo("Stopped.")
 
 
+def _known_profile(ctx: _Context, name: str) -> None:
+    """Refuse to print an entry for a profile the config does not have: the client would fail to start it.
+
+    Raises:
+        ConfigError: No such profile (or the profiles cannot be read); the message says which exist.
+    """
+    from mcpdeck.config import parse_profiles
+    from mcpdeck.errors import ConfigError
+
+    profiles = parse_profiles(ctx.store.read_raw(), path=str(ctx.path))
+    if name not in profiles:
+        known = ", ".join(profiles) or "none"
+        raise ConfigError(f'no profile named {name!r} in {ctx.path} (known: {known}); add it under "profiles" first')
+
+
 _host_option = click.option(
     "--host",
     default="127.0.0.1",
@@ -102,7 +117,10 @@ def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None,
         from mcpdeck.cli._gateway import ClientKind, client_config, stdio_gateway
 
         if kind is not None:
-            click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile))
+            if profile is not None:
+                _known_profile(ctx, profile)
+            # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
+            click.echo(client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile))
         else:
             anyio.run(stdio_gateway, ctx, profile)
         return
