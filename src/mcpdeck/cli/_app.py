@@ -141,7 +141,7 @@ class _Context:
             for name, server in list(config.servers.items()):
                 config.servers[name] = server.model_copy(update={"startup_timeout": self.startup_timeout})
         elicitation = terminal_elicitation if interactive else None
-        return Host(
+        host = Host(
             config,
             store=self.store,
             log_dir=self.log_dir,
@@ -151,6 +151,9 @@ class _Context:
             roots=list(self.roots) or None,
             wait=wait,
         )
+        if approve or yes:  # the commands that ask at the terminal take --yes
+            host.permissions.allow_hint = "run with --yes"
+        return host
 
 
 def _fail(message: str, code: int = 1) -> None:
