@@ -20,7 +20,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
@@ -96,14 +96,14 @@ class _Context:
             raise ConfigError(f"no server named {name!r} in {self.path} (servers: {known})", server=name)
         return config.servers[name]
 
-    def history(self) -> History | None:
-        """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets redacted."""
+    def history(self, also: Iterable[str] = ()) -> History | None:
+        """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets and ``also`` redacted."""
         path = _paths.history_path()
         if path is None:
             return None
         from mcpdeck.history import History, Redactor, secrets_of
 
-        return History(path, redactor=Redactor(secrets_of(self.store.read(), os.environ)))
+        return History(path, redactor=Redactor({*secrets_of(self.store.read(), os.environ), *also}))
 
     def host(
         self,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
@@ -38,6 +38,7 @@ __all__ = [
     "register_gateway_command",
     "serve_http",
     "serve_stdio",
+    "until_terminated",
 ]
 
 ClientKind = Literal["claude-desktop", "cursor", "vscode", "claude-code"]
@@ -77,7 +78,8 @@ def client_config(
     import shlex
 
     launcher = _launcher()
-    args = [*launcher[1:], "--config", str(config_path), *command]
+    # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
+    args = [*launcher[1:], "--config", str(Path(config_path).expanduser().absolute()), *command]
     if profile is not None:
         args += ["--profile", profile]
     if kind == "claude-code":
@@ -186,14 +188,68 @@ async def _record_in_background(host: Host, history: History) -> None:
     await started.wait()
 
 
+STARTUP_GRACE = 5.0
+"""Seconds ``serve --stdio`` waits for slow servers before it answers its client (the rest follow
+with ``list_changed``): a client gives up on a gateway that says nothing for long."""
+
+
+async def _settled_or_late(host: Host) -> None:
+    """Wait until every server has settled, at most ``STARTUP_GRACE`` seconds; then say on stderr (all a
+    client keeps of the gateway's words, in its log) which failed, and which are still starting."""
+    import anyio
+
+    from mcpdeck._masking import mask_urls
+    from mcpdeck.status import ServerState
+
+    with anyio.move_on_after(STARTUP_GRACE):
+        async with anyio.create_task_group() as tg:
+            for name in host.servers:
+                tg.start_soon(host.wait_settled, name)
+    for status in host.servers.values():
+        if status.state is ServerState.FAILED:
+            click.echo(f"mcpdeck: server {status.name!r} failed to start: {mask_urls(status.error or '')}", err=True)
+        elif status.state in (ServerState.CONNECTING, ServerState.RECONNECTING):
+            late = f"mcpdeck: server {status.name!r} is still starting; its tools follow when it is ready"
+            click.echo(late, err=True)
+
+
+async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
+    """Run ``main()``; SIGTERM (how clients and service managers stop a program) ends it as Ctrl-C does:
+    the servers are shut down on the way out, none is left running."""
+    import signal
+
+    import anyio
+
+    async with anyio.create_task_group() as tg:
+
+        async def on_term() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(on_term)
+        await main()
+        tg.cancel_scope.cancel()
+
+
 async def stdio_gateway(ctx: Any, profile: str | None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history."""
     history = ctx.history()
-    async with ctx.host() as host:
+
+    async def main() -> None:
+        async with ctx.host(wait=False) as host:
+            if history is not None:
+                await _record_in_background(host, history)
+            await _settled_or_late(host)
+            await serve_stdio(host, profile)
+
+    try:
+        await until_terminated(main)
+    finally:
         if history is not None:
-            await _record_in_background(host, history)
-        await serve_stdio(host, profile)
+            history.close()
 
 
 def register_gateway_command(cli: click.Group) -> None:
@@ -238,23 +294,31 @@ def register_gateway_command(cli: click.Group) -> None:
         if stdio:
             await stdio_gateway(ctx, profile)
             return
-        history = ctx.history()
-        async with ctx.host() as host:
+        tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
+        if not no_token and not tokens:
+            from mcpdeck.gateway import GatewayToken
+
+            secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+            tokens = {"default": GatewayToken(secret)}
+            if TOKEN_ENV not in os.environ:
+                click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
+        # A client that pastes its token into a call's arguments must not leave it in the history.
+        history = ctx.history(also=[token.secret for token in tokens.values()])
+
+        def announce(url: str) -> None:
+            click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
+
+        async def main() -> None:
+            async with ctx.host() as host:
+                if history is not None:
+                    await _record_in_background(host, history)
+                assert port is not None
+                await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+
+        try:
+            await until_terminated(main)
+        finally:
             if history is not None:
-                await _record_in_background(host, history)
-            tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
-            if not no_token and not tokens:
-                from mcpdeck.gateway import GatewayToken
-
-                secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-                tokens = {"default": GatewayToken(secret)}
-                if TOKEN_ENV not in os.environ:
-                    click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
-
-            def announce(url: str) -> None:
-                click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
-
-            assert port is not None
-            await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+                history.close()
 
     _ = gateway  # registered by the decorator
