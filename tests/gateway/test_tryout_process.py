@@ -328,3 +328,26 @@ async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_serv
         with anyio.move_on_after(8):
             answer = await _initialize_over_stdio(process)
     assert answer is not None, "no answer to initialize within 8 s while one server hung at start"
+
+
+async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_under_their_names(tmp_path: Path) -> None:
+    """Attached to the running ``serve``, a stdio client sees the catalog names it would see directly, and
+    its calls run on the serve's servers (the serve's gate applies: every call is allowed here)."""
+    config = _config(tmp_path)
+    async with _serving(tmp_path, config):
+        async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
+            assert stdio.stdin is not None and stdio.stdout is not None
+            with anyio.fail_after(15):
+                await _initialize_over_stdio(stdio)
+                lines = BufferedByteReceiveStream(stdio.stdout)
+                await stdio.stdin.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n')
+                listed = json.loads(await lines.receive_until(b"\n", 1 << 20))
+                call = {"name": "mcp__basic__echo", "arguments": {"text": "through two gateways"}}
+                request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+                await stdio.stdin.send(json.dumps(request).encode() + b"\n")
+                called = json.loads(await lines.receive_until(b"\n", 1 << 20))
+            said = (await _lines(stdio).receive_until(b"\n", 1 << 16)).decode()
+    names = {tool["name"] for tool in listed["result"]["tools"]}
+    assert "mcp__basic__echo" in names and "mcp__serve__mcp__basic__echo" not in names
+    assert called["result"]["content"][0]["text"] == "through two gateways"
+    assert "serving the servers of the mcpdeck serve on port" in said

@@ -70,6 +70,11 @@ class Attached:
         self._token = token
         self._conn = Connection(host, port, timeout=_TIMEOUT)
 
+    @property
+    def token(self) -> str:
+        """The running ``serve``'s token (its API and its gateway at ``/mcp``)."""
+        return self._token
+
     def close(self) -> None:
         self._conn.close()
 

@@ -150,15 +150,26 @@ async def serve_http(
     """
     import uvicorn
 
-    from mcpdeck._listen import bind
+    from mcpdeck._listen import ANY_ADDRESS, bind
     from mcpdeck.gateway import Gateway
+    from mcpdeck.gateway._http import LOOPBACK_HOSTS
 
     if not tokens and not _is_loopback(address):
         raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
-    allowed = None if _is_loopback(address) else [address, f"{address}:*"]
+    every = address in ANY_ADDRESS
+    if every:  # loopback names, the machine's names, and (the gateway's own check) its IP addresses
+        import socket
+
+        names = {socket.gethostname(), socket.getfqdn()}
+        allowed = [*LOOPBACK_HOSTS, *(f"{name.lower()}:*" for name in sorted(names))]
+    else:
+        allowed = None if _is_loopback(address) else [address, f"{address}:*"]
+    if not _is_loopback(address):
+        click.echo(f"warning: the gateway listens on {address}: other machines can reach it (with a token)", err=True)
     sock = bind(address, port)
     with sock:
-        async with Gateway(host, profile=profile, tokens=tokens, allowed_hosts=allowed) as gateway:
+        gateway_options: dict[str, Any] = {"tokens": tokens, "allowed_hosts": allowed, "any_address": every}
+        async with Gateway(host, profile=profile, **gateway_options) as gateway:
             config = uvicorn.Config(gateway.asgi(), log_level="warning", access_log=False, lifespan="off")
             server = uvicorn.Server(config)
             bound: int = sock.getsockname()[1]
@@ -233,9 +244,42 @@ async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
         tg.cancel_scope.cancel()
 
 
+async def _through_running_serve(address: str, port: int, token: str, profile: str | None) -> None:
+    """Serve stdio as a window on a running ``serve``'s gateway: its servers, gate and history, not copies.
+
+    A host of one server (that gateway, over HTTP) served under the upstream's own names; the
+    running ``serve`` applies the permission rules and records the calls, and its questions
+    (approvals, servers' forms) reach this client through the two gateways.
+    """
+    from mcpdeck.gateway import Gateway
+    from mcpdeck.host import Host
+
+    where = f"[{address}]" if ":" in address else address
+    url = f"http://{where}:{port}/mcp" + (f"/{profile}" if profile else "")
+    upstream = {"serve": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}
+    window = {"serve": {"servers": ["serve"], "prefix": False}}
+
+    async def main() -> None:
+        async with Host(upstream, wait=False) as host:
+            await _settled_or_late(host)
+            async with Gateway(host, profile="serve", profiles=window, check_permission=False) as gateway:
+                await gateway.run_stdio()
+
+    await until_terminated(main)
+
+
 async def stdio_gateway(ctx: Any, profile: str | None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
-    every call recorded in the history."""
+    every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
+    off), its servers are the ones served: the clients share one set of running servers."""
+    from mcpdeck.cli._attach import connect
+
+    running = connect(ctx.path)
+    if running is not None:
+        running.close()
+        click.echo(f"mcpdeck: serving the servers of the mcpdeck serve on port {running.port}", err=True)
+        await _through_running_serve(running.host, running.port, running.token, profile)
+        return
     history = ctx.history()
 
     async def main() -> None:

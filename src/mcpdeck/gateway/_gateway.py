@@ -80,6 +80,7 @@ class Gateway:
         check_permission: bool = True,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        any_address: bool = False,
         modern: bool = False,
     ):
         """Create a gateway for an open host.
@@ -94,6 +95,8 @@ class Gateway:
                 the calling client as an elicitation, or refused when it cannot answer).
             allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection); default: loopback names.
             allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
+            any_address: HTTP listens on every address: a ``Host`` that is an IP address with the
+                listening port is accepted too (it cannot be a DNS rebinding), and its own ``Origin``.
             modern: Also serve protocol 2026-07-28 to clients that ask for it. Off by default: in
                 that era a server cannot ask the client anything in the middle of a call, so the
                 servers' elicitation and sampling would be answered by the host instead of the
@@ -106,6 +109,7 @@ class Gateway:
         self.tokens = dict(tokens or {})
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins
+        self.any_address = any_address
         self._fixed = (
             {
                 name: p if isinstance(p, ProfileConfig) else ProfileConfig.model_validate(dict(p))

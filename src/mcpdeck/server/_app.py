@@ -43,7 +43,15 @@ class _Paths:
             await self._inner(scope, receive, send)
 
 
-def build_app(context: ApiContext, *, token: str, hosts: set[str], port: int, gateway: ASGIApp | None = None) -> Guard:
+def build_app(
+    context: ApiContext,
+    *,
+    token: str,
+    hosts: set[str],
+    port: int,
+    gateway: ASGIApp | None = None,
+    any_address: bool = False,
+) -> Guard:
     """The whole app, behind the guard."""
     inner = Starlette(routes=[*console_routes(), Mount("/api", app=create_api(context))])
-    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port)
+    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port, any_address=any_address)
