@@ -243,34 +243,23 @@ def remove(ctx: _Context, name: str) -> None:
     click.echo(f"Removed {name!r} from {ctx.path}.")
 
 
-@click.command()
-@click.argument("name")
-@pass_ctx
-@_sync
-def enable(ctx: _Context, name: str) -> None:
-    """Enable a server (clear "disabled").
+def _switch(disabled: bool, summary: str) -> click.Command:
+    """``enable`` or ``disable``: a server's ``"disabled"`` set in the config file, nothing else changed."""
+    verb = "disable" if disabled else "enable"
 
-    \b
-    Example:
-      mcpdeck enable fs
-    """
-    ctx.store.set_server_disabled(name, False)
-    click.echo(f"Enabled {name!r}.")
+    @click.command(verb, help=f"{summary}\n\n\b\nExample:\n  mcpdeck {verb} fs")
+    @click.argument("name")
+    @pass_ctx
+    @_sync
+    def switch(ctx: _Context, name: str) -> None:
+        ctx.store.set_server_disabled(name, disabled)
+        click.echo(f"{verb.capitalize()}d {name!r}.")
+
+    return switch
 
 
-@click.command()
-@click.argument("name")
-@pass_ctx
-@_sync
-def disable(ctx: _Context, name: str) -> None:
-    """Disable a server: keep its config, don't connect it.
-
-    \b
-    Example:
-      mcpdeck disable fs
-    """
-    ctx.store.set_server_disabled(name, True)
-    click.echo(f"Disabled {name!r}.")
+enable = _switch(False, 'Enable a server (clear "disabled").')
+disable = _switch(True, "Disable a server: keep its config, don't connect it.")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
