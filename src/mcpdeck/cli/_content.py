@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -11,6 +12,8 @@ from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyr
 
 if TYPE_CHECKING:
     import mcp_types as types
+
+    from mcpdeck.host import Host
 
 __all__ = ["register_content_commands"]
 
@@ -27,29 +30,18 @@ async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> N
     Example:
       mcpdeck resources --server everything
     """
-    from mcpdeck.cli._render import echo_json
-    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_offered
 
-    for name in servers:
-        ctx.server(name)  # an unknown name is an error, not an empty list
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            listed = [r.to_json() for r in host.resources if not servers or r.server in servers]
-            templates = [t.to_json() for t in host.resource_templates if not servers or t.server in servers]
-            statuses = list(host.servers.values())
-        echo_json({"resources": listed, "templates": templates})
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
+    def offered(host: Host, wanted: Callable[[str], bool]) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "resources": [r.to_json() for r in host.resources if wanted(r.server)],
+            "templates": [t.to_json() for t in host.resource_templates if wanted(t.server)],
+        }
 
-        def block(names: list[str]) -> str:
-            warn_failed(host.servers[name] for name in names)
-            return resources_text(
-                [r.to_json() for r in host.resources if r.server in names],
-                [t.to_json() for t in host.resource_templates if t.server in names],
-            )
+    def text(found: dict[str, list[dict[str, Any]]]) -> str:
+        return resources_text(found["resources"], found["templates"])
 
-        await show_as_they_settle(host, block, "No resources.")
+    await show_offered(ctx, servers, as_json, offered, text, "No resources.")
 
 
 def resources_text(listed: list[dict[str, Any]], templates: list[dict[str, Any]]) -> str:
@@ -131,25 +123,12 @@ async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> Non
     Example:
       mcpdeck prompts --server everything
     """
-    from mcpdeck.cli._render import echo_json
-    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_offered
 
-    for name in servers:
-        ctx.server(name)
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            listed = [p.to_json() for p in host.prompts if not servers or p.server in servers]
-            statuses = list(host.servers.values())
-        echo_json(listed)
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
+    def offered(host: Host, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
+        return [p.to_json() for p in host.prompts if wanted(p.server)]
 
-        def block(names: list[str]) -> str:
-            warn_failed(host.servers[name] for name in names)
-            return prompts_text([p.to_json() for p in host.prompts if p.server in names])
-
-        await show_as_they_settle(host, block, "No prompts.")
+    await show_offered(ctx, servers, as_json, offered, prompts_text, "No prompts.")
 
 
 def prompts_text(listed: list[dict[str, Any]]) -> str:

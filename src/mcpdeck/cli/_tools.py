@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
 
+if TYPE_CHECKING:
+    from mcpdeck.host import Host
+
 __all__ = ["register_tool_commands"]
-
-
-def _known_servers(ctx: _Context, servers: tuple[str, ...]) -> None:
-    """An unknown ``--server`` name is an error, not an empty list."""
-    for name in servers:
-        ctx.server(name)
 
 
 @click.command(short_help="List every server's tools under their namespaced names.")
@@ -33,24 +31,12 @@ async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json:
       mcpdeck tools
       mcpdeck tools --server fs --verbose
     """
-    from mcpdeck.cli._output import echo_json
-    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_offered
 
-    _known_servers(ctx, servers)
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            catalog = [t for t in host.tools if not servers or t.server in servers]
-            statuses = list(host.servers.values())
-        echo_json([tool.to_json() for tool in catalog])
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
+    def offered(host: Host, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
+        return [tool.to_json() for tool in host.tools if wanted(tool.server)]
 
-        def block(names: list[str]) -> str:
-            warn_failed(host.servers[name] for name in names)
-            return tools_text([t.to_json() for t in host.tools if t.server in names], verbose=verbose)
-
-        await show_as_they_settle(host, block, "No tools.")
+    await show_offered(ctx, servers, as_json, offered, lambda listed: tools_text(listed, verbose=verbose), "No tools.")
 
 
 def tools_text(catalog: list[dict[str, Any]], *, verbose: bool) -> str:
