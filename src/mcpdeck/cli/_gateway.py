@@ -196,6 +196,32 @@ async def stdio_gateway(ctx: Any, profile: str | None) -> None:
         await serve_stdio(host, profile)
 
 
+async def http_gateway(ctx: Any, profile: str | None, address: str, port: int, no_token: bool) -> None:
+    """``gateway --port N``: the config's host served over streamable HTTP, every call recorded in the history.
+
+    Each client needs a bearer token (the config's ``gateway.tokens``, else ``$MCPDECK_GATEWAY_TOKEN``, else
+    one made up and printed) unless ``no_token``."""
+    import secrets
+
+    history = ctx.history()
+    async with ctx.host() as host:
+        if history is not None:
+            await _record_in_background(host, history)
+        tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
+        if not no_token and not tokens:
+            from mcpdeck.gateway import GatewayToken
+
+            secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+            tokens = {"default": GatewayToken(secret)}
+            if TOKEN_ENV not in os.environ:
+                click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
+
+        def announce(url: str) -> None:
+            click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
+
+        await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+
+
 def register_gateway_command(cli: click.Group) -> None:
     """Add ``mcpdeck gateway`` to the command line."""
 
@@ -228,8 +254,6 @@ def register_gateway_command(cli: click.Group) -> None:
         http://127.0.0.1:PORT/mcp and /mcp/PROFILE (`--port`). The permission rules apply to
         every call; `ask` is put to the client as a question where it can answer one.
         """
-        import secrets
-
         if kind is not None:
             click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile, command=("gateway", "--stdio")))
             return
@@ -238,23 +262,7 @@ def register_gateway_command(cli: click.Group) -> None:
         if stdio:
             await stdio_gateway(ctx, profile)
             return
-        history = ctx.history()
-        async with ctx.host() as host:
-            if history is not None:
-                await _record_in_background(host, history)
-            tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
-            if not no_token and not tokens:
-                from mcpdeck.gateway import GatewayToken
-
-                secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-                tokens = {"default": GatewayToken(secret)}
-                if TOKEN_ENV not in os.environ:
-                    click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
-
-            def announce(url: str) -> None:
-                click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
-
-            assert port is not None
-            await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+        assert port is not None
+        await http_gateway(ctx, profile, address, port, no_token)
 
     _ = gateway  # registered by the decorator
