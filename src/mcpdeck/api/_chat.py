@@ -29,8 +29,7 @@ from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
 from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem
 from mcpdeck.errors import ConfigError, ProviderError
-from mcpdeck.providers import chat_model, default_model, parse_provider_settings
-from mcpdeck.providers._provider_settings import ALIASES, BUILTIN
+from mcpdeck.providers import ALIASES, BUILTIN, chat_model, default_model, parse_provider_settings
 
 __all__ = ["router"]
 

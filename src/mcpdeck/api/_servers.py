@@ -26,13 +26,15 @@ from mcpdeck.api._models import (
 )
 from mcpdeck.api._secrets import mask_config, restore_masked
 from mcpdeck.config import (
+    ImportResult,
     InProcessServerConfig,
     StdioServerConfig,
     ToolFilter,
+    default_import_path,
+    import_servers,
     parse_server_config,
     validate_server_name,
 )
-from mcpdeck.config._importers import ImportResult, default_import_path, import_servers
 from mcpdeck.errors import ConfigError
 from mcpdeck.host import ServerTest
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from mcpdeck.cli._app import _Context, pass_ctx, run_async  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 
 __all__ = ["ChatOptions", "chat_start", "register_chat_command"]
 
@@ -34,7 +34,7 @@ class ChatOptions:
     as_json: bool
 
 
-def chat_start(ctx: _Context, options: ChatOptions) -> tuple[dict[str, Any], str, bool | int]:
+def chat_start(ctx: CliContext, options: ChatOptions) -> tuple[dict[str, Any], str, bool | int]:
     """What a chat settles before it runs, alone or through ``serve``: the config's data, the model's
     name, and the tool search threshold (``False``: never). A server named that the config lacks,
     or no model named anywhere, is an error before anything starts."""
@@ -75,7 +75,7 @@ def register_chat_command(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Every event as one JSON line on stdout.")
     @pass_ctx
     @run_async
-    async def chat(ctx: _Context, **options: Any) -> None:
+    async def chat(ctx: CliContext, **options: Any) -> None:
         """Talk to a model that can use the servers' tools: one answer, or a conversation.
 
         With PROMPT, one answer; without, a conversation at the terminal. The model is

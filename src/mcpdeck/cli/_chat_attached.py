@@ -23,7 +23,7 @@ from typing import Any, cast
 import anyio
 import click
 
-from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext
 from mcpdeck.cli._attach import Attached, AttachError
 from mcpdeck.cli._chat import ChatOptions, chat_start
 from mcpdeck.cli._chat_print import HELP, Printer, answer_command, read_turn
@@ -37,8 +37,7 @@ _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 def provider_environment(spec: str, doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
     """The variables of ``environ`` a model ``spec`` is made from: its provider's key and URL variables,
     and those the config's settings for it (``providers.<name>``) refer to."""
-    from mcpdeck.providers import parse_model
-    from mcpdeck.providers._provider_settings import ALIASES, BUILTIN
+    from mcpdeck.providers import ALIASES, BUILTIN, parse_model
 
     name = parse_model(spec).provider
     canonical = ALIASES.get(name, name)
@@ -167,7 +166,7 @@ def _interactive(chat: _Chat) -> None:
 
 def run_attached_chat(api: Attached, config: Path, **params: Any) -> None:
     """``mcpdeck chat`` through ``serve`` (see ``mcpdeck chat --help``; the same output as alone)."""
-    ctx = click.get_current_context().find_object(_Context)
+    ctx = click.get_current_context().find_object(CliContext)
     assert ctx is not None  # the group always makes one
     options = ChatOptions(**params)
     raw, spec, search = chat_start(ctx, options)

@@ -12,7 +12,7 @@ import anyio.to_thread
 import click
 
 from mcpdeck.agent import Agent, RunFinished, event_json
-from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext
 from mcpdeck.cli._chat import ChatOptions, chat_start
 from mcpdeck.cli._chat_print import HELP, Printer, answer_command, read_turn
 from mcpdeck.cli._render import safe
@@ -41,7 +41,7 @@ async def _interactive(agent: Agent, printer: Printer) -> None:
             await _one_run(agent, line, printer)
 
 
-async def run_chat(ctx: _Context, options: ChatOptions) -> None:
+async def run_chat(ctx: CliContext, options: ChatOptions) -> None:
     """One answer for the prompt, else a conversation at the terminal (see ``mcpdeck chat --help``)."""
     raw, spec, search = chat_start(ctx, options)
     settings = parse_provider_settings(raw, path=str(ctx.path), environ=os.environ)

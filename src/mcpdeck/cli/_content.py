@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, json_object_option, pass_ctx, run_async
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -22,8 +22,8 @@ __all__ = ["register_content_commands"]
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-@_run
-async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
+@run_async
+async def resources(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
     """List the resources and resource templates of every connected server.
 
     \b
@@ -90,8 +90,8 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
 @click.option("-o", "--output", metavar="FILE", help="Write the contents to FILE.")
 @pass_ctx
-@_run
-async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
+@run_async
+async def read(ctx: CliContext, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
     """Read a resource by URI.
 
     \b
@@ -115,8 +115,8 @@ async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, outpu
 @click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-@_run
-async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
+@run_async
+async def prompts(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
     """List the prompts of every connected server, under their namespaced names.
 
     \b
@@ -166,8 +166,8 @@ def _render_message(message: types.PromptMessage) -> str:
 @click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object of strings.")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
 @pass_ctx
-@_run
-async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
+@run_async
+async def prompt(ctx: CliContext, name: str, args_json: str, as_json: bool) -> None:
     """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args.
 
     \b

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import click
 
-from mcpdeck.cli._app import pass_ctx, run_async
+from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
@@ -186,7 +186,7 @@ async def _record_in_background(host: Host, history: History) -> None:
     await started.wait()
 
 
-async def stdio_gateway(ctx: Any, profile: str | None) -> None:
+async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history."""
     history = ctx.history()
@@ -196,7 +196,7 @@ async def stdio_gateway(ctx: Any, profile: str | None) -> None:
         await serve_stdio(host, profile)
 
 
-async def http_gateway(ctx: Any, profile: str | None, address: str, port: int, no_token: bool) -> None:
+async def http_gateway(ctx: CliContext, profile: str | None, address: str, port: int, no_token: bool) -> None:
     """``gateway --port N``: the config's host served over streamable HTTP, every call recorded in the history.
 
     Each client needs a bearer token (the config's ``gateway.tokens``, else ``$MCPDECK_GATEWAY_TOKEN``, else
@@ -240,7 +240,7 @@ def register_gateway_command(cli: click.Group) -> None:
     @pass_ctx
     @run_async
     async def gateway(
-        ctx: Any,
+        ctx: CliContext,
         stdio: bool,
         profile: str | None,
         port: int | None,

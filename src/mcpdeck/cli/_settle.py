@@ -11,7 +11,7 @@ import click
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+    from mcpdeck.cli._app import CliContext
     from mcpdeck.host import Host
     from mcpdeck.status import ServerStatus
 
@@ -70,7 +70,7 @@ async def as_they_settle(
 
 
 async def show_offered(
-    ctx: _Context,
+    ctx: CliContext,
     servers: tuple[str, ...],
     as_json: bool,
     offered: Callable[[Host, Callable[[str], bool]], Any],

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import SECONDS, CliContext, json_object_option, pass_ctx, run_async
 
 if TYPE_CHECKING:
     from mcpdeck.host import Host
@@ -22,8 +22,8 @@ __all__ = ["register_tool_commands"]
 @click.option("-v", "--verbose", is_flag=True, help="Each tool's arguments and whole description.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with schemas).")
 @pass_ctx
-@_run
-async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
+@run_async
+async def tools(ctx: CliContext, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """List the tools of every connected server, under their namespaced names.
 
     \b
@@ -103,7 +103,7 @@ def describe(tool: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def servers_for(ctx: _Context, name: str, what: str = "tool") -> list[str]:
+def servers_for(ctx: CliContext, name: str, what: str = "tool") -> list[str]:
     """The servers to start for the public name ``name``: the ones it names, else all of them, saying so."""
     from mcpdeck.catalog import servers_named_by
 
@@ -124,8 +124,8 @@ def servers_for(ctx: _Context, name: str, what: str = "tool") -> list[str]:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="The tool's entry as JSON (with its schemas).")
 @pass_ctx
-@_run
-async def tool(ctx: _Context, name: str, as_json: bool) -> None:
+@run_async
+async def tool(ctx: CliContext, name: str, as_json: bool) -> None:
     """Show one tool: its description and the arguments it takes.
 
     \b
@@ -150,9 +150,9 @@ async def tool(ctx: _Context, name: str, as_json: bool) -> None:
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Request timeout (default: the server's).")
 @click.option("--no-validate", is_flag=True, help="Send the arguments unchecked; the server judges them.")
 @pass_ctx
-@_run
+@run_async
 async def call(
-    ctx: _Context, tool: str, args_json: str, as_json: bool, timeout: float | None, no_validate: bool
+    ctx: CliContext, tool: str, args_json: str, as_json: bool, timeout: float | None, no_validate: bool
 ) -> None:
     """Call TOOL (its namespaced name, e.g. mcp__fs__read_file) with --args JSON.
 
