@@ -201,6 +201,18 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
 
 pass_ctx = click.make_pass_decorator(CliContext)
 
+
+def option_group(*options: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A decorator that gives a command these click options, in this order: a group several commands take."""
+
+    def decorate(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
 _EPILOG = """\b
 Examples:
   mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import CliContext, json_object_option, pass_ctx, run_async
+from mcpdeck.cli._app import CliContext, json_object_option, option_group, pass_ctx, run_async
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -17,10 +17,14 @@ if TYPE_CHECKING:
 
 __all__ = ["register_content_commands"]
 
+_LIST_OPTIONS = option_group(
+    click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable)."),
+    click.option("--json", "as_json", is_flag=True, help="Machine-readable output."),
+)
+
 
 @click.command(short_help="List every server's resources and resource templates.")
-@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_LIST_OPTIONS
 @pass_ctx
 @run_async
 async def resources(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
@@ -112,8 +116,7 @@ async def read(ctx: CliContext, uri: str, server: str | None, as_json: bool, out
 
 
 @click.command(short_help="List every server's prompts under their namespaced names.")
-@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_LIST_OPTIONS
 @pass_ctx
 @run_async
 async def prompts(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:

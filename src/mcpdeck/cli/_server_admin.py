@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import SECONDS, CliContext, errors_to_exit, fail, pass_ctx, run_async
+from mcpdeck.cli._app import SECONDS, CliContext, errors_to_exit, fail, option_group, pass_ctx, run_async
 from mcpdeck.cli._settle import startup_hint
 from mcpdeck.errors import ConfigError
 
@@ -152,7 +152,7 @@ def finish_add(
         )
 
 
-_SERVER_OPTIONS = [
+_SERVER_OPTIONS = option_group(
     click.option("--url", metavar="URL", help="A remote server's URL (instead of a command)."),
     click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both)."),
     click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server."),
@@ -161,33 +161,22 @@ _SERVER_OPTIONS = [
     click.option(
         "--root", "roots", multiple=True, metavar="DIR", help="Offer DIR to the server as an MCP root (repeatable)."
     ),
-]
+)
 
 
-_SAVE_OPTIONS = [
+_SAVE_OPTIONS = option_group(
     click.option("--force", is_flag=True, help="Replace a server of the same name."),
     click.option("--no-connect", is_flag=True, help="Only save; don't try to connect."),
     click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect."),
-]
-
-
-def _options(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
-    """A decorator that gives a command these options, in this order (a group that several commands take)."""
-
-    def decorate(fn: Any) -> Any:
-        for option in reversed(options):
-            fn = option(fn)
-        return fn
-
-    return decorate
+)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@_options(_SERVER_OPTIONS)
+@_SERVER_OPTIONS
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help='Request timeout, saved as "timeout".')
-@_options(_SAVE_OPTIONS)
+@_SAVE_OPTIONS
 @pass_ctx
 @run_async
 async def add(
@@ -217,7 +206,7 @@ async def add(
 @click.command("add-json")
 @click.argument("name")
 @click.argument("config_json", metavar="JSON")
-@_options(_SAVE_OPTIONS)
+@_SAVE_OPTIONS
 @pass_ctx
 @run_async
 async def add_json(
@@ -270,7 +259,7 @@ disable = _switch(True, "Disable a server: keep its config, don't connect it.")
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[NAME | -- COMMAND [ARGS...]]")
-@_options(_SERVER_OPTIONS)
+@_SERVER_OPTIONS
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 @run_async
