@@ -37,12 +37,12 @@ _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 def provider_environment(spec: str, doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
     """The variables of ``environ`` a model ``spec`` is made from: its provider's key and URL variables,
     and those the config's settings for it (``providers.<name>``) refer to."""
-    from mcpdeck.providers import ALIASES, BUILTIN, parse_model
+    from mcpdeck.providers import builtin_providers, canonical_provider, parse_model
 
     name = parse_model(spec).provider
-    canonical = ALIASES.get(name, name)
+    canonical = canonical_provider(name)
     names: list[str] = ["OLLAMA_HOST"] if canonical == "ollama" else []
-    builtin = BUILTIN.get(canonical)
+    builtin = builtin_providers().get(canonical)
     if builtin is not None:
         names += [*builtin.key_env, *builtin.url_env]
     section = doc.get("providers")

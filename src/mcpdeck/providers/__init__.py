@@ -23,8 +23,8 @@ in the provider's own format::
 ``chat_model`` knows ``openai``, ``openai-responses``, ``anthropic``, ``gemini`` (or
 ``google``) and ``ollama``, plus the providers a config defines under ``"providers"``
 (``parse_provider_settings``); ``default_model`` reads ``MCPDECK_MODEL`` or the config's
-``"model"``. ``BUILTIN`` says what each built-in provider speaks and which variables hold its
-key and URL (``ALIASES``: the other names they go by).
+``"model"``. ``builtin_providers()`` says what each built-in provider speaks and which variables
+hold its key and URL (``canonical_provider``: the name it goes by under another of its names).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from mcpdeck.providers._chat import ChatModel, ModelRef, TextDelta, Turn, Usage,
 from mcpdeck.providers._models import chat_model
 from mcpdeck.providers._openapi import gemini_schema
 from mcpdeck.providers._provider_settings import (
-    ALIASES,
-    BUILTIN,
     Builtin,
     ProviderSettings,
+    builtin_providers,
+    canonical_provider,
     default_model,
     parse_provider_settings,
 )
@@ -52,8 +52,6 @@ from mcpdeck.providers.gemini import GeminiConverter
 from mcpdeck.providers.openai import OpenAIChatConverter, OpenAIResponsesConverter
 
 __all__ = [
-    "ALIASES",
-    "BUILTIN",
     "AnthropicConverter",
     "Builtin",
     "ChatModel",
@@ -70,6 +68,8 @@ __all__ = [
     "ToolSpec",
     "Turn",
     "Usage",
+    "builtin_providers",
+    "canonical_provider",
     "chat_model",
     "default_model",
     "error_result",
