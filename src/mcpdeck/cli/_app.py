@@ -47,7 +47,7 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 """A positive number of seconds (a zero or negative timeout is a usage error)."""
 
 
-class _Context:
+class CliContext:
     def __init__(
         self, config: str | None, log_dir: str | None, startup_timeout: float | None, roots: tuple[str, ...] = ()
     ):
@@ -156,7 +156,7 @@ class _Context:
         return host
 
 
-def _fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> None:
     click.echo(click.style("Error: ", fg="red", bold=True) + safe_text(mask_urls(message), multiline=True), err=True)
     sys.exit(code)
 
@@ -176,11 +176,11 @@ def errors_to_exit(fn: Callable[P, R]) -> Callable[P, R | None]:
         try:
             return fn(*args, **kwargs)
         except ConfigError as error:
-            _fail(str(error), 2)
+            fail(str(error), 2)
         except MCPDeckError as error:
-            _fail(str(error), 1)
+            fail(str(error), 1)
         except KeyboardInterrupt:
-            _fail("interrupted", 130)
+            fail("interrupted", 130)
         return None
 
     return wrapper
@@ -202,11 +202,19 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
     return wrapper
 
 
-_run = run_async
-_sync = errors_to_exit
+pass_ctx = click.make_pass_decorator(CliContext)
 
 
-pass_ctx = click.make_pass_decorator(_Context)
+def option_group(*options: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A decorator that gives a command these click options, in this order: a group several commands take."""
+
+    def decorate(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
 
 _EPILOG = """\b
 Examples:
@@ -231,7 +239,7 @@ class _AttachingGroup(click.Group):
 
         if name not in ATTACHABLE:
             return name, command, rest
-        return name, attached_command(name, command, lambda c: c.find_object(_Context).path), rest  # pyright: ignore[reportOptionalMemberAccess]
+        return name, attached_command(name, command, lambda c: c.find_object(CliContext).path), rest  # pyright: ignore[reportOptionalMemberAccess]
 
 
 @click.group(
@@ -273,7 +281,7 @@ def cli(
     roots: tuple[str, ...],
 ) -> None:
     """mcpdeck: connect MCP servers, list their tools, call them."""
-    ctx.obj = _Context(config, log_dir, startup_timeout, roots)
+    ctx.obj = CliContext(config, log_dir, startup_timeout, roots)
     if ctx.invoked_subcommand is None:  # bare `mcpdeck`: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(0)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import click
 
-from mcpdeck.cli._app import pass_ctx, run_async
+from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
@@ -268,7 +268,7 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     await until_terminated(main)
 
 
-async def stdio_gateway(ctx: Any, profile: str | None) -> None:
+async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
     off), its servers are the ones served: the clients share one set of running servers."""
@@ -296,6 +296,40 @@ async def stdio_gateway(ctx: Any, profile: str | None) -> None:
             history.close()
 
 
+async def http_gateway(ctx: CliContext, profile: str | None, address: str, port: int, no_token: bool) -> None:
+    """``gateway --port N``: the config's host served over streamable HTTP, every call recorded in the history.
+
+    Each client needs a bearer token (the config's ``gateway.tokens``, else ``$MCPDECK_GATEWAY_TOKEN``, else
+    one made up and printed) unless ``no_token``. The tokens are settled before anything starts, and kept
+    out of the history (a client that pastes its token into a call's arguments must not leave it there)."""
+    import secrets
+
+    tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
+    if not no_token and not tokens:
+        from mcpdeck.gateway import GatewayToken
+
+        secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+        tokens = {"default": GatewayToken(secret)}
+        if TOKEN_ENV not in os.environ:
+            click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
+    history = ctx.history(also=[token.secret for token in tokens.values()])
+
+    def announce(url: str) -> None:
+        click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
+
+    async def main() -> None:
+        async with ctx.host() as host:
+            if history is not None:
+                await _record_in_background(host, history)
+            await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+
+    try:
+        await until_terminated(main)
+    finally:
+        if history is not None:
+            history.close()
+
+
 def register_gateway_command(cli: click.Group) -> None:
     """Add ``mcpdeck gateway`` to the command line."""
 
@@ -314,7 +348,7 @@ def register_gateway_command(cli: click.Group) -> None:
     @pass_ctx
     @run_async
     async def gateway(
-        ctx: Any,
+        ctx: CliContext,
         stdio: bool,
         profile: str | None,
         port: int | None,
@@ -328,8 +362,6 @@ def register_gateway_command(cli: click.Group) -> None:
         http://127.0.0.1:PORT/mcp and /mcp/PROFILE (`--port`). The permission rules apply to
         every call; `ask` is put to the client as a question where it can answer one.
         """
-        import secrets
-
         if kind is not None:
             click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile, command=("gateway", "--stdio")))
             return
@@ -338,31 +370,7 @@ def register_gateway_command(cli: click.Group) -> None:
         if stdio:
             await stdio_gateway(ctx, profile)
             return
-        tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
-        if not no_token and not tokens:
-            from mcpdeck.gateway import GatewayToken
-
-            secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-            tokens = {"default": GatewayToken(secret)}
-            if TOKEN_ENV not in os.environ:
-                click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
-        # A client that pastes its token into a call's arguments must not leave it in the history.
-        history = ctx.history(also=[token.secret for token in tokens.values()])
-
-        def announce(url: str) -> None:
-            click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
-
-        async def main() -> None:
-            async with ctx.host() as host:
-                if history is not None:
-                    await _record_in_background(host, history)
-                assert port is not None
-                await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
-
-        try:
-            await until_terminated(main)
-        finally:
-            if history is not None:
-                history.close()
+        assert port is not None
+        await http_gateway(ctx, profile, address, port, no_token)
 
     _ = gateway  # registered by the decorator

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mcpdeck.cli._app import HISTORY_ENV, _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import HISTORY_ENV, CliContext, errors_to_exit, pass_ctx
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -32,9 +32,9 @@ __all__ = ["register_history_command"]
 @click.option("--conversation", "conversation", type=int, metavar="ID", help="Show one conversation's messages.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-@_sync
+@errors_to_exit
 def history(
-    ctx: _Context, limit: int, server: str | None, conversations: bool, conversation: int | None, as_json: bool
+    ctx: CliContext, limit: int, server: str | None, conversations: bool, conversation: int | None, as_json: bool
 ) -> None:
     """Show the tool calls made through mcpdeck (time, tool, status, who approved, duration, size).
 

@@ -10,18 +10,17 @@ from typing import cast
 
 import click
 
-from mcpdeck.cli._app import _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, errors_to_exit, pass_ctx
 
 __all__ = ["register_serve_commands"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
+def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
     import anyio
 
-    from mcpdeck.server._process import ServeOptions, run_serve
-    from mcpdeck.server._state import ServeState
+    from mcpdeck.server import ServeOptions, ServeState, run_serve
 
     if host not in _LOOPBACK:
         click.echo(
@@ -52,7 +51,7 @@ def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
     click.echo("Stopped.")
 
 
-def _known_profile(ctx: _Context, name: str) -> None:
+def _known_profile(ctx: CliContext, name: str) -> None:
     """Refuse to print an entry for a profile the config does not have: the client would fail to start it.
 
     Raises:
@@ -94,8 +93,8 @@ _port_option = click.option(
     help="Print the entry that makes a client start `serve --stdio`, and exit.",
 )
 @pass_ctx
-@_sync
-def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
+@errors_to_exit
+def serve(ctx: CliContext, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
     """Keep the servers running behind the web console, the REST API and the gateway.
 
     One process, one port on 127.0.0.1: the console at /, the REST API at /api, the MCP
@@ -134,8 +133,8 @@ def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None,
 @_port_option
 @click.option("--no-browser", is_flag=True, help="Don't open the browser; just print the URL.")
 @pass_ctx
-@_sync
-def ui(ctx: _Context, host: str, port: int, no_browser: bool) -> None:
+@errors_to_exit
+def ui(ctx: CliContext, host: str, port: int, no_browser: bool) -> None:
     """Run `serve` and open the web console in the browser.
 
     \b

@@ -21,11 +21,9 @@ from contextlib import asynccontextmanager
 from typing import Self
 
 import anyio
-import mcp_types as types
-import pydantic_core
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import StreamEnd
+from mcpdeck._transports import StreamEnd, parse_message
 
 __all__ = ["StdinLines", "StdoutLines", "stdio_streams"]
 
@@ -40,11 +38,7 @@ STALLED_WRITE = 60.0
 
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     try:
-        return SessionMessage(
-            types.jsonrpc_message_adapter.validate_python(
-                pydantic_core.from_json(line, cache_strings=False), by_name=False
-            )
-        )
+        return parse_message(line)
     except (ValueError, RecursionError) as error:
         logger.warning("a client wrote a line that is not a JSON-RPC message: %r", bytes(line[:200]))
         return error if isinstance(error, ValueError) else ValueError("the message is nested too deeply")

@@ -13,8 +13,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpdeck.api import ApiContext, Guard, create_api
-from mcpdeck.api._respond import SafeJSONResponse
+from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api
 from mcpdeck.server._console import console_routes
 
 __all__ = ["build_app"]
