@@ -168,22 +168,12 @@ async def serve_http(
                 server.should_exit = True
 
 
-async def _record_in_background(host: Host, history: History) -> None:
-    """Write the history from a task in the host's task group, each write in a worker thread:
-    SQLite's commits must not hold up the calls of every client."""
-    import anyio
-    import anyio.to_thread
+def _record(host: Host, history: History) -> None:
+    """Record every call in the history. ``History.record`` only queues the write for the history's own
+    writer thread, so it runs in the event callback: no task, no thread hop, and no event but a call's."""
+    from mcpdeck.events import ToolCallFinished, ToolCallStarted
 
-    started = anyio.Event()
-
-    async def record() -> None:
-        async with host.events.subscribe(buffer=100_000) as events:
-            started.set()
-            async for event in events:
-                await anyio.to_thread.run_sync(history.record, event)
-
-    host.start_task(record, name="mcpdeck gateway history")
-    await started.wait()
+    host.events.on(history.record, ToolCallStarted, ToolCallFinished)
 
 
 async def stdio_gateway(ctx: Any, profile: str | None) -> None:
@@ -192,7 +182,7 @@ async def stdio_gateway(ctx: Any, profile: str | None) -> None:
     history = ctx.history()
     async with ctx.host() as host:
         if history is not None:
-            await _record_in_background(host, history)
+            _record(host, history)
         await serve_stdio(host, profile)
 
 
@@ -241,7 +231,7 @@ def register_gateway_command(cli: click.Group) -> None:
         history = ctx.history()
         async with ctx.host() as host:
             if history is not None:
-                await _record_in_background(host, history)
+                _record(host, history)
             tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
             if not no_token and not tokens:
                 from mcpdeck.gateway import GatewayToken
