@@ -179,6 +179,9 @@ def _record(host: Host, history: History) -> None:
 async def stdio_gateway(ctx: Any, profile: str | None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history."""
+    from mcpdeck.gateway._spans import drop_idle_client_spans
+
+    drop_idle_client_spans()
     history = ctx.history()
     async with ctx.host() as host:
         if history is not None:
@@ -228,6 +231,9 @@ def register_gateway_command(cli: click.Group) -> None:
         if stdio:
             await stdio_gateway(ctx, profile)
             return
+        from mcpdeck.gateway._spans import drop_idle_client_spans
+
+        drop_idle_client_spans()
         history = ctx.history()
         async with ctx.host() as host:
             if history is not None:
