@@ -38,6 +38,7 @@ __all__ = ["METRICS", "PROFILES", "Harness", "Profile", "machine_info"]
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 LINE_SERVER = BENCH / "servers" / "line.py"
+SDK_SERVER = BENCH / "servers" / "sdk_small.py"
 NODE = ROOT / "node_modules" / ".bin" / "node"
 EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 SLACK = 20.0
@@ -132,6 +133,7 @@ METRICS: dict[str, str] = {
     "memory": "Client memory per connected stdio server, near-empty server (4 tools)",
     "memory-23": "Client memory per connected stdio server, 23 realistic tools (~1.1 KB of JSON each)",
     "memory-100": "Client memory per connected stdio server, 100 realistic tools (~1.1 KB of JSON each)",
+    "memory-sdk": "Client memory per connected stdio server, a server of today's SDK (3 small tools, 2026-07-28)",
     "everything-latency": "Sequential `echo` on `@modelcontextprotocol/server-everything` (stdio, node)",
     "tokens": "Tokens of tool definitions per model request, all tools vs. tool search (mcpdeck's agent)",
 }
@@ -413,6 +415,11 @@ class Harness:
     def line(name: str, filler: int = 0) -> ServerSpec:
         args = ("-S", str(LINE_SERVER), *(("--filler", str(filler)) if filler else ()))
         return ServerSpec(name=name, transport="stdio", command=sys.executable, args=args)
+
+    @staticmethod
+    def sdk_small(name: str, _filler: int = 0) -> ServerSpec:
+        # -P: the script's folder (with its http.py) stays off sys.path.
+        return ServerSpec(name=name, transport="stdio", command=sys.executable, args=("-P", str(SDK_SERVER)))
 
     def http(self, name: str, *, json_response: bool = False) -> ServerSpec:
         return ServerSpec(name=name, transport="http", url=f"{self._http_url}/mcp{'-json' if json_response else ''}")
@@ -855,18 +862,28 @@ class Harness:
     def _m_memory_100(self, mid: str) -> None:
         self._memory(mid, tools=100)
 
+    def _m_memory_sdk(self, mid: str) -> None:
+        self._memory(mid, tools=0)
+
     def _memory(self, mid: str, tools: int) -> None:
-        """RSS growth per connected server whose tool list has ``tools`` tools (the base ones, then filler)."""
+        """RSS growth per connected server whose tool list has ``tools`` tools (the base ones, then
+        filler); 0: the server of today's SDK (``bench/servers/sdk_small.py``)."""
         p = self.profile
         filler = max(0, tools - len(BASE_TOOLS))
         json_bytes = sum(len(json.dumps(t, separators=(",", ":"))) for t in tool_definitions(filler))
         metric = self._metric(mid, "bytes", f"RSS delta / {p.memory_servers} servers")
+        served = (
+            f"Each server lists {tools} tools, {json_bytes / 1024:.1f} KiB of tool JSON (compact)."
+            if tools
+            else "Each server is `bench/servers/sdk_small.py`, on the SDK's own `MCPServer`: 3 small tools, "
+            "and the 2026-07-28 protocol for the clients that speak it (a bare `ClientSession` speaks the "
+            "`initialize` handshake; mcpdeck then keeps a `subscriptions/listen` stream open for list changes)."
+        )
         metric.notes.append(
             "RSS of the client process after a full GC: one server connected first (imports and first-use "
-            f"costs), then {p.memory_servers} more; the row is the growth divided by {p.memory_servers}. "
-            f"Each server lists {tools} tools, {json_bytes / 1024:.1f} KiB of tool JSON (compact)."
+            f"costs), then {p.memory_servers} more; the row is the growth divided by {p.memory_servers}. " + served
         )
-        if filler == 0:
+        if filler == 0 and tools:
             metric.notes.append(
                 "A near-empty server: what it shows is the cost of a connection, not of what it carries; "
                 "`memory-23` and `memory-100` show the cost that grows with the tools users connect."
@@ -875,9 +892,12 @@ class Harness:
         for name in self._ready(metric):
             if self._infos[name].session_per_call:
                 metric.rows[name].fail("n/a", "holds no connection between calls")
+            elif not tools and self._infos[name].module == "floor":
+                metric.rows[name].fail("n/a", "speaks no MCP: only the line server answers it")
             else:
                 ready.append(name)
-        extra = [self.line(f"m{i}", filler) for i in range(p.memory_servers)]
+        server = self.line if tools else self.sdk_small
+        extra = [server(f"m{i}", filler) for i in range(p.memory_servers)]
         for turn in range(p.memory_rounds):
             self._progress(f"{mid}: round {turn + 1}/{p.memory_rounds}")
             order = _rotate(ready, turn)
@@ -890,7 +910,7 @@ class Harness:
                         row.fail(*self._unusable.pop(name, ("error", "no worker")))
                     continue
                 try:
-                    warm = [self.line("w", filler).to_json()]
+                    warm = [server("w", filler).to_json()]
                     more = [s.to_json() for s in extra]
                     steps = [
                         worker.request("open", timeout=p.timeout, key="warm", servers=warm, concurrent=True),

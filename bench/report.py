@@ -171,6 +171,7 @@ def targets(results: dict[str, Any]) -> list[Target]:
     found.append(_slowest_provider(s, "convert-again", "convert an unchanged catalog again", "< 1 ms"))
     ratio_target("5 MB result, stdio", "payload-stdio", 0.5)
     ratio_target("memory per connected server", "memory", 1.1)
+    ratio_target("memory per connected server, SDK server", "memory-sdk", 1.1)
     found.append(_tokens_target(s, results))
     return found
 

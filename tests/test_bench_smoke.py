@@ -27,7 +27,16 @@ from bench.harness import (
 from bench.report import render, summarize, targets
 from bench.tokens import counter, estimate
 
-METRICS = ["stdio-latency", "http-latency", "stdio-inflight", "connect-concurrent", "list", "payload-stdio", "memory"]
+METRICS = [
+    "stdio-latency",
+    "http-latency",
+    "stdio-inflight",
+    "connect-concurrent",
+    "list",
+    "payload-stdio",
+    "memory",
+    "memory-sdk",
+]
 CLIENTS = ["mcpdeck", BASELINE]
 
 

@@ -50,7 +50,7 @@ _ERRORS = {
 
 def create_api(context: ApiContext) -> Redacting:
     """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
-    from mcpdeck.api import _chat, _content, _records, _servers, _sign_in, _tools, _traffic
+    from mcpdeck.api import _chat, _content, _profiles, _records, _servers, _sign_in, _tools, _traffic
     from mcpdeck.api import _events as events
 
     app = FastAPI(
@@ -66,6 +66,6 @@ def create_api(context: ApiContext) -> Redacting:
     )
     app.state.ctx = context
     install_error_handlers(app)
-    for module in (_servers, _sign_in, _tools, _content, _records, events, _traffic, _chat):
+    for module in (_servers, _profiles, _sign_in, _tools, _content, _records, events, _traffic, _chat):
         app.include_router(module.router)
     return Redacting(app, context.redactor)

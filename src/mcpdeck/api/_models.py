@@ -28,6 +28,9 @@ __all__ = [
     "LogOut",
     "PermissionsIn",
     "PermissionsOut",
+    "ProfileIn",
+    "ProfileListOut",
+    "ProfileOut",
     "PromptGetIn",
     "ResourceIn",
     "ResourcesOut",
@@ -327,3 +330,35 @@ class HostOut(_Out):
     startedAt: str
     enabled: bool
     problems: dict[str, str] = Field(description='What the last config edit could not apply ("" = the whole file).')
+
+
+class ProfileIn(BaseModel):
+    """A gateway profile as the config file keeps it (``"profiles": {NAME: ...}``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: list[str] | None = Field(default=None, description="The servers it serves; absent: all of them.")
+    tools: dict[str, Any] | list[str] | None = Field(
+        default=None,
+        description='{"include": [...], "exclude": [...]}: patterns on catalog names or the servers\' own names.',
+    )
+    prefix: bool = Field(default=True, description="False: one server's tools under their own names.")
+    description: str | None = Field(default=None, description="Added to the instructions its clients get.")
+
+
+class ProfileOut(_Out):
+    """One profile: its entry in the config file, where the gateway serves it, and what it serves now."""
+
+    name: str
+    config: dict[str, Any] = Field(description="The entry as the file keeps it.")
+    path: str = Field(description="Its MCP endpoint on this process: /mcp/<name>.")
+    servers: list[str] = Field(description="The configured servers it serves now.")
+    unknownServers: list[str] = Field(description="Servers it names that are not configured (they serve nothing).")
+    tools: list[str] = Field(description="The tools it serves now, under the names its clients see.")
+
+
+class ProfileListOut(_Out):
+    """Every profile in the config file."""
+
+    config: str | None
+    profiles: list[ProfileOut]

@@ -11,6 +11,7 @@ export const PAGES = [
   { id: 'tools', title: 'Tools', module: './tools.js' },
   { id: 'resources', title: 'Resources', module: './resources.js' },
   { id: 'prompts', title: 'Prompts', module: './prompts.js' },
+  { id: 'profiles', title: 'Profiles', module: './profiles.js' },
   { id: 'chat', title: 'Chat', module: './chat.js' },
   { id: 'traffic', title: 'Traffic', module: './traffic.js' },
   { id: 'logs', title: 'Logs', module: './logs.js' },

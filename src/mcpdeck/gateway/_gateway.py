@@ -47,6 +47,8 @@ logger = logging.getLogger(__name__)
 NEWS = (ToolsChanged, ResourcesChanged, PromptsChanged, ResourceUpdated, ServerLog)
 """The host events clients are told about."""
 NEWS_BUFFER = 10_000
+PROFILES_POLL = 0.5
+"""Seconds between two looks at the config file for edited profiles (one ``stat`` each)."""
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,11 @@ class Gateway:
         except FileNotFoundError:
             return {}
         if stamp != self._read_at:
-            self._read = parse_profiles(ConfigStore(path).read_raw(), path=str(path))
             self._read_at = stamp
+            try:
+                self._read = parse_profiles(ConfigStore(path).read_raw(), path=str(path))
+            except ConfigError as error:  # a broken edit never stops what runs: the last good profiles stay
+                logger.warning("gateway: profiles kept as they were: %s", error)
         return self._read
 
     def profile_config(self, name: str | None) -> ProfileConfig:
@@ -201,6 +206,8 @@ class Gateway:
             stack.callback(self._news.close)
             stack.callback(self.host.events.on(self._on_event, *NEWS))
             self._tg.start_soon(self._deliver, news)
+            if self._fixed is None and self.host.config_path is not None:
+                self._tg.start_soon(self._follow_profiles)
             self._stack = stack.pop_all()
         return self
 
@@ -230,6 +237,20 @@ class Gateway:
                     await self.clients.deliver(event)
             except anyio.ClosedResourceError:  # the gateway closes
                 pass
+
+    async def _follow_profiles(self) -> None:
+        """Until the gateway closes: when an edit of the config file changes a profile (the console,
+        the API or a text editor), the clients of that profile are told to list everything again."""
+        seen = self.profiles
+        while True:
+            await anyio.sleep(PROFILES_POLL)
+            now = self.profiles
+            if now is seen:
+                continue
+            changed = {name for name in seen.keys() | now.keys() if seen.get(name) != now.get(name)}
+            seen = now
+            for name in sorted(changed):
+                await self.clients.profile_changed(name)
 
     @property
     def task_group(self) -> TaskGroup:

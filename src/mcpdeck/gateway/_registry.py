@@ -175,6 +175,20 @@ class Clients:
                     await self._send(client, send_log(client.session, params, None))
         await self._publish(event)
 
+    async def profile_changed(self, profile: str) -> None:
+        """A profile was added, edited or removed: its clients list tools, resources and prompts again."""
+        for client in [c for c in self._clients if c.profile == profile]:
+            await self._send(client, client.session.send_tool_list_changed())
+            await self._send(client, client.session.send_resource_list_changed())
+            await self._send(client, client.session.send_prompt_list_changed())
+        bus = self.buses.get(profile)
+        if bus is not None:
+            for news in (ToolsListChanged(), ResourcesListChanged(), PromptsListChanged()):
+                try:
+                    await bus.publish(news)
+                except Exception as error:  # as in _publish: the other clients' news goes on
+                    logger.warning("gateway: could not publish %s: %s", type(news).__name__, error)
+
     async def _publish(self, event: Event) -> None:
         """Put a list change or resource update on the listen streams of the profiles that have its server."""
         news: ServerEvent
