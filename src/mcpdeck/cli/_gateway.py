@@ -181,22 +181,12 @@ async def serve_http(
                 server.should_exit = True
 
 
-async def _record_in_background(host: Host, history: History) -> None:
-    """Write the history from a task in the host's task group, each write in a worker thread:
-    SQLite's commits must not hold up the calls of every client."""
-    import anyio
-    import anyio.to_thread
+def _record(host: Host, history: History) -> None:
+    """Record every call in the history. ``History.record`` only queues the write for the history's own
+    writer thread, so it runs in the event callback: no task, no thread hop, and no event but a call's."""
+    from mcpdeck.events import ToolCallFinished, ToolCallStarted
 
-    started = anyio.Event()
-
-    async def record() -> None:
-        async with host.events.subscribe(buffer=100_000) as events:
-            started.set()
-            async for event in events:
-                await anyio.to_thread.run_sync(history.record, event)
-
-    host.start_task(record, name="mcpdeck gateway history")
-    await started.wait()
+    host.events.on(history.record, ToolCallStarted, ToolCallFinished)
 
 
 STARTUP_GRACE = 5.0
@@ -273,6 +263,9 @@ async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
     off), its servers are the ones served: the clients share one set of running servers."""
     from mcpdeck.cli._attach import connect
+    from mcpdeck.gateway._spans import drop_idle_client_spans
+
+    drop_idle_client_spans()
 
     running = connect(ctx.path)
     if running is not None:
@@ -285,7 +278,7 @@ async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     async def main() -> None:
         async with ctx.host(wait=False) as host:
             if history is not None:
-                await _record_in_background(host, history)
+                _record(host, history)
             await _settled_or_late(host)
             await serve_stdio(host, profile)
 
@@ -304,6 +297,9 @@ async def http_gateway(ctx: CliContext, profile: str | None, address: str, port:
     out of the history (a client that pastes its token into a call's arguments must not leave it there)."""
     import secrets
 
+    from mcpdeck.gateway._spans import drop_idle_client_spans
+
+    drop_idle_client_spans()
     tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
     if not no_token and not tokens:
         from mcpdeck.gateway import GatewayToken
@@ -320,7 +316,7 @@ async def http_gateway(ctx: CliContext, profile: str | None, address: str, port:
     async def main() -> None:
         async with ctx.host() as host:
             if history is not None:
-                await _record_in_background(host, history)
+                _record(host, history)
             await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
 
     try:

@@ -208,7 +208,7 @@ class Gateway:
             self._news, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
             stack.callback(self._news.close)
-            stack.callback(self.host.events.on(self._on_event))
+            stack.callback(self.host.events.on(self._on_event, *NEWS))
             self._tg.start_soon(self._deliver, news)
             if self._fixed is None and self.host.config_path is not None:
                 self._tg.start_soon(self._follow_profiles)
@@ -223,10 +223,10 @@ class Gateway:
             await stack.aclose()
 
     def _on_event(self, event: Event) -> None:
-        """Every host event, synchronously: only what clients are told about wakes the delivering task
-        (a call's own events, two per call, do not)."""
+        """The host's news, synchronously (a call's own events are not asked for: the call path does not
+        build them for the gateway)."""
         self.clients.on_event(event)
-        if isinstance(event, NEWS) and self._news is not None:
+        if self._news is not None:
             try:
                 self._news.send_nowait(event)
             except anyio.WouldBlock:
