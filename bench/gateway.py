@@ -18,6 +18,14 @@ loaded machine every case sees the same load and the ratios hold even when the a
 do not. The CPU each server-side process used per call (from ``/proc``) is printed beside it.
 
     .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3]
+    .venv/bin/python -m bench.gateway --instructions [--calls 500]
+
+``--instructions`` counts instead of timing, which other load on the machine cannot move: the
+process in the middle (``mcpdeck gateway --stdio`` and ``--port``, ``mcp-proxy --port``,
+ContextForge's ``translate`` bridge, each in front of server-everything) runs under
+``valgrind --tool=cachegrind`` twice, once for the warm-up calls only and once with ``--calls``
+sequential calls more; the difference of the two totals, divided by ``--calls``, is its work per
+call in user-space instructions (the kernel's work, e.g. the syscalls, is not counted).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import argparse
 import json
 import os
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
@@ -124,6 +133,15 @@ def _gateway_cmd(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "gateway", *extra]
 
 
+def _before_env(folder: Path, before: Path) -> dict[str, str]:
+    """The environment of the ``--before`` gateway: its ``src`` first on the path, and ``httptools`` hidden
+    (not a dependency before 2026-11-24; uvicorn then parses HTTP with h11, as it did)."""
+    hidden = folder / "no-httptools" / "httptools"
+    hidden.mkdir(parents=True, exist_ok=True)
+    (hidden / "__init__.py").write_text('raise ImportError("hidden for the before case")\n')
+    return {**os.environ, "PYTHONPATH": f"{hidden.parent}{os.pathsep}{before}"}
+
+
 async def _connect(stack: AsyncExitStack, case: Case) -> Client:
     before = set(_children(os.getpid()))
     target = case.target
@@ -191,7 +209,7 @@ def _report(title: str, cases: list[Case]) -> None:
         )
 
 
-def main(calls: int, rounds: int) -> None:
+def main(calls: int, rounds: int, before: Path | None = None) -> None:
     """Start the servers, the gateways, mcp-proxy and ContextForge; measure both groups; print the tables."""
     folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
     os.environ["MCPDECK_HISTORY"] = "off"  # the cost of the gateway, not of the history database
@@ -204,7 +222,7 @@ def main(calls: int, rounds: int) -> None:
         return process
 
     try:
-        everything, conformance = _cases(folder, start)
+        everything, conformance = _cases(folder, start, before)
         anyio.run(_measure_group, everything, calls, rounds)
         anyio.run(_measure_group, conformance, calls, rounds)
     finally:
@@ -221,7 +239,9 @@ def main(calls: int, rounds: int) -> None:
     _report("conformance server (HTTP behind)", conformance)
 
 
-def _cases(folder: Path, start: Callable[..., subprocess.Popen[str]]) -> tuple[list[Case], list[Case]]:
+def _cases(
+    folder: Path, start: Callable[..., subprocess.Popen[str]], before: Path | None = None
+) -> tuple[list[Case], list[Case]]:
     """Start what stands between client and servers; the cases of both groups."""
     upstream = start([sys.executable, "-m", "tests.servers.conformance_server", "--http"], stdout=subprocess.PIPE)
     direct_url = _line_with(upstream, "http://")
@@ -238,6 +258,17 @@ def _cases(folder: Path, start: Callable[..., subprocess.Popen[str]]) -> tuple[l
         Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__everything__echo", _echo),
         Case("mcpdeck gateway --port", gateway_url, "mcp__everything__echo", _echo, lambda: [gateway.pid]),
     ]
+    if before is not None:
+        env = _before_env(folder, before)
+        old = start(_gateway_cmd(config, "--port", "0", "--no-token"), stderr=subprocess.PIPE, env=env)
+        old_url = _line_with(old, "http://")
+        old_stdio = StdioServerParameters(
+            command=sys.executable, args=_gateway_cmd(config, "--stdio")[1:], cwd=str(ROOT), env=env
+        )
+        everything.append(Case("mcpdeck gateway --stdio (before)", old_stdio, "mcp__everything__echo", _echo))
+        everything.append(
+            Case("mcpdeck gateway --port (before)", old_url, "mcp__everything__echo", _echo, lambda: [old.pid])
+        )
     conformance: list[Case] = [
         Case("direct (HTTP)", direct_url, "json_schema_2020_12_tool", _named, middle=False),
         Case(
@@ -373,9 +404,116 @@ def _wait_for_port(port: int, limit: float = 30.0) -> None:
     raise RuntimeError(f"nothing listened on port {port} within {limit:g} s")
 
 
+async def _calls_through(target: Any, tool: str, calls: int) -> None:
+    async with Client(target, mode="legacy") as client:
+        for i in range(20 + calls):  # 20 warm-up calls in both runs
+            await client.call_tool(tool, _echo(i))
+
+
+def _counted(
+    valgrind: str, cmd: list[str], *, calls: int, tool: str, port: int | None, env: dict[str, str] | None = None
+) -> int:
+    """Instructions of ``cmd`` (run under cachegrind) for a session of 20 + ``calls`` calls; ``port``:
+    it serves HTTP there (else it is a stdio server)."""
+    with tempfile.NamedTemporaryFile(suffix=".log") as log:
+        counted = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+        counted += [f"--log-file={log.name}", *cmd]
+        if port is None:
+            params = StdioServerParameters(
+                command=counted[0], args=counted[1:], cwd=str(ROOT), env=env or dict(os.environ)
+            )
+            anyio.run(_calls_through, params, tool, calls)
+        else:
+            quiet = subprocess.DEVNULL
+            process = subprocess.Popen(counted, cwd=ROOT, stdout=quiet, stderr=quiet, env=env)
+            try:
+                _wait_for_port(port, limit=300.0)
+                anyio.run(_calls_through, f"http://127.0.0.1:{port}/mcp", tool, calls)
+            finally:
+                process.terminate()
+                process.wait(timeout=300)
+        found = [line for line in Path(log.name).read_text().splitlines() if "I   refs" in line or "I refs" in line]
+    if not found:
+        raise RuntimeError(f"valgrind reported no instruction count for {cmd[:4]}")
+    return int(found[-1].rsplit(maxsplit=1)[-1].replace(",", ""))
+
+
+def instructions(calls: int, before: Path | None = None) -> None:
+    """Each middle process's instructions per sequential call, in front of server-everything."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        sys.exit("bench.gateway: --instructions needs valgrind on PATH")
+    folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
+    os.environ["MCPDECK_HISTORY"] = "off"
+    os.environ["MCPDECK_LOG_DIR"] = str(folder / "logs")
+    config = folder / "mcp.json"
+    servers = {"everything": {"command": str(EVERYTHING)}}
+    config.write_text(json.dumps({"mcpServers": servers, "permissions": {"allow": ["mcp__*"]}}))
+    tool = "mcp__everything__echo"
+
+    def stdio(_: int) -> list[str]:
+        return _gateway_cmd(config, "--stdio")
+
+    def served(port: int) -> list[str]:
+        return _gateway_cmd(config, "--port", str(port), "--no-token")
+
+    cases: list[tuple[str, Callable[[int], list[str]], str, bool, dict[str, str] | None]] = [
+        ("mcpdeck gateway --stdio", stdio, tool, False, None),
+        ("mcpdeck gateway --port", served, tool, True, None),
+    ]
+    if before is not None:
+        env = _before_env(folder, before)
+        cases += [
+            ("mcpdeck gateway --stdio (before)", stdio, tool, False, env),
+            ("mcpdeck gateway --port (before)", served, tool, True, env),
+        ]
+    proxy, forge = peer("mcp-proxy"), peer("contextforge")
+    if proxy.status().get("ok"):
+        command = str(proxy.path / "bin" / "mcp-proxy")
+        cases.append(
+            (
+                "mcp-proxy --port",
+                lambda p: [command, "--port", str(p), "--log-level", "WARNING", str(EVERYTHING)],
+                "echo",
+                True,
+                None,
+            )
+        )
+    if forge.status().get("ok"):
+        python = str(forge.path / "bin" / "python")
+        os.environ.update({k: v for k, v in _contextforge_env(folder).items() if k not in os.environ})
+        bridge = ["-m", "mcpgateway.translate", "--stdio", str(EVERYTHING), "--expose-streamable-http"]
+        cases.append(
+            (
+                "ContextForge translate --port",
+                lambda p: [python, *bridge, "--port", str(p), "--logLevel", "warning"],
+                "echo",
+                True,
+                None,
+            )
+        )
+    print(f"user-space instructions per sequential call of the process in the middle ({calls} calls apart, cachegrind)")
+    for name, cmd, called, http, environment in cases:
+        runs: list[int] = []
+        for extra in (0, calls):
+            listen = _free_port() if http else None
+            runs.append(_counted(valgrind, cmd(listen or 0), calls=extra, tool=called, port=listen, env=environment))
+        print(f"{name:34} {(runs[1] - runs[0]) / calls:12,.0f}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="The gateway's per-call cost against direct calls and mcp-proxy.")
     parser.add_argument("--calls", type=int, default=320)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--instructions", action="store_true", help="count each middle process's instructions per call (valgrind)"
+    )
+    parser.add_argument(
+        "--before", type=Path, help="also measure the gateway of an older checkout's src (e.g. from git archive)"
+    )
     options = parser.parse_args()
-    main(options.calls, options.rounds)
+    before = options.before.resolve() if options.before else None
+    if options.instructions:
+        instructions(options.calls, before)
+    else:
+        main(options.calls, options.rounds, before)

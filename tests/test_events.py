@@ -7,7 +7,15 @@ import logging
 import anyio
 import pytest
 
-from mcpdeck.events import ConfigChanged, Event, EventBus, ServerStatusChanged, ToolsChanged
+from mcpdeck.events import (
+    ConfigChanged,
+    Event,
+    EventBus,
+    ServerStatusChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolsChanged,
+)
 from mcpdeck.status import ServerState
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +105,41 @@ async def test_events_carry_the_time_they_happened() -> None:
     after = ConfigChanged(server=None, change="disabled")
     assert before.at <= after.at
     assert before.at.tzinfo is not None
+
+
+async def test_a_callback_for_some_kinds_gets_only_those() -> None:
+    bus = EventBus()
+    got: list[Event] = []
+    everything: list[Event] = []
+    unsubscribe = bus.on(got.append, ToolsChanged, ConfigChanged)
+    bus.on(everything.append)
+    published = [
+        status(1),
+        ToolsChanged(server="s", tool_count=1, catalog_version=2),
+        ConfigChanged(server="s", change="added"),
+    ]
+    for event in published:
+        bus.publish(event)
+    unsubscribe()
+    bus.publish(ToolsChanged(server="s", tool_count=2, catalog_version=3))
+    assert got == published[1:]
+    assert everything[:3] == published and len(everything) == 4
+
+
+async def test_wants_says_whether_anyone_takes_a_kind_as_subscribers_come_and_go() -> None:
+    bus = EventBus()
+    assert not bus.wants(ToolCallStarted)
+    off_news = bus.on(lambda _: None, ToolsChanged)
+    assert bus.wants(ToolsChanged) and not bus.wants(ToolCallStarted)  # the gateway's case: calls build no events
+    off_calls = bus.on(lambda _: None, ToolCallStarted, ToolCallFinished)
+    assert bus.wants(ToolCallStarted) and bus.wants(ToolCallFinished)
+    off_calls()
+    assert not bus.wants(ToolCallStarted)
+    off_all = bus.on(lambda _: None)
+    assert bus.wants(ToolCallFinished)
+    off_all()
+    off_news()
+    assert not bus.wants(ToolsChanged) and not bus.active
+    async with bus.subscribe():
+        assert bus.wants(ToolCallFinished)  # a stream takes every event
+    assert not bus.wants(ToolCallFinished)

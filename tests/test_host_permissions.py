@@ -54,7 +54,7 @@ async def test_without_an_approver_an_ask_is_denied_and_never_reaches_the_server
             with pytest.raises(PermissionDeniedError) as caught:
                 await host.call_tool("mcp__notes__write", {"text": "x"}, check_permission=True)
             assert caught.value.approved_by == "no-approver"
-            assert "--yes" in str(caught.value)
+            assert "--yes" not in str(caught.value) and "to permissions.allow" in str(caught.value)
             # the user's own call needs no gate
             result = await host.call_tool("mcp__notes__write", {"text": "y"})
     assert result.text() == "wrote y"

@@ -317,11 +317,18 @@ async def test_a_gate_from_the_config_file_uses_its_rules_and_auto_approve(confi
 
 
 async def test_without_an_approver_ask_is_denied_saying_how_to_allow_it(config: Path) -> None:
-    decision = await PermissionGate.from_store(ConfigStore(config)).check(WRITE, {"path": "x"})
+    gate = PermissionGate.from_store(ConfigStore(config))
+    decision = await gate.check(WRITE, {"path": "x"})
     assert (decision.allowed, decision.approved_by) == (False, "no-approver")
     assert decision.message.startswith("Permission denied for mcp__fs__write_file: it needs approval")
-    assert "--yes" in decision.reason
-    assert f'add "mcp__fs__write_file" to permissions.allow in {config}' in decision.reason
+    assert decision.reason.endswith(f'to allow it, add "mcp__fs__write_file" to permissions.allow in {config}')
+    # A program with a switch of its own for this (the CLI's chat: --yes) says it too; a library
+    # user or a gateway client gets only advice they can follow.
+    gate.allow_hint = "run with --yes"
+    hinted = await gate.check(WRITE, {"path": "x"})
+    assert hinted.reason.endswith(
+        f'to allow it, run with --yes or add "mcp__fs__write_file" to permissions.allow in {config}'
+    )
 
 
 async def test_yes_to_all_approves_every_ask_without_asking() -> None:

@@ -4,8 +4,8 @@ A call passes the permission gate (when asked to), is announced with ``ToolCallS
 reports ``ToolCallProgress`` while it runs, and ends with one ``ToolCallFinished`` whether it
 returned, failed, was refused or was cancelled, timed the same way each time. The history,
 the console and the gateway read those events, so they see an agent's native tool and a
-server's tool alike. When no one listens, no event is built: that is the hot path of a loop
-of calls.
+server's tool alike. When no one listens for them, no event is built: that is the hot path of a
+loop of calls (and of a gateway, which listens for other kinds).
 """
 
 from __future__ import annotations
@@ -112,6 +112,11 @@ class CallPath:
         self._events = events
         self._gate = gate
 
+    def _told(self) -> bool:
+        """Whether anyone listens for a call's events."""
+        events = self._events
+        return events.wants(ToolCallStarted) or events.wants(ToolCallFinished) or events.wants(ToolCallProgress)
+
     async def check_access(
         self, access: Access, arguments: Mapping[str, Any], approver: ApprovalCallback | EllipsisType | None = ...
     ) -> None:
@@ -149,12 +154,12 @@ class CallPath:
             decision = await self._gate.check(tool, arguments, approver=approver)
             approved_by = decision.approved_by
             if not decision.allowed:
-                if self._events.active:  # on the record: who refused what
+                if self._told():  # on the record: who refused what
                     refused = _OnRecord(self._events, name, server, original, approved_by)
                     refused.start(arguments)
                     refused.finish(is_error=True, error=decision.message)
                 raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
-        if not self._events.active:  # the common case in a hot loop: nothing to tell anyone
+        if not self._told():  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
             raw = await send(progress)
             duration = time.perf_counter() - started

@@ -44,6 +44,7 @@ class HostLifecycle:
         self._only = set(only) if only is not None else None
         self._wait = wait
         self._tg: TaskGroup | None = None
+        self._started: set[anyio.CancelScope] = set()  # tasks of start_task, cancelled at close
         self._stack: AsyncExitStack | None = None
 
     async def open(self) -> None:
@@ -67,16 +68,29 @@ class HostLifecycle:
         """Close every supervisor and wait for the task group (nothing happens when the host is not open)."""
         stack, self._stack = self._stack, None
         if stack is not None:
+            for scope in list(self._started):  # the caller's tasks end first: they may be using the servers
+                scope.cancel()
             # The host's body's own exception is not handed to the task group: it would come out
             # wrapped in an ExceptionGroup, and `except ToolNotFoundError` would miss it.
             await stack.aclose()
 
     def start_task(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str | None) -> None:
-        """Run ``fn(*args)`` in the task group.
+        """Run ``fn(*args)`` in the task group, in a cancel scope that ``close`` cancels.
 
         Raises:
             RuntimeError: The host is not open.
         """
         if self._tg is None:
             raise RuntimeError("the host is not open; use `async with host:` first")
-        self._tg.start_soon(fn, *args, name=name)
+
+        scope = anyio.CancelScope()  # kept from now: a close before the task runs cancels it too
+        self._started.add(scope)
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await fn(*args)
+            finally:
+                self._started.discard(scope)
+
+        self._tg.start_soon(run, name=name)

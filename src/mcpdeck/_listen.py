@@ -6,7 +6,7 @@ import socket
 
 from mcpdeck.errors import ConfigError
 
-__all__ = ["bind"]
+__all__ = ["ANY_ADDRESS", "bind", "names_an_address"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -35,3 +35,27 @@ def bind(host: str, port: int) -> socket.socket:
         raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     sock.setblocking(False)
     return sock
+
+
+ANY_ADDRESS = ("0.0.0.0", "::")
+"""Addresses that listen on every address of the machine."""
+
+
+def names_an_address(host_header: str, port: int) -> bool:
+    """Whether a ``Host`` header is an IP address (``192.0.2.2:PORT``, ``[fd00::2]:PORT``) with this port.
+
+    For a server listening on every address, such a header is let in: it cannot be a DNS
+    rebinding, which needs a host name the attacker's DNS answers for.
+    """
+    import ipaddress
+
+    address, colon, given = host_header.rpartition(":")
+    if not colon or given != str(port):
+        return False
+    if address.startswith("[") and address.endswith("]"):
+        address = address[1:-1]
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return True

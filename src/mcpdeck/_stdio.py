@@ -54,6 +54,7 @@ from mcpdeck._transports import (
     StreamEnd,
     held_result,
     let_go,
+    parse_message,
     unreadable_reason,
     watched,
 )
@@ -72,16 +73,7 @@ _KEY_VALUE = re.compile(rb'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     try:
-        # Parse first (jiter refuses nesting past ~200 levels), then validate: for a small message
-        # this is as fast as pydantic's JSON validator (3.4 vs 3.7 us for a short tool result), for
-        # a big one about 5x faster. Strings are not cached: pydantic's global string cache would
-        # otherwise keep up to 16k of every server's names and descriptions alive (~120 KiB for a
-        # server of 23 tools, seen with ``python -m bench.footprint``).
-        return SessionMessage(
-            types.jsonrpc_message_adapter.validate_python(
-                pydantic_core.from_json(line, cache_strings=False), by_name=False
-            )
-        )
+        return parse_message(line)
     except (ValueError, RecursionError) as error:
         reason = unreadable_reason(error)
         if reason is TOO_DEEP and (answer := _unreadable_answer(line)) is not None:

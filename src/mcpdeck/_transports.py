@@ -16,6 +16,8 @@ from types import TracebackType
 from typing import Generic, Protocol, Self, TypeVar
 
 import anyio
+import mcp_types as types
+import pydantic_core
 from mcp.client._transport import Transport, TransportStreams
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
@@ -31,6 +33,7 @@ __all__ = [
     "MessageTooLargeError",
     "NotAMessageError",
     "StreamEnd",
+    "parse_message",
     "size_text",
     "unreadable_reason",
     "watched",
@@ -39,6 +42,21 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _Item = SessionMessage | Exception
+
+
+def parse_message(line: bytes | bytearray) -> SessionMessage:
+    """The JSON-RPC message one line of a stdio stream holds (a server's, or a gateway client's).
+
+    Raises ``ValueError`` (pydantic's errors included) or ``RecursionError`` when it holds none.
+    """
+    # Parse first (jiter refuses nesting past ~200 levels), then validate: for a small message
+    # this is as fast as pydantic's JSON validator (3.4 vs 3.7 us for a short tool result), for
+    # a big one about 5x faster. Strings are not cached: pydantic's global string cache would
+    # otherwise keep up to 16k of every server's names and descriptions alive (~120 KiB for a
+    # server of 23 tools, seen with ``python -m bench.footprint``).
+    return SessionMessage(
+        types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(line, cache_strings=False), by_name=False)
+    )
 
 
 class _Closable(Protocol):

@@ -1,9 +1,11 @@
 """Typed host events and the bus that delivers them.
 
-Subscribe with a callback (``bus.on(fn)``, called synchronously, in publish order) or
-with a stream (``async with bus.subscribe() as events: async for e in events``). A slow
-stream subscriber never blocks the host: past its buffer, events are dropped for it and
-counted in ``Subscription.dropped``.
+Subscribe with a callback (``bus.on(fn)``, called synchronously, in publish order; or
+``bus.on(fn, ToolsChanged, ServerLog)`` for those kinds only) or with a stream
+(``async with bus.subscribe() as events: async for e in events``). A slow stream subscriber
+never blocks the host: past its buffer, events are dropped for it and counted in
+``Subscription.dropped``. Publishers ask ``bus.wants(kind)`` before building an event on a
+hot path: when no one takes that kind, it need not be built.
 """
 
 from __future__ import annotations
@@ -243,13 +245,23 @@ class EventBus:
     """Delivers host events to callbacks and stream subscribers."""
 
     def __init__(self) -> None:
-        self._callbacks: list[Callable[[Event], None]] = []
+        self._callbacks: list[tuple[Callable[[Event], None], tuple[type[Event], ...]]] = []
         self._streams: list[tuple[MemoryObjectSendStream[Event], Subscription]] = []
+        self._wanted: dict[type[Event], bool] = {}
+        """``wants`` answers, until the next subscriber comes or goes."""
 
-    def on(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` for every event; returns a function that unsubscribes."""
-        self._callbacks.append(callback)
-        return lambda: self._callbacks.remove(callback)
+    def on(self, callback: Callable[[Event], None], *kinds: type[Event]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event (or for events of ``kinds`` only); returns a function that
+        unsubscribes."""
+        entry = (callback, kinds)
+        self._callbacks.append(entry)
+        self._wanted.clear()
+
+        def off() -> None:
+            self._callbacks.remove(entry)
+            self._wanted.clear()
+
+        return off
 
     @asynccontextmanager
     async def subscribe(self, buffer: int = 1000) -> AsyncGenerator[Subscription]:
@@ -258,21 +270,34 @@ class EventBus:
         sub = Subscription(receive)
         entry = (send, sub)
         self._streams.append(entry)
+        self._wanted.clear()
         try:
             yield sub
         finally:
             self._streams.remove(entry)
+            self._wanted.clear()
             send.close()
             receive.close()
 
     @property
     def active(self) -> bool:
-        """Whether anyone listens (publishers may skip building events when no one does)."""
+        """Whether anyone listens at all."""
         return bool(self._callbacks or self._streams)
+
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether anyone takes events of ``kind`` (publishers may skip building those no one takes)."""
+        wanted = self._wanted.get(kind)
+        if wanted is None:
+            wanted = self._wanted[kind] = bool(self._streams) or any(
+                not kinds or issubclass(kind, kinds) for _, kinds in self._callbacks
+            )
+        return wanted
 
     def publish(self, event: Event) -> None:
         """Deliver ``event`` now. Never blocks and never raises."""
-        for callback in list(self._callbacks):
+        for callback, kinds in list(self._callbacks):
+            if kinds and not isinstance(event, kinds):
+                continue
             try:
                 callback(event)
             except Exception:  # a subscriber's bug must not break the host

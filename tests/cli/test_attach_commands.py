@@ -184,11 +184,11 @@ async def test_add_and_test_through_serve_honour_the_global_startup_timeout(tmp_
 
 
 def test_add_through_serve_tries_the_entry_with_the_global_options_and_saves_it_as_given(tmp_path: Path) -> None:
-    from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+    from mcpdeck.cli._app import CliContext
     from mcpdeck.cli._attached import _as_tried  # pyright: ignore[reportPrivateUsage]
 
     entry = {"command": "x"}
-    group = click.Context(click.Group("mcpdeck"), obj=_Context(None, None, 2.5, ("notes", str(tmp_path))))
+    group = click.Context(click.Group("mcpdeck"), obj=CliContext(None, None, 2.5, ("notes", str(tmp_path))))
     with group, click.Context(click.Command("add"), parent=group):
         tried = _as_tried(entry)
         own = _as_tried({"command": "x", "roots": ["/own"]})

@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Generator
 from contextlib import contextmanager
+from pathlib import Path
 
 import anyio
 import anyio.lowlevel
@@ -98,6 +99,55 @@ async def test_a_last_line_without_newline_is_not_a_message_and_receive_ends() -
         with pytest.raises(anyio.EndOfStream):
             await lines.receive()
     assert _ids([first]) == [1]
+
+
+async def test_a_burst_larger_than_the_reader_keeps_arrives_whole_and_in_order() -> None:
+    data = b"".join(_request(n, "w" * 1000) for n in range(3000))  # ~3 MB: reading pauses and resumes
+    ids: list[object] = []
+    with pipe() as p, anyio.fail_after(WAIT):
+        lines = StdinLines(p.read)
+
+        async def feed() -> None:
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(p.write, view) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(p.write)
+            p.close(p.write)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(feed)
+            async for item in lines:
+                ids.extend(_ids([item]))
+                if len(ids) % 100 == 0:
+                    await anyio.sleep(0.001)  # a slow reader: the loop must stop filling the buffer meanwhile
+    assert ids == list(range(3000))
+
+
+async def test_stdin_redirected_from_a_file_is_read_to_its_end(tmp_path: Path) -> None:
+    source = tmp_path / "requests.jsonl"
+    source.write_bytes(_request(1) + _request(2) + _request(3))
+    fd = os.open(source, os.O_RDONLY)  # a regular file: the event loop cannot watch it
+    try:
+        with anyio.fail_after(WAIT):
+            received = [item async for item in StdinLines(fd)]
+    finally:
+        os.close(fd)
+    assert _ids(received) == [1, 2, 3]
+
+
+async def test_a_closed_reader_ends_and_leaves_the_rest_in_the_pipe() -> None:
+    with pipe() as p, anyio.fail_after(WAIT):
+        lines = StdinLines(p.read)
+        os.write(p.write, _request(1))
+        assert _ids([await lines.receive()]) == [1]
+        lines.close()
+        os.write(p.write, _request(2))
+        with pytest.raises(anyio.EndOfStream):
+            await lines.receive()
+        await anyio.wait_readable(p.read)
+        assert os.read(p.read, 1 << 16) == _request(2)  # nobody else read it: the loop let go of the pipe
 
 
 async def test_lines_bigger_than_the_pipe_go_out_whole_while_other_senders_wait() -> None:

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from mcpdeck._version import __version__
 from mcpdeck.api._context import ApiContext, CallStats
-from mcpdeck.api._errors import ApiError, install_error_handlers
+from mcpdeck.api._errors import ApiError, error_response, install_error_handlers
 from mcpdeck.api._events import event_json
 from mcpdeck.api._models import ErrorOut
 from mcpdeck.api._respond import Redacting, SafeJSONResponse
@@ -26,9 +26,11 @@ __all__ = [
     "CallStats",
     "ChatRoom",
     "Guard",
+    "SafeJSONResponse",
     "allowed_hosts",
     "cookie_name",
     "create_api",
+    "error_response",
     "event_json",
 ]
 

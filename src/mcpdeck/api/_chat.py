@@ -29,8 +29,7 @@ from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
 from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem
 from mcpdeck.errors import ConfigError, ProviderError
-from mcpdeck.providers import chat_model, default_model, parse_provider_settings
-from mcpdeck.providers._provider_settings import ALIASES, BUILTIN
+from mcpdeck.providers import builtin_providers, canonical_provider, chat_model, default_model, parse_provider_settings
 
 __all__ = ["router"]
 
@@ -111,7 +110,8 @@ async def models(ctx: Ctx) -> dict[str, Any]:
     except ConfigError as error:
         raise ApiError(400, "config-error", str(error)) from None
     providers: list[dict[str, Any]] = []
-    for name, builtin in BUILTIN.items():
+    builtins = builtin_providers()
+    for name, builtin in builtins.items():
         own = settings.get(name)
         key_set = next((var for var in builtin.key_env if os.environ.get(var)), None)
         if own is not None and own.api_key:
@@ -123,7 +123,7 @@ async def models(ctx: Ctx) -> dict[str, Any]:
         else:
             providers.append({"name": name, "api": builtin.api, "ready": False, "note": f"set ${builtin.key_env[0]}"})
     for name, own in settings.items():
-        if name in BUILTIN or name in ALIASES:
+        if canonical_provider(name) in builtins:
             continue
         providers.append({"name": name, "api": own.type or "openai", "ready": True, "note": "from the config"})
     default = default_model(os.environ, raw)

@@ -22,6 +22,13 @@ def _check(ctx: Ctx, servers: list[str] | None) -> None:
         require_server(ctx, name)
 
 
+def _server_of(ctx: Ctx, body: ResourceIn) -> str | None:
+    """The server a request about a URI names, checked (None: the host finds the one that offers it)."""
+    if body.server is not None:
+        require_server(ctx, body.server)
+    return body.server
+
+
 @router.get("/resources", response_model=ResourcesOut, tags=["resources"], summary="List resources and templates")
 async def list_resources(ctx: Ctx, server: Servers = None) -> dict[str, Any]:
     """Every connected server's resources and resource templates (``mcpdeck resources --json``)."""
@@ -41,27 +48,21 @@ async def list_templates(ctx: Ctx, server: Servers = None) -> list[dict[str, Any
 @router.post("/resources/read", response_model=dict[str, Any], tags=["resources"], summary="Read a resource")
 async def read_resource(ctx: Ctx, body: ResourceIn) -> dict[str, Any]:
     """Read a resource by URI (``mcpdeck read URI --json``); name the server when several offer it."""
-    if body.server is not None:
-        require_server(ctx, body.server)
-    result = await ctx.host.read_resource(body.uri, server=body.server)
+    result = await ctx.host.read_resource(body.uri, server=_server_of(ctx, body))
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 @router.post("/resources/subscribe", tags=["resources"], summary="Subscribe to a resource")
 async def subscribe(ctx: Ctx, body: ResourceIn) -> dict[str, str]:
     """Get a ``ResourceUpdated`` event on ``/api/events`` each time the resource changes."""
-    if body.server is not None:
-        require_server(ctx, body.server)
-    await ctx.host.subscribe_resource(body.uri, server=body.server)
+    await ctx.host.subscribe_resource(body.uri, server=_server_of(ctx, body))
     return {"subscribed": body.uri}
 
 
 @router.post("/resources/unsubscribe", tags=["resources"], summary="Unsubscribe from a resource")
 async def unsubscribe(ctx: Ctx, body: ResourceIn) -> dict[str, str]:
     """Stop the updates of a subscription."""
-    if body.server is not None:
-        require_server(ctx, body.server)
-    await ctx.host.unsubscribe_resource(body.uri, server=body.server)
+    await ctx.host.unsubscribe_resource(body.uri, server=_server_of(ctx, body))
     return {"unsubscribed": body.uri}
 
 

@@ -41,6 +41,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcpdeck._listen import ANY_ADDRESS, names_an_address
+
 __all__ = ["Guard", "allowed_hosts"]
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -55,7 +57,7 @@ _SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 def allowed_hosts(host: str, port: int) -> set[str]:
     """The ``Host`` header values that name a server listening on ``host:port``."""
     names = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    if host in ("0.0.0.0", "::"):  # every address: the machine's names stand for it
+    if host in ANY_ADDRESS:  # every address: the machine's names stand for it (and its addresses: Guard)
         names |= {f"{socket.gethostname()}:{port}", f"{socket.getfqdn()}:{port}"}
     elif host not in ("127.0.0.1", "localhost", "::1"):
         names.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
@@ -134,11 +136,14 @@ class Guard:
         token: str,
         hosts: set[str],
         port: int,
+        any_address: bool = False,
         max_failures: int = 10,
         window: float = 60.0,
     ):
         self._app = app
         self._token = token.encode()
+        self._port = port
+        self._any_address = any_address  # listening on every address: IP-address Hosts are let in too
         self._hosts = {h.lower() for h in hosts}
         self._origins = {f"http://{h}" for h in self._hosts}
         self._cookie = cookie_name(port)
@@ -192,20 +197,31 @@ class Guard:
     def _sender(self, headers: dict[str, str]) -> str:
         """The rate limit's bucket within one address: another site's pages, or everything else."""
         origin = headers.get("origin")
-        if headers.get("sec-fetch-site") in ("cross-site", "same-site") or (
-            origin is not None and origin.lower() not in self._origins
-        ):
+        if headers.get("sec-fetch-site") in ("cross-site", "same-site") or self._foreign(origin, headers):
             return " (another site)"
         return ""
 
     def _host_refusal(self, headers: dict[str, str]) -> _Refusal | None:
         """1. The Host header must name this server (DNS rebinding)."""
         host = headers.get("host", "").lower()
-        if host in self._hosts:
+        if self._names_us(host):
             return None
         return _Refusal(
             403, "bad-host", f"the Host header {host!r} does not name this server; use {sorted(self._hosts)[0]}"
         )
+
+    def _names_us(self, host: str) -> bool:
+        return host in self._hosts or (self._any_address and names_an_address(host, self._port))
+
+    def _foreign(self, origin: str | None, headers: dict[str, str]) -> bool:
+        """Whether an ``Origin`` is another site's: not this server's names, nor the address the request names."""
+        if origin is None:
+            return False
+        origin = origin.lower()
+        if origin in self._origins:
+            return False
+        host = headers.get("host", "").lower()
+        return not (origin == f"http://{host}" and self._names_us(host))
 
     def _rate_refusal(self, client: str) -> _Refusal | None:
         """3. A client that sent too many wrong tokens waits, whatever it sends now."""
@@ -238,9 +254,7 @@ class Guard:
         if scope.get("method", "GET") in _SAFE_METHODS:
             return None
         origin = headers.get("origin")
-        if headers.get("sec-fetch-site") == "cross-site" or (
-            origin is not None and origin.lower() not in self._origins
-        ):
+        if headers.get("sec-fetch-site") == "cross-site" or self._foreign(origin, headers):
             return _Refusal(403, "bad-origin", f"cross-origin requests are refused (Origin {origin!r})")
         if origin is None and how != "bearer":
             return _Refusal(
@@ -280,11 +294,8 @@ class Guard:
         headers = dict(_decoded(scope))
         origin = headers.get("origin")
         token, _ = self._presented(scope)
-        if (
-            headers.get("host", "").lower() not in self._hosts
-            or (origin is not None and origin.lower() not in self._origins)
-            or not self._valid(token)
-        ):
+        named = self._names_us(headers.get("host", "").lower())
+        if not named or self._foreign(origin, headers) or not self._valid(token):
             await send({"type": "websocket.close", "code": 1008})
             return
         await self._app(scope, receive, send)

@@ -26,13 +26,15 @@ from mcpdeck.api._models import (
 )
 from mcpdeck.api._secrets import mask_config, restore_masked
 from mcpdeck.config import (
+    ImportResult,
     InProcessServerConfig,
     StdioServerConfig,
     ToolFilter,
+    default_import_path,
+    import_servers,
     parse_server_config,
     validate_server_name,
 )
-from mcpdeck.config._importers import ImportResult, default_import_path, import_servers
 from mcpdeck.errors import ConfigError
 from mcpdeck.host import ServerTest
 
@@ -203,6 +205,13 @@ def _tool_filter(ctx: ApiContext, name: str) -> ToolFilter:
     return config.tools.model_copy(deep=True) if config.tools else ToolFilter()
 
 
+async def _save_tool_filter(ctx: ApiContext, name: str, filters: ToolFilter) -> dict[str, Any]:
+    """Save the server's ``tools`` (none at all when it filters nothing), reload it, and describe it."""
+    data = filters.model_dump(exclude_none=True)
+    await ctx.host.update_server(name, {"tools": data if data.get("include") is not None or data["exclude"] else None})
+    return _detail(ctx, name)
+
+
 @router.post(
     "/servers/{name}/tools/{tool}/disable",
     response_model=ServerDetailOut,
@@ -214,8 +223,7 @@ async def disable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
     filters = _tool_filter(ctx, name)
     if tool not in filters.exclude:
         filters.exclude.append(tool)
-    await ctx.host.update_server(name, {"tools": filters.model_dump(exclude_none=True)})
-    return _detail(ctx, name)
+    return await _save_tool_filter(ctx, name, filters)
 
 
 @router.post(
@@ -235,9 +243,7 @@ async def enable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
         raise ApiError(
             409, "tool-excluded", f"{tool!r} is still excluded by the pattern(s) {patterns}; edit tools.exclude"
         )
-    data = filters.model_dump(exclude_none=True)
-    await ctx.host.update_server(name, {"tools": data if data.get("include") is not None or data["exclude"] else None})
-    return _detail(ctx, name)
+    return await _save_tool_filter(ctx, name, filters)
 
 
 # ----- import --------------------------------------------------------------------------------

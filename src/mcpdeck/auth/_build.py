@@ -23,6 +23,7 @@ from mcpdeck.auth._machine import (
     jwt_signer,
 )
 from mcpdeck.auth._provider import DeckClientMetadata, DeckOAuthProvider
+from mcpdeck.auth._storage import ConfiguredClient
 from mcpdeck.auth._store import TokenStore
 from mcpdeck.config import IdentityProviderConfig, OAuthConfig, RemoteServerConfig, expand_vars
 from mcpdeck.errors import ConfigError
@@ -278,16 +279,9 @@ def _client_credentials(
         grant_types=[grant],
         token_endpoint_auth_method=secret_method,
     )
-    return DeckClientCredentialsProvider(
-        server,
-        config.url,
-        storage=store.storage(server, config.url, configured_client=configured),
-        client_id=client_id,
-        client_secret=secret,
-        method=secret_method,
-        scopes=oauth.scopes or [],
-        issuer=issuer,
-    )
+    storage = store.storage(server, config.url, configured_client=configured)
+    client = ConfiguredClient(storage, client_id, oauth.scopes or [], issuer)
+    return DeckClientCredentialsProvider(client, secret=secret, method=secret_method)
 
 
 def _private_key_jwt(
@@ -316,15 +310,9 @@ def _private_key_jwt(
         grant_types=["client_credentials"],
         token_endpoint_auth_method="private_key_jwt",
     )
-    return DeckPrivateKeyJWTProvider(
-        server,
-        config.url,
-        storage=store.storage(server, config.url, configured_client=configured),
-        client_id=client_id,
-        assertion_provider=jwt_signer(client_id, key, algorithm),
-        scopes=oauth.scopes or [],
-        issuer=issuer,
-    )
+    storage = store.storage(server, config.url, configured_client=configured)
+    client = ConfiguredClient(storage, client_id, oauth.scopes or [], issuer)
+    return DeckPrivateKeyJWTProvider(client, assertion_provider=jwt_signer(client_id, key, algorithm))
 
 
 def _identity_assertion(
@@ -346,18 +334,11 @@ def _identity_assertion(
         raise ConfigError(
             f'server {server!r}: grantType "identity_assertion" needs oauth.identityProvider', server=server
         )
-    scope = " ".join(oauth.scopes or []) or None
-    return IdentityAssertionAuth(
-        server,
-        config.url,
-        storage=store.storage(server, config.url),
-        client_id=client_id,
-        client_secret=secret,
-        method=method,
-        exchange=_exchange(server, idp, expand, scope),
-        scope=scope,
-        issuer=_issuer(server, expand, oauth),
+    exchange = _exchange(server, idp, expand, " ".join(oauth.scopes or []) or None)
+    client = ConfiguredClient(
+        store.storage(server, config.url), client_id, oauth.scopes or [], _issuer(server, expand, oauth)
     )
+    return IdentityAssertionAuth(client, secret=secret, method=method, exchange=exchange)
 
 
 def _exchange(server: str, idp: IdentityProviderConfig, expand: _Expand, scope: str | None) -> IdJagExchange:

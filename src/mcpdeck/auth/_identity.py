@@ -43,7 +43,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToke
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
 from mcpdeck.auth._errors import AuthorizationError
-from mcpdeck.auth._storage import ServerTokenStorage
+from mcpdeck.auth._storage import ConfiguredClient, ServerTokenStorage
 
 __all__ = ["ID_JAG_TOKEN_TYPE", "IdJagExchange", "IdentityAssertionAuth", "secure_url"]
 
@@ -202,36 +202,29 @@ class IdentityAssertionAuth(RedirectAwareAuth):
 
     def __init__(
         self,
-        server: str,
-        url: str,
+        client: ConfiguredClient,
         *,
-        storage: ServerTokenStorage,
-        client_id: str,
-        client_secret: str,
+        secret: str,
         method: Literal["client_secret_basic", "client_secret_post"],
         exchange: IdJagExchange,
-        scope: str | None,
-        issuer: str | None,
     ):
-        self.server = server
-        self._url = url
-        self._storage: TokenStorage = _RemainingLifetime(storage)
-        self._client_id = client_id
-        self._client_secret = client_secret
+        self.server = client.server
+        self._client = client
+        self._storage: TokenStorage = _RemainingLifetime(client.storage)
+        self._secret = secret
         self._method: Literal["client_secret_basic", "client_secret_post"] = method
         self._exchange = exchange
-        self._scope = scope
-        self._provider = self._build(issuer) if issuer is not None else None
+        self._provider = self._build(client.issuer) if client.issuer is not None else None
 
     def _build(self, issuer: str) -> IdentityAssertionOAuthProvider:
         return IdentityAssertionOAuthProvider(
-            server_url=self._url,
+            server_url=self._client.url,
             storage=self._storage,
-            client_id=self._client_id,
-            client_secret=self._client_secret,
+            client_id=self._client.client_id,
+            client_secret=self._secret,
             issuer=issuer,
             assertion_provider=self._exchange,
-            scope=self._scope,
+            scope=self._client.scope,
             token_endpoint_auth_method=self._method,
         )
 
@@ -245,7 +238,7 @@ class IdentityAssertionAuth(RedirectAwareAuth):
                     return
                 issuer = None
                 for url in build_protected_resource_metadata_discovery_urls(
-                    extract_resource_metadata_from_www_auth(first), self._url
+                    extract_resource_metadata_from_www_auth(first), self._client.url
                 ):
                     answer = yield create_oauth_metadata_request(url)
                     if answer.status_code >= 500 or answer.status_code == 429:
@@ -284,7 +277,7 @@ class IdentityAssertionAuth(RedirectAwareAuth):
 
     def _check_resource(self, resource: str) -> None:
         """RFC 9728 §3.3 / RFC 8707: the metadata must be about this server (as the SDK checks it)."""
-        expected = resource_url_from_server_url(self._url)
+        expected = resource_url_from_server_url(self._client.url)
         if not check_resource_allowed(requested_resource=expected, configured_resource=resource):
             raise AuthorizationError(
                 self.server, f"the protected resource metadata is for {resource}, not {expected}; not authorizing"

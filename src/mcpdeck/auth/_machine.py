@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from mcpdeck.auth._flow import DeckFlow
 from mcpdeck.auth._provider import DeckClientMetadata
-from mcpdeck.auth._storage import ServerTokenStorage
+from mcpdeck.auth._storage import ConfiguredClient
 
 __all__ = [
     "DEFAULT_SIGNING_ALGORITHM",
@@ -65,49 +65,37 @@ class DeckClientCredentialsProvider(DeckFlow, ClientCredentialsOAuthProvider):
     """``client_credentials`` with a client secret (``client_secret_basic`` or ``client_secret_post``)."""
 
     def __init__(
-        self,
-        server: str,
-        url: str,
-        *,
-        storage: ServerTokenStorage,
-        client_id: str,
-        client_secret: str,
-        method: Literal["client_secret_basic", "client_secret_post"],
-        scopes: list[str],
-        issuer: str | None,
+        self, client: ConfiguredClient, *, secret: str, method: Literal["client_secret_basic", "client_secret_post"]
     ):
-        with _issuer_optional(issuer):
+        with _issuer_optional(client.issuer):
             super().__init__(
-                url,
-                storage,
-                client_id,
-                client_secret,
+                client.url,
+                client.storage,
+                client.client_id,
+                secret,
                 token_endpoint_auth_method=method,
-                scope=" ".join(scopes) or None,
-                issuer=issuer,
+                scope=client.scope,
+                issuer=client.issuer,
             )
-        self._deck_setup(server, storage)
-        self.context.client_metadata = _metadata(method, scopes)
+        self._deck_setup(client.server, client.storage)
+        self.context.client_metadata = _metadata(method, client.scopes)
 
 
 class DeckPrivateKeyJWTProvider(DeckFlow, PrivateKeyJWTOAuthProvider):
     """``client_credentials`` authenticated with a signed client assertion (``private_key_jwt``)."""
 
-    def __init__(
-        self,
-        server: str,
-        url: str,
-        *,
-        storage: ServerTokenStorage,
-        client_id: str,
-        assertion_provider: Callable[[str], Awaitable[str]],
-        scopes: list[str],
-        issuer: str | None,
-    ):
-        with _issuer_optional(issuer):
-            super().__init__(url, storage, client_id, assertion_provider, scope=" ".join(scopes) or None, issuer=issuer)
-        self._deck_setup(server, storage)
-        self.context.client_metadata = _metadata("private_key_jwt", scopes)
+    def __init__(self, client: ConfiguredClient, *, assertion_provider: Callable[[str], Awaitable[str]]):
+        with _issuer_optional(client.issuer):
+            super().__init__(
+                client.url,
+                client.storage,
+                client.client_id,
+                assertion_provider,
+                scope=client.scope,
+                issuer=client.issuer,
+            )
+        self._deck_setup(client.server, client.storage)
+        self.context.client_metadata = _metadata("private_key_jwt", client.scopes)
 
 
 def check_signing_key(key: str, algorithm: str) -> str | None:

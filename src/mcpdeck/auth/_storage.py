@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
@@ -11,7 +12,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToke
 
 from mcpdeck.auth._records import ClientSource, Record, Secrets
 
-__all__ = ["RecordStore", "ServerTokenStorage"]
+__all__ = ["ConfiguredClient", "RecordStore", "ServerTokenStorage"]
 
 
 class RecordStore(Protocol):
@@ -151,3 +152,28 @@ class ServerTokenStorage:
             record.secrets = Secrets()
 
         await self._update(change)
+
+
+@dataclass(frozen=True)
+class ConfiguredClient:
+    """A client given in the config (``oauth.clientId``, never registered), where its tokens are kept and
+    what it asks for: what the grants without a browser (client credentials, identity assertion) start from."""
+
+    storage: ServerTokenStorage
+    client_id: str
+    scopes: list[str]
+    issuer: str | None
+    """``oauth.issuer``; None: the authorization server the MCP server's metadata names."""
+
+    @property
+    def server(self) -> str:
+        return self.storage.server
+
+    @property
+    def url(self) -> str:
+        return self.storage.url
+
+    @property
+    def scope(self) -> str | None:
+        """The scopes as a token request's ``scope`` (None: none asked for)."""
+        return " ".join(self.scopes) or None

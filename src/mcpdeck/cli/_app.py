@@ -20,7 +20,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
@@ -47,7 +47,7 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 """A positive number of seconds (a zero or negative timeout is a usage error)."""
 
 
-class _Context:
+class CliContext:
     def __init__(
         self, config: str | None, log_dir: str | None, startup_timeout: float | None, roots: tuple[str, ...] = ()
     ):
@@ -96,14 +96,14 @@ class _Context:
             raise ConfigError(f"no server named {name!r} in {self.path} (servers: {known})", server=name)
         return config.servers[name]
 
-    def history(self) -> History | None:
-        """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets redacted."""
+    def history(self, also: Iterable[str] = ()) -> History | None:
+        """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets and ``also`` redacted."""
         path = _paths.history_path()
         if path is None:
             return None
         from mcpdeck.history import History, Redactor, secrets_of
 
-        return History(path, redactor=Redactor(secrets_of(self.store.read(), os.environ)))
+        return History(path, redactor=Redactor({*secrets_of(self.store.read(), os.environ), *also}))
 
     def host(
         self,
@@ -141,7 +141,7 @@ class _Context:
             for name, server in list(config.servers.items()):
                 config.servers[name] = server.model_copy(update={"startup_timeout": self.startup_timeout})
         elicitation = terminal_elicitation if interactive else None
-        return Host(
+        host = Host(
             config,
             store=self.store,
             log_dir=self.log_dir,
@@ -151,9 +151,12 @@ class _Context:
             roots=list(self.roots) or None,
             wait=wait,
         )
+        if approve or yes:  # the commands that ask at the terminal take --yes
+            host.permissions.allow_hint = "run with --yes"
+        return host
 
 
-def _fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> None:
     click.echo(click.style("Error: ", fg="red", bold=True) + safe_text(mask_urls(message), multiline=True), err=True)
     sys.exit(code)
 
@@ -173,11 +176,11 @@ def errors_to_exit(fn: Callable[P, R]) -> Callable[P, R | None]:
         try:
             return fn(*args, **kwargs)
         except ConfigError as error:
-            _fail(str(error), 2)
+            fail(str(error), 2)
         except MCPDeckError as error:
-            _fail(str(error), 1)
+            fail(str(error), 1)
         except KeyboardInterrupt:
-            _fail("interrupted", 130)
+            fail("interrupted", 130)
         return None
 
     return wrapper
@@ -199,11 +202,19 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R | None]:
     return wrapper
 
 
-_run = run_async
-_sync = errors_to_exit
+pass_ctx = click.make_pass_decorator(CliContext)
 
 
-pass_ctx = click.make_pass_decorator(_Context)
+def option_group(*options: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A decorator that gives a command these click options, in this order: a group several commands take."""
+
+    def decorate(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
 
 _EPILOG = """\b
 Examples:
@@ -228,7 +239,7 @@ class _AttachingGroup(click.Group):
 
         if name not in ATTACHABLE:
             return name, command, rest
-        return name, attached_command(name, command, lambda c: c.find_object(_Context).path), rest  # pyright: ignore[reportOptionalMemberAccess]
+        return name, attached_command(name, command, lambda c: c.find_object(CliContext).path), rest  # pyright: ignore[reportOptionalMemberAccess]
 
 
 @click.group(
@@ -270,7 +281,7 @@ def cli(
     roots: tuple[str, ...],
 ) -> None:
     """mcpdeck: connect MCP servers, list their tools, call them."""
-    ctx.obj = _Context(config, log_dir, startup_timeout, roots)
+    ctx.obj = CliContext(config, log_dir, startup_timeout, roots)
     if ctx.invoked_subcommand is None:  # bare `mcpdeck`: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(0)

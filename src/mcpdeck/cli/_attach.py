@@ -70,6 +70,11 @@ class Attached:
         self._token = token
         self._conn = Connection(host, port, timeout=_TIMEOUT)
 
+    @property
+    def token(self) -> str:
+        """The running ``serve``'s token (its API and its gateway at ``/mcp``)."""
+        return self._token
+
     def close(self) -> None:
         self._conn.close()
 
@@ -143,7 +148,7 @@ def connect(config: Path) -> Attached | None:
     """A client of the ``serve`` running for ``config``, or None (none runs; a stale state file is removed)."""
     if os.environ.get(NO_ATTACH_ENV, "").strip() not in ("", "0"):
         return None
-    from mcpdeck.server._state import read_state, remove_state
+    from mcpdeck.server import read_state, remove_state
 
     state = read_state(config)
     if state is None:
@@ -193,22 +198,22 @@ def attached_command(name: str, original: click.Command, config_of: Callable[[cl
             click.echo(refusal, err=True)
         if api is None:
             return ctx.invoke(original, **kwargs)
-        from mcpdeck.cli._app import _fail  # pyright: ignore[reportPrivateUsage]
+        from mcpdeck.cli._app import fail
         from mcpdeck.cli._attached import RUN
 
         try:
             RUN[name](api, config, **kwargs)
         except AttachError as error:
-            _fail(error.message, 2 if error.code in _CONFIG_CODES else 1)
+            fail(error.message, 2 if error.code in _CONFIG_CODES else 1)
         except ConfigError as error:  # found before asking (a bad option, an invalid name)
-            _fail(str(error), 2)
+            fail(str(error), 2)
         except MCPDeckError as error:  # found before asking (chat: no model named)
-            _fail(str(error), 1)
+            fail(str(error), 1)
         except OSError as error:  # _loopback.ProtocolError too
             message = f"the running mcpdeck serve for {config} stopped answering ({error})"
-            _fail(f"{message}; run again, or use --no-attach", 1)
+            fail(f"{message}; run again, or use --no-attach", 1)
         except KeyboardInterrupt:
-            _fail("interrupted", 130)
+            fail("interrupted", 130)
         finally:
             with contextlib.suppress(OSError):
                 api.close()

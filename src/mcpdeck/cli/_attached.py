@@ -170,9 +170,9 @@ def _as_tried(entry: dict[str, Any]) -> dict[str, Any]:
     """The entry as ``add`` tries it: with the global ``--startup-timeout``, and the global ``--root``
     folders (absolute, from this folder) unless it has roots of its own, as ``add`` alone tries it.
     Only the try uses them: the entry is saved as given."""
-    from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+    from mcpdeck.cli._app import CliContext
 
-    ctx = click.get_current_context().find_object(_Context)
+    ctx = click.get_current_context().find_object(CliContext)
     tried = dict(entry)
     if ctx is not None and ctx.startup_timeout is not None:
         tried["startupTimeout"] = ctx.startup_timeout
@@ -215,10 +215,12 @@ def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, forc
 
 
 def _add(api: Attached, config: Path, name: str, command: tuple[str, ...], **options: Any) -> None:
-    from mcpdeck.cli._server_admin import server_from_options
+    from dataclasses import fields
 
-    keys = ("url", "kind", "headers", "envs", "cwd", "timeout", "roots")
-    server = server_from_options(name, command, **{key: options[key] for key in keys})
+    from mcpdeck.cli._server_admin import ServerOptions, server_from_options
+
+    given = ServerOptions(**{field.name: options[field.name] for field in fields(ServerOptions)})
+    server = server_from_options(name, command, given, timeout=options["timeout"])
     _save(api, config, name, server.to_json(), force=options["force"], save_anyway=options["save_anyway"])
 
 

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import click
 
 from mcpdeck._masking import Redactor, mask_url
-from mcpdeck.cli._app import SECONDS, _fail, errors_to_exit, run_async  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import SECONDS, CliContext, errors_to_exit, fail, run_async
 from mcpdeck.errors import ServerError
 
 if TYPE_CHECKING:
     from mcpdeck.auth import StoredAuth
-    from mcpdeck.config import ConfigStore, ServerConfig
 
 LOGIN_TIMEOUT = 300.0
 """``auth login --timeout`` by default (``sign_in.LOGIN_TIMEOUT``, spelled out: ``--help`` imports nothing)."""
@@ -31,23 +29,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class _CliContext(Protocol):
-    """What this group uses of the CLI's context object."""
-
-    path: Path
-    store: ConfigStore
-    log_dir: Path
-
-    def server(self, name: str) -> ServerConfig:
-        """A configured server's config, or the error that says why there is none."""
-        ...
-
-
-def _context() -> _CliContext:
-    return cast(_CliContext, click.get_current_context().obj)
-
-
-_run = run_async
+def _context() -> CliContext:
+    return cast(CliContext, click.get_current_context().obj)
 
 
 def _when(moment: datetime | None) -> str:
@@ -87,7 +70,7 @@ def auth_group() -> None:
     metavar="SECONDS",
     help="How long to wait for the browser.",
 )
-@_run
+@run_async
 async def login(name: str, no_browser: bool, timeout: float) -> None:
     """Authorize mcpdeck for server NAME in a browser, and store the tokens.
 
@@ -108,7 +91,7 @@ async def login(name: str, no_browser: bool, timeout: float) -> None:
     try:
         done = await sign_in(name, server, interaction, log_dir=ctx.log_dir, timeout=timeout)
     except ServerError as error:
-        _fail(error.reason)
+        fail(error.reason)
         return
     if done.authorized:
         scopes = f" with scopes: {' '.join(done.scopes)}" if done.scopes else ""

@@ -9,18 +9,32 @@ imported when the command runs.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from mcpdeck.cli._app import _Context, pass_ctx, run_async  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 
-__all__ = ["chat_start", "register_chat_command"]
+__all__ = ["ChatOptions", "chat_start", "register_chat_command"]
 
 
-def chat_start(
-    ctx: _Context, model: str | None, servers: tuple[str, ...], tool_search: int | None, no_tool_search: bool
-) -> tuple[dict[str, Any], str, bool | int]:
+@dataclass(frozen=True)
+class ChatOptions:
+    """What ``mcpdeck chat`` was given, as click passes it (``ChatOptions(**params)``), alone or through ``serve``."""
+
+    prompt: str | None
+    model: str | None
+    servers: tuple[str, ...]
+    system: str | None
+    yes: bool
+    max_steps: int
+    tool_search: int | None
+    no_tool_search: bool
+    as_json: bool
+
+
+def chat_start(ctx: CliContext, options: ChatOptions) -> tuple[dict[str, Any], str, bool | int]:
     """What a chat settles before it runs, alone or through ``serve``: the config's data, the model's
     name, and the tool search threshold (``False``: never). A server named that the config lacks,
     or no model named anywhere, is an error before anything starts."""
@@ -28,13 +42,15 @@ def chat_start(
     from mcpdeck.errors import ProviderError
     from mcpdeck.providers import default_model
 
-    for name in servers:
+    for name in options.servers:
         ctx.server(name)  # an unknown name is an error, not a chat without tools
     raw = ctx.store.read_raw()
-    spec = model or default_model(os.environ, raw)
+    spec = options.model or default_model(os.environ, raw)
     if spec is None:
         raise ProviderError(NO_MODEL, provider="")
-    return raw, spec, False if no_tool_search else (tool_search if tool_search is not None else 40)
+    if options.no_tool_search:
+        return raw, spec, False
+    return raw, spec, options.tool_search if options.tool_search is not None else 40
 
 
 def register_chat_command(cli: click.Group) -> None:
@@ -59,18 +75,7 @@ def register_chat_command(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Every event as one JSON line on stdout.")
     @pass_ctx
     @run_async
-    async def chat(
-        ctx: _Context,
-        prompt: str | None,
-        model: str | None,
-        servers: tuple[str, ...],
-        system: str | None,
-        yes: bool,
-        max_steps: int,
-        tool_search: int | None,
-        no_tool_search: bool,
-        as_json: bool,
-    ) -> None:
+    async def chat(ctx: CliContext, **options: Any) -> None:
         """Talk to a model that can use the servers' tools: one answer, or a conversation.
 
         With PROMPT, one answer; without, a conversation at the terminal. The model is
@@ -88,4 +93,4 @@ def register_chat_command(cli: click.Group) -> None:
         """
         from mcpdeck.cli._chat_run import run_chat
 
-        await run_chat(ctx, prompt, model, servers, system, yes, max_steps, tool_search, no_tool_search, as_json)
+        await run_chat(ctx, ChatOptions(**options))

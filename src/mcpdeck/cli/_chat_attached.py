@@ -23,10 +23,10 @@ from typing import Any, cast
 import anyio
 import click
 
-from mcpdeck.cli._app import _Context  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext
 from mcpdeck.cli._attach import Attached, AttachError
-from mcpdeck.cli._chat import chat_start
-from mcpdeck.cli._chat_print import HELP, Printer, read_prompt
+from mcpdeck.cli._chat import ChatOptions, chat_start
+from mcpdeck.cli._chat_print import HELP, Printer, answer_command, read_turn
 from mcpdeck.cli._output import safe
 
 __all__ = ["provider_environment", "run_attached_chat"]
@@ -37,13 +37,12 @@ _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 def provider_environment(spec: str, doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
     """The variables of ``environ`` a model ``spec`` is made from: its provider's key and URL variables,
     and those the config's settings for it (``providers.<name>``) refer to."""
-    from mcpdeck.providers import parse_model
-    from mcpdeck.providers._provider_settings import ALIASES, BUILTIN
+    from mcpdeck.providers import builtin_providers, canonical_provider, parse_model
 
     name = parse_model(spec).provider
-    canonical = ALIASES.get(name, name)
+    canonical = canonical_provider(name)
     names: list[str] = ["OLLAMA_HOST"] if canonical == "ollama" else []
-    builtin = BUILTIN.get(canonical)
+    builtin = builtin_providers().get(canonical)
     if builtin is not None:
         names += [*builtin.key_env, *builtin.url_env]
     section = doc.get("providers")
@@ -118,8 +117,17 @@ class _Chat:
                 if self.answers is not None:
                     self.answers.close()
 
+    def reset(self) -> None:
+        """A new conversation: this chat closed, another opened with the same settings."""
+        self.close()
+        self.open()
+
     def tools(self) -> dict[str, list[str]]:
         return self.api.request("GET", f"/chats/{self.id}/tools")
+
+    def tool_names(self) -> list[str]:
+        offered = self.tools()
+        return offered["native"] + offered["mcp"]
 
     def run(self, prompt: str) -> dict[str, Any] | None:
         """Run ``prompt``, show its events, answer its questions; the ``done`` event's data."""
@@ -151,62 +159,36 @@ class _Chat:
 
 def _interactive(chat: _Chat) -> None:
     click.echo(f"chatting with {chat.model}; {len(chat.tools()['mcp'])} MCP tools. {HELP}", err=True)
-    while True:
-        prompt = read_prompt()
-        if prompt is None or prompt.strip() in ("/exit", "/quit"):
-            return
-        if not prompt.strip():
-            continue
-        if prompt.strip() == "/reset":
-            chat.close()
-            chat.open()
-            click.echo("(new conversation)", err=True)
-            continue
-        if prompt.strip() == "/tools":
-            offered = chat.tools()
-            for name in offered["native"] + offered["mcp"]:
-                click.echo(f"  {safe(name)}", err=True)
-            continue
-        chat.run(prompt)
+    while (line := read_turn()) is not None:
+        if not answer_command(line, chat.reset, chat.tool_names):
+            chat.run(line)
 
 
-def run_attached_chat(
-    api: Attached,
-    config: Path,
-    prompt: str | None,
-    model: str | None,
-    servers: tuple[str, ...],
-    system: str | None,
-    yes: bool,
-    max_steps: int,
-    tool_search: int | None,
-    no_tool_search: bool,
-    as_json: bool,
-    **_: Any,
-) -> None:
+def run_attached_chat(api: Attached, config: Path, **params: Any) -> None:
     """``mcpdeck chat`` through ``serve`` (see ``mcpdeck chat --help``; the same output as alone)."""
-    ctx = click.get_current_context().find_object(_Context)
+    ctx = click.get_current_context().find_object(CliContext)
     assert ctx is not None  # the group always makes one
-    raw, spec, search = chat_start(ctx, model, servers, tool_search, no_tool_search)
+    options = ChatOptions(**params)
+    raw, spec, search = chat_start(ctx, options)
     body = {
         "model": spec,
-        "system": system,
-        "maxSteps": max_steps,
-        "servers": list(servers) or None,
+        "system": options.system,
+        "maxSteps": options.max_steps,
+        "servers": list(options.servers) or None,
         "toolSearch": search,
         "resultChars": None,
         "environment": provider_environment(spec, raw, os.environ),
     }
-    chat = _Chat(api, body, Printer(as_json), yes)
+    chat = _Chat(api, body, Printer(options.as_json), options.yes)
     chat.open()
     finished: dict[str, Any] | None = None
     try:
-        if not as_json:
+        if not options.as_json:
             for status in api.request("GET", "/servers")["servers"]:
-                if status.get("error") and (not servers or status["name"] in servers):
+                if status.get("error") and (not options.servers or status["name"] in options.servers):
                     click.echo(click.style(f"{status['name']}: ", fg="yellow") + safe(status["error"]), err=True)
-        if prompt is not None:
-            finished = chat.run(prompt)
+        if options.prompt is not None:
+            finished = chat.run(options.prompt)
         else:
             _interactive(chat)
     finally:

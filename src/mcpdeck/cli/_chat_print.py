@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from mcpdeck.cli._output import echo_json, safe, style
 
-__all__ = ["HELP", "JSON_KEYS", "NO_MODEL", "Printer", "read_prompt"]
+__all__ = ["HELP", "JSON_KEYS", "NO_MODEL", "Printer", "answer_command", "read_prompt", "read_turn"]
 
 HELP = "commands: /reset (new conversation), /tools (what the model is offered), /exit"
 NO_MODEL = (
@@ -111,3 +112,29 @@ def read_prompt() -> str | None:
         click.echo(click.style("you> ", bold=True), nl=False, err=True)
     line = sys.stdin.readline()
     return None if not line else line.rstrip("\n")
+
+
+def read_turn() -> str | None:
+    """The next line of a conversation that says something (blank lines are passed over): a prompt, or a
+    command for ``answer_command``; None at the end (end of input, ``/exit``, ``/quit``)."""
+    while (line := read_prompt()) is not None:
+        if line.strip() in ("/exit", "/quit"):
+            return None
+        if line.strip():
+            return line
+    return None
+
+
+def answer_command(line: str, reset: Callable[[], None], tools: Callable[[], list[str]]) -> bool:
+    """Answer a chat's own command (``HELP``): ``/reset`` starts a new conversation with ``reset``,
+    ``/tools`` lists the names ``tools`` gives. False when ``line`` is a prompt for the model."""
+    match line.strip():
+        case "/reset":
+            reset()
+            click.echo("(new conversation)", err=True)
+        case "/tools":
+            for name in tools():
+                click.echo(f"  {safe(name)}", err=True)
+        case _:
+            return False
+    return True

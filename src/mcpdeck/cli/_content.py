@@ -3,53 +3,49 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, json_object_option, option_group, pass_ctx, run_async
 
 if TYPE_CHECKING:
     import mcp_types as types
 
+    from mcpdeck.host import Host
+
 __all__ = ["register_content_commands"]
+
+_LIST_OPTIONS = option_group(
+    click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable)."),
+    click.option("--json", "as_json", is_flag=True, help="Machine-readable output."),
+)
 
 
 @click.command(short_help="List every server's resources and resource templates.")
-@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_LIST_OPTIONS
 @pass_ctx
-@_run
-async def resources(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
+@run_async
+async def resources(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
     """List the resources and resource templates of every connected server.
 
     \b
     Example:
       mcpdeck resources --server everything
     """
-    from mcpdeck.cli._render import echo_json
-    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_offered
 
-    for name in servers:
-        ctx.server(name)  # an unknown name is an error, not an empty list
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            listed = [r.to_json() for r in host.resources if not servers or r.server in servers]
-            templates = [t.to_json() for t in host.resource_templates if not servers or t.server in servers]
-            statuses = list(host.servers.values())
-        echo_json({"resources": listed, "templates": templates})
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
+    def offered(host: Host, wanted: Callable[[str], bool]) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "resources": [r.to_json() for r in host.resources if wanted(r.server)],
+            "templates": [t.to_json() for t in host.resource_templates if wanted(t.server)],
+        }
 
-        def block(names: list[str]) -> str:
-            warn_failed(host.servers[name] for name in names)
-            return resources_text(
-                [r.to_json() for r in host.resources if r.server in names],
-                [t.to_json() for t in host.resource_templates if t.server in names],
-            )
+    def text(found: dict[str, list[dict[str, Any]]]) -> str:
+        return resources_text(found["resources"], found["templates"])
 
-        await show_as_they_settle(host, block, "No resources.")
+    await show_offered(ctx, servers, as_json, offered, text, "No resources.")
 
 
 def resources_text(listed: list[dict[str, Any]], templates: list[dict[str, Any]]) -> str:
@@ -98,8 +94,8 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
 @click.option("-o", "--output", metavar="FILE", help="Write the contents to FILE.")
 @pass_ctx
-@_run
-async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
+@run_async
+async def read(ctx: CliContext, uri: str, server: str | None, as_json: bool, output: str | None) -> None:
     """Read a resource by URI.
 
     \b
@@ -120,36 +116,22 @@ async def read(ctx: _Context, uri: str, server: str | None, as_json: bool, outpu
 
 
 @click.command(short_help="List every server's prompts under their namespaced names.")
-@click.option("--server", "servers", multiple=True, metavar="NAME", help="Only this server's (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_LIST_OPTIONS
 @pass_ctx
-@_run
-async def prompts(ctx: _Context, servers: tuple[str, ...], as_json: bool) -> None:
+@run_async
+async def prompts(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
     """List the prompts of every connected server, under their namespaced names.
 
     \b
     Example:
       mcpdeck prompts --server everything
     """
-    from mcpdeck.cli._render import echo_json
-    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_offered
 
-    for name in servers:
-        ctx.server(name)
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            listed = [p.to_json() for p in host.prompts if not servers or p.server in servers]
-            statuses = list(host.servers.values())
-        echo_json(listed)
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
+    def offered(host: Host, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
+        return [p.to_json() for p in host.prompts if wanted(p.server)]
 
-        def block(names: list[str]) -> str:
-            warn_failed(host.servers[name] for name in names)
-            return prompts_text([p.to_json() for p in host.prompts if p.server in names])
-
-        await show_as_they_settle(host, block, "No prompts.")
+    await show_offered(ctx, servers, as_json, offered, prompts_text, "No prompts.")
 
 
 def prompts_text(listed: list[dict[str, Any]]) -> str:
@@ -187,8 +169,8 @@ def _render_message(message: types.PromptMessage) -> str:
 @click.option("--args", "args_json", metavar="JSON", default="{}", help="Arguments as a JSON object of strings.")
 @click.option("--json", "as_json", is_flag=True, help="The whole MCP result as JSON.")
 @pass_ctx
-@_run
-async def prompt(ctx: _Context, name: str, args_json: str, as_json: bool) -> None:
+@run_async
+async def prompt(ctx: CliContext, name: str, args_json: str, as_json: bool) -> None:
     """Get a prompt (its namespaced name, e.g. mcp__srv__summarize) with --args.
 
     \b

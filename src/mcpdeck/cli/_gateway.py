@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import click
 
-from mcpdeck.cli._app import pass_ctx, run_async
+from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
@@ -38,6 +38,7 @@ __all__ = [
     "register_gateway_command",
     "serve_http",
     "serve_stdio",
+    "until_terminated",
 ]
 
 ClientKind = Literal["claude-desktop", "cursor", "vscode", "claude-code"]
@@ -77,7 +78,8 @@ def client_config(
     import shlex
 
     launcher = _launcher()
-    args = [*launcher[1:], "--config", str(config_path), *command]
+    # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
+    args = [*launcher[1:], "--config", str(Path(config_path).expanduser().absolute()), *command]
     if profile is not None:
         args += ["--profile", profile]
     if kind == "claude-code":
@@ -148,15 +150,26 @@ async def serve_http(
     """
     import uvicorn
 
-    from mcpdeck._listen import bind
+    from mcpdeck._listen import ANY_ADDRESS, bind
     from mcpdeck.gateway import Gateway
+    from mcpdeck.gateway._http import LOOPBACK_HOSTS
 
     if not tokens and not _is_loopback(address):
         raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
-    allowed = None if _is_loopback(address) else [address, f"{address}:*"]
+    every = address in ANY_ADDRESS
+    if every:  # loopback names, the machine's names, and (the gateway's own check) its IP addresses
+        import socket
+
+        names = {socket.gethostname(), socket.getfqdn()}
+        allowed = [*LOOPBACK_HOSTS, *(f"{name.lower()}:*" for name in sorted(names))]
+    else:
+        allowed = None if _is_loopback(address) else [address, f"{address}:*"]
+    if not _is_loopback(address):
+        click.echo(f"warning: the gateway listens on {address}: other machines can reach it (with a token)", err=True)
     sock = bind(address, port)
     with sock:
-        async with Gateway(host, profile=profile, tokens=tokens, allowed_hosts=allowed) as gateway:
+        gateway_options: dict[str, Any] = {"tokens": tokens, "allowed_hosts": allowed, "any_address": every}
+        async with Gateway(host, profile=profile, **gateway_options) as gateway:
             config = uvicorn.Config(gateway.asgi(), log_level="warning", access_log=False, lifespan="off")
             server = uvicorn.Server(config)
             bound: int = sock.getsockname()[1]
@@ -168,32 +181,149 @@ async def serve_http(
                 server.should_exit = True
 
 
-async def _record_in_background(host: Host, history: History) -> None:
-    """Write the history from a task in the host's task group, each write in a worker thread:
-    SQLite's commits must not hold up the calls of every client."""
+def _record(host: Host, history: History) -> None:
+    """Record every call in the history. ``History.record`` only queues the write for the history's own
+    writer thread, so it runs in the event callback: no task, no thread hop, and no event but a call's."""
+    from mcpdeck.events import ToolCallFinished, ToolCallStarted
+
+    host.events.on(history.record, ToolCallStarted, ToolCallFinished)
+
+
+STARTUP_GRACE = 5.0
+"""Seconds ``serve --stdio`` waits for slow servers before it answers its client (the rest follow
+with ``list_changed``): a client gives up on a gateway that says nothing for long."""
+
+
+async def _settled_or_late(host: Host) -> None:
+    """Wait until every server has settled, at most ``STARTUP_GRACE`` seconds; then say on stderr (all a
+    client keeps of the gateway's words, in its log) which failed, and which are still starting."""
     import anyio
-    import anyio.to_thread
 
-    started = anyio.Event()
+    from mcpdeck._masking import mask_urls
+    from mcpdeck.status import ServerState
 
-    async def record() -> None:
-        async with host.events.subscribe(buffer=100_000) as events:
-            started.set()
-            async for event in events:
-                await anyio.to_thread.run_sync(history.record, event)
+    with anyio.move_on_after(STARTUP_GRACE):
+        async with anyio.create_task_group() as tg:
+            for name in host.servers:
+                tg.start_soon(host.wait_settled, name)
+    for status in host.servers.values():
+        if status.state is ServerState.FAILED:
+            click.echo(f"mcpdeck: server {status.name!r} failed to start: {mask_urls(status.error or '')}", err=True)
+        elif status.state in (ServerState.CONNECTING, ServerState.RECONNECTING):
+            late = f"mcpdeck: server {status.name!r} is still starting; its tools follow when it is ready"
+            click.echo(late, err=True)
 
-    host.start_task(record, name="mcpdeck gateway history")
-    await started.wait()
+
+async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
+    """Run ``main()``; SIGTERM (how clients and service managers stop a program) ends it as Ctrl-C does:
+    the servers are shut down on the way out, none is left running."""
+    import signal
+
+    import anyio
+
+    async with anyio.create_task_group() as tg:
+
+        async def on_term() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(on_term)
+        await main()
+        tg.cancel_scope.cancel()
 
 
-async def stdio_gateway(ctx: Any, profile: str | None) -> None:
+async def _through_running_serve(address: str, port: int, token: str, profile: str | None) -> None:
+    """Serve stdio as a window on a running ``serve``'s gateway: its servers, gate and history, not copies.
+
+    A host of one server (that gateway, over HTTP) served under the upstream's own names; the
+    running ``serve`` applies the permission rules and records the calls, and its questions
+    (approvals, servers' forms) reach this client through the two gateways.
+    """
+    from mcpdeck.gateway import Gateway
+    from mcpdeck.host import Host
+
+    where = f"[{address}]" if ":" in address else address
+    url = f"http://{where}:{port}/mcp" + (f"/{profile}" if profile else "")
+    upstream = {"serve": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}
+    window = {"serve": {"servers": ["serve"], "prefix": False}}
+
+    async def main() -> None:
+        async with Host(upstream, wait=False) as host:
+            await _settled_or_late(host)
+            async with Gateway(host, profile="serve", profiles=window, check_permission=False) as gateway:
+                await gateway.run_stdio()
+
+    await until_terminated(main)
+
+
+async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
-    every call recorded in the history."""
+    every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
+    off), its servers are the ones served: the clients share one set of running servers."""
+    from mcpdeck.cli._attach import connect
+    from mcpdeck.gateway._spans import drop_idle_client_spans
+
+    drop_idle_client_spans()
+
+    running = connect(ctx.path)
+    if running is not None:
+        running.close()
+        click.echo(f"mcpdeck: serving the servers of the mcpdeck serve on port {running.port}", err=True)
+        await _through_running_serve(running.host, running.port, running.token, profile)
+        return
     history = ctx.history()
-    async with ctx.host() as host:
+
+    async def main() -> None:
+        async with ctx.host(wait=False) as host:
+            if history is not None:
+                _record(host, history)
+            await _settled_or_late(host)
+            await serve_stdio(host, profile)
+
+    try:
+        await until_terminated(main)
+    finally:
         if history is not None:
-            await _record_in_background(host, history)
-        await serve_stdio(host, profile)
+            history.close()
+
+
+async def http_gateway(ctx: CliContext, profile: str | None, address: str, port: int, no_token: bool) -> None:
+    """``gateway --port N``: the config's host served over streamable HTTP, every call recorded in the history.
+
+    Each client needs a bearer token (the config's ``gateway.tokens``, else ``$MCPDECK_GATEWAY_TOKEN``, else
+    one made up and printed) unless ``no_token``. The tokens are settled before anything starts, and kept
+    out of the history (a client that pastes its token into a call's arguments must not leave it there)."""
+    import secrets
+
+    from mcpdeck.gateway._spans import drop_idle_client_spans
+
+    drop_idle_client_spans()
+    tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
+    if not no_token and not tokens:
+        from mcpdeck.gateway import GatewayToken
+
+        secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+        tokens = {"default": GatewayToken(secret)}
+        if TOKEN_ENV not in os.environ:
+            click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
+    history = ctx.history(also=[token.secret for token in tokens.values()])
+
+    def announce(url: str) -> None:
+        click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
+
+    async def main() -> None:
+        async with ctx.host() as host:
+            if history is not None:
+                _record(host, history)
+            await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+
+    try:
+        await until_terminated(main)
+    finally:
+        if history is not None:
+            history.close()
 
 
 def register_gateway_command(cli: click.Group) -> None:
@@ -214,7 +344,7 @@ def register_gateway_command(cli: click.Group) -> None:
     @pass_ctx
     @run_async
     async def gateway(
-        ctx: Any,
+        ctx: CliContext,
         stdio: bool,
         profile: str | None,
         port: int | None,
@@ -228,8 +358,6 @@ def register_gateway_command(cli: click.Group) -> None:
         http://127.0.0.1:PORT/mcp and /mcp/PROFILE (`--port`). The permission rules apply to
         every call; `ask` is put to the client as a question where it can answer one.
         """
-        import secrets
-
         if kind is not None:
             click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile, command=("gateway", "--stdio")))
             return
@@ -238,23 +366,7 @@ def register_gateway_command(cli: click.Group) -> None:
         if stdio:
             await stdio_gateway(ctx, profile)
             return
-        history = ctx.history()
-        async with ctx.host() as host:
-            if history is not None:
-                await _record_in_background(host, history)
-            tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
-            if not no_token and not tokens:
-                from mcpdeck.gateway import GatewayToken
-
-                secret = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-                tokens = {"default": GatewayToken(secret)}
-                if TOKEN_ENV not in os.environ:
-                    click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
-
-            def announce(url: str) -> None:
-                click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
-
-            assert port is not None
-            await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+        assert port is not None
+        await http_gateway(ctx, profile, address, port, no_token)
 
     _ = gateway  # registered by the decorator

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mcpdeck.cli._app import HISTORY_ENV, _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import HISTORY_ENV, CliContext, errors_to_exit, pass_ctx
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -32,9 +32,9 @@ __all__ = ["register_history_command"]
 @click.option("--conversation", "conversation", type=int, metavar="ID", help="Show one conversation's messages.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-@_sync
+@errors_to_exit
 def history(
-    ctx: _Context, limit: int, server: str | None, conversations: bool, conversation: int | None, as_json: bool
+    ctx: CliContext, limit: int, server: str | None, conversations: bool, conversation: int | None, as_json: bool
 ) -> None:
     """Show the tool calls made through mcpdeck (time, tool, status, who approved, duration, size).
 
@@ -69,6 +69,8 @@ def _tool_calls(db: History, limit: int, server: str | None, as_json: bool) -> N
     if not calls:
         click.echo(f"No tool calls recorded yet ({db.path}).")
         return
+    # Calls that came through the gateway name their client; the column is there only when some did.
+    via = any(call.caller for call in calls)
     rows = [
         [
             call.started_at.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
@@ -77,11 +79,13 @@ def _tool_calls(db: History, limit: int, server: str | None, as_json: bool) -> N
             call.approved_by or "-",
             f"{call.duration * 1000:.0f} ms" if call.duration is not None else "-",
             str(call.result_size) if call.result_size is not None else "-",
+            *([call.caller or "-"] if via else []),
             call.error or "",
         ]
         for call in calls
     ]
-    click.echo(table(["time", "tool", "status", "approved", "took", "size", "error"], rows))
+    headers = ["time", "tool", "status", "approved", "took", "size", *(["client"] if via else []), "error"]
+    click.echo(table(headers, rows))
 
 
 def _conversations(db: History, limit: int, conversation: int | None, as_json: bool) -> None:

@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, errors_to_exit, pass_ctx
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mcpdeck.config import ServerConfig
-    from mcpdeck.config._importers import ImportSource
+    from mcpdeck.config import ImportSource, ServerConfig
 
 __all__ = ["register_file_commands"]
 
@@ -32,9 +31,9 @@ SOURCES = ("claude-desktop", "claude-code", "cursor", "vscode", "goose")
     help="Keep the servers' autoApprove lists (tools that then run without asking); default: ask, or drop them.",
 )
 @pass_ctx
-@_sync
+@errors_to_exit
 def import_(
-    ctx: _Context, source: ImportSource, path: Path | None, force: bool, dry_run: bool, keep_auto_approve: bool
+    ctx: CliContext, source: ImportSource, path: Path | None, force: bool, dry_run: bool, keep_auto_approve: bool
 ) -> None:
     """Import servers from another host's config file.
 
@@ -47,7 +46,7 @@ def import_(
       mcpdeck import vscode .vscode/mcp.json
     """
     from mcpdeck.cli._render import safe, style, table
-    from mcpdeck.config._importers import default_import_path, import_servers
+    from mcpdeck.config import default_import_path, import_servers
 
     result = import_servers(source, path or default_import_path(source))
     existing = ctx.store.read()
@@ -81,7 +80,7 @@ def import_(
     click.echo(f"\nImported {count} from {result.path} into {ctx.path}.")
 
 
-def _write(ctx: _Context, entries: dict[str, dict[str, Any]], *, force: bool) -> list[str]:
+def _write(ctx: CliContext, entries: dict[str, dict[str, Any]], *, force: bool) -> list[str]:
     """Add the entries to the config file; returns the names written (with ``force``, all of them)."""
     written: list[str] = []
 
@@ -145,8 +144,8 @@ FOLLOW_INTERVAL = 0.25
 )
 @click.option("-f", "--follow", is_flag=True, help="Then print each new line as it is written, until Ctrl-C.")
 @pass_ctx
-@_sync
-def logs(ctx: _Context, name: str, lines: int, follow: bool) -> None:
+@errors_to_exit
+def logs(ctx: CliContext, name: str, lines: int, follow: bool) -> None:
     """Show the end of a server's log (its stderr, with a line per start).
 
     \b

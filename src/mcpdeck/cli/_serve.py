@@ -10,18 +10,17 @@ from typing import cast
 
 import click
 
-from mcpdeck.cli._app import _Context, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, errors_to_exit, pass_ctx
 
 __all__ = ["register_serve_commands"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
+def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
     import anyio
 
-    from mcpdeck.server._process import ServeOptions, run_serve
-    from mcpdeck.server._state import ServeState
+    from mcpdeck.server import ServeOptions, ServeState, run_serve
 
     if host not in _LOOPBACK:
         click.echo(
@@ -52,6 +51,21 @@ def _run(ctx: _Context, host: str, port: int, open_browser: bool) -> None:
     click.echo("Stopped.")
 
 
+def _known_profile(ctx: CliContext, name: str) -> None:
+    """Refuse to print an entry for a profile the config does not have: the client would fail to start it.
+
+    Raises:
+        ConfigError: No such profile (or the profiles cannot be read); the message says which exist.
+    """
+    from mcpdeck.config import parse_profiles
+    from mcpdeck.errors import ConfigError
+
+    profiles = parse_profiles(ctx.store.read_raw(), path=str(ctx.path))
+    if name not in profiles:
+        known = ", ".join(profiles) or "none"
+        raise ConfigError(f'no profile named {name!r} in {ctx.path} (known: {known}); add it under "profiles" first')
+
+
 _host_option = click.option(
     "--host",
     default="127.0.0.1",
@@ -79,8 +93,8 @@ _port_option = click.option(
     help="Print the entry that makes a client start `serve --stdio`, and exit.",
 )
 @pass_ctx
-@_sync
-def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
+@errors_to_exit
+def serve(ctx: CliContext, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
     """Keep the servers running behind the web console, the REST API and the gateway.
 
     One process, one port on 127.0.0.1: the console at /, the REST API at /api, the MCP
@@ -102,7 +116,10 @@ def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None,
         from mcpdeck.cli._gateway import ClientKind, client_config, stdio_gateway
 
         if kind is not None:
-            click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile))
+            if profile is not None:
+                _known_profile(ctx, profile)
+            # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
+            click.echo(client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile))
         else:
             anyio.run(stdio_gateway, ctx, profile)
         return
@@ -116,8 +133,8 @@ def serve(ctx: _Context, host: str, port: int, stdio: bool, profile: str | None,
 @_port_option
 @click.option("--no-browser", is_flag=True, help="Don't open the browser; just print the URL.")
 @pass_ctx
-@_sync
-def ui(ctx: _Context, host: str, port: int, no_browser: bool) -> None:
+@errors_to_exit
+def ui(ctx: CliContext, host: str, port: int, no_browser: bool) -> None:
     """Run `serve` and open the web console in the browser.
 
     \b

@@ -7,12 +7,13 @@ import os
 import shutil
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import SECONDS, _Context, _fail, _run, _sync, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import SECONDS, CliContext, errors_to_exit, fail, option_group, pass_ctx, run_async
 from mcpdeck.cli._settle import startup_hint
 from mcpdeck.errors import ConfigError
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from mcpdeck.config import ServerConfig
     from mcpdeck.host import ServerTest
 
-__all__ = ["ADMIN_COMMANDS", "finish_add", "server_from_json", "server_from_options"]
+__all__ = ["ADMIN_COMMANDS", "ServerOptions", "finish_add", "server_from_json", "server_from_options"]
 
 
 def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
@@ -33,40 +34,44 @@ def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]
     return pairs
 
 
+@dataclass(frozen=True)
+class ServerOptions:
+    """How ``add`` and ``test`` are told of a server that is not in the config, besides its command
+    (``_SERVER_OPTIONS``; click passes them as keywords: ``ServerOptions(**options)``)."""
+
+    url: str | None = None
+    kind: str | None = None
+    headers: tuple[str, ...] = ()
+    envs: tuple[str, ...] = ()
+    cwd: str | None = None
+    roots: tuple[str, ...] = ()
+
+
 def server_from_options(
-    name: str,
-    command: tuple[str, ...],
-    *,
-    url: str | None = None,
-    kind: str | None = None,
-    headers: tuple[str, ...] = (),
-    envs: tuple[str, ...] = (),
-    cwd: str | None = None,
-    timeout: float | None = None,
-    roots: tuple[str, ...] = (),
+    name: str, command: tuple[str, ...], options: ServerOptions, *, timeout: float | None = None
 ) -> ServerConfig:
     """The config ``add`` and ``test`` build from a command line or ``--url`` and their options."""
     from mcpdeck.config import parse_server_config
 
-    if bool(command) == bool(url):
+    if bool(command) == bool(options.url):
         raise ConfigError("give either a command after `--` (stdio) or --url (remote), not both or neither")
     raw: dict[str, Any]
-    if url:
-        if envs or cwd:
+    if options.url:
+        if options.envs or options.cwd:
             raise ConfigError("--env and --cwd are for stdio servers; a remote server takes --header")
-        raw = {"url": url, "headers": _parse_pairs(headers, ":", "header")}
-        if kind:
-            raw["type"] = kind
+        raw = {"url": options.url, "headers": _parse_pairs(options.headers, ":", "header")}
+        if options.kind:
+            raw["type"] = options.kind
     else:
-        if headers or kind:
+        if options.headers or options.kind:
             raise ConfigError("--header and --type are for remote servers (--url)")
-        raw = {"command": command[0], "args": list(command[1:]), "env": _parse_pairs(envs, "=", "--env")}
-        if cwd:
-            raw["cwd"] = cwd
+        raw = {"command": command[0], "args": list(command[1:]), "env": _parse_pairs(options.envs, "=", "--env")}
+        if options.cwd:
+            raw["cwd"] = options.cwd
     if timeout is not None:
         raw["timeout"] = timeout
-    if roots:
-        raw["roots"] = [str(Path(root).expanduser().resolve()) for root in roots]
+    if options.roots:
+        raw["roots"] = [str(Path(root).expanduser().resolve()) for root in options.roots]
     return parse_server_config(name, raw)
 
 
@@ -81,7 +86,7 @@ def server_from_json(name: str, config_json: str) -> ServerConfig:
     return parse_server_config(name, raw)
 
 
-async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
+async def _try(ctx: CliContext, name: str, server: ServerConfig) -> ServerTest:
     """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
     from mcpdeck.host import Host
 
@@ -92,7 +97,7 @@ async def _try(ctx: _Context, name: str, server: ServerConfig) -> ServerTest:
 
 
 async def _check_and_save(
-    ctx: _Context, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
+    ctx: CliContext, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
 ) -> None:
     """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
     from mcpdeck.config import validate_server_name
@@ -138,16 +143,16 @@ def finish_add(
         click.echo(f"{state_label(state)}: {tools} tools. Saved {name!r} to {path}.")
     elif save_anyway:
         save()
-        _fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
+        fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
     else:
-        _fail(
+        fail(
             f"{name!r} did not connect, so it was not saved: {startup_hint(error)}\n"
             "Fix it and run the command again, or save it as it is with --save-anyway.",
             1,
         )
 
 
-_REMOTE_OPTIONS = [
+_SERVER_OPTIONS = option_group(
     click.option("--url", metavar="URL", help="A remote server's URL (instead of a command)."),
     click.option("--type", "kind", type=click.Choice(["http", "sse"]), help="Remote transport (default: try both)."),
     click.option("--header", "headers", multiple=True, metavar="'K: V'", help="HTTP header for a remote server."),
@@ -156,39 +161,33 @@ _REMOTE_OPTIONS = [
     click.option(
         "--root", "roots", multiple=True, metavar="DIR", help="Offer DIR to the server as an MCP root (repeatable)."
     ),
-]
+)
 
 
-def _server_options(fn: Any) -> Any:
-    for option in reversed(_REMOTE_OPTIONS):
-        fn = option(fn)
-    return fn
+_SAVE_OPTIONS = option_group(
+    click.option("--force", is_flag=True, help="Replace a server of the same name."),
+    click.option("--no-connect", is_flag=True, help="Only save; don't try to connect."),
+    click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect."),
+)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@_server_options
+@_SERVER_OPTIONS
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help='Request timeout, saved as "timeout".')
-@click.option("--force", is_flag=True, help="Replace a server of the same name.")
-@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
-@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@_SAVE_OPTIONS
 @pass_ctx
-@_run
+@run_async
 async def add(
-    ctx: _Context,
+    ctx: CliContext,
     name: str,
     command: tuple[str, ...],
-    url: str | None,
-    kind: str | None,
-    headers: tuple[str, ...],
-    envs: tuple[str, ...],
-    cwd: str | None,
-    roots: tuple[str, ...],
     timeout: float | None,
     force: bool,
     no_connect: bool,
     save_anyway: bool,
+    **options: Any,
 ) -> None:
     """Add a server: NAME -- COMMAND [ARGS...], or NAME --url URL.
 
@@ -200,22 +199,18 @@ async def add(
       mcpdeck add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
       mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
     """
-    server = server_from_options(
-        name, command, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, timeout=timeout, roots=roots
-    )
+    server = server_from_options(name, command, ServerOptions(**options), timeout=timeout)
     await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
 
 
 @click.command("add-json")
 @click.argument("name")
 @click.argument("config_json", metavar="JSON")
-@click.option("--force", is_flag=True, help="Replace a server of the same name.")
-@click.option("--no-connect", is_flag=True, help="Only save; don't try to connect.")
-@click.option("--save-anyway", is_flag=True, help="Save it even if it does not connect.")
+@_SAVE_OPTIONS
 @pass_ctx
-@_run
+@run_async
 async def add_json(
-    ctx: _Context, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
+    ctx: CliContext, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
 ) -> None:
     """Add a server from its JSON config, as other hosts write it.
 
@@ -231,8 +226,8 @@ async def add_json(
 @click.command()
 @click.argument("name")
 @pass_ctx
-@_sync
-def remove(ctx: _Context, name: str) -> None:
+@errors_to_exit
+def remove(ctx: CliContext, name: str) -> None:
     """Delete a server's config.
 
     \b
@@ -243,53 +238,32 @@ def remove(ctx: _Context, name: str) -> None:
     click.echo(f"Removed {name!r} from {ctx.path}.")
 
 
-@click.command()
-@click.argument("name")
-@pass_ctx
-@_sync
-def enable(ctx: _Context, name: str) -> None:
-    """Enable a server (clear "disabled").
+def _switch(disabled: bool, summary: str) -> click.Command:
+    """``enable`` or ``disable``: a server's ``"disabled"`` set in the config file, nothing else changed."""
+    verb = "disable" if disabled else "enable"
 
-    \b
-    Example:
-      mcpdeck enable fs
-    """
-    ctx.store.set_server_disabled(name, False)
-    click.echo(f"Enabled {name!r}.")
+    @click.command(verb, help=f"{summary}\n\n\b\nExample:\n  mcpdeck {verb} fs")
+    @click.argument("name")
+    @pass_ctx
+    @errors_to_exit
+    def switch(ctx: CliContext, name: str) -> None:
+        ctx.store.set_server_disabled(name, disabled)
+        click.echo(f"{verb.capitalize()}d {name!r}.")
+
+    return switch
 
 
-@click.command()
-@click.argument("name")
-@pass_ctx
-@_sync
-def disable(ctx: _Context, name: str) -> None:
-    """Disable a server: keep its config, don't connect it.
-
-    \b
-    Example:
-      mcpdeck disable fs
-    """
-    ctx.store.set_server_disabled(name, True)
-    click.echo(f"Disabled {name!r}.")
+enable = _switch(False, 'Enable a server (clear "disabled").')
+disable = _switch(True, "Disable a server: keep its config, don't connect it.")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[NAME | -- COMMAND [ARGS...]]")
-@_server_options
+@_SERVER_OPTIONS
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-@_run
-async def test(
-    ctx: _Context,
-    target: tuple[str, ...],
-    url: str | None,
-    kind: str | None,
-    headers: tuple[str, ...],
-    envs: tuple[str, ...],
-    cwd: str | None,
-    roots: tuple[str, ...],
-    as_json: bool,
-) -> None:
+@run_async
+async def test(ctx: CliContext, target: tuple[str, ...], as_json: bool, **options: Any) -> None:
     """Connect one server, list its tools, disconnect. Saves nothing.
 
     NAME is a server of the config; a command after `--`, or --url, tests a server that
@@ -303,17 +277,18 @@ async def test(
     """
     from mcpdeck.cli._render import echo_json, safe, state_label, style
 
-    word = target[0] if len(target) == 1 and not url else None
+    given = ServerOptions(**options)
+    word = target[0] if len(target) == 1 and not given.url else None
     if word is not None and os.sep not in word and (word in ctx.store.read().servers or not shutil.which(word)):
         name = word
         server = ctx.server(name)
-        if roots and not server.roots:
-            server = server.model_copy(update={"roots": [str(r) for r in roots]})
+        if given.roots and not server.roots:
+            server = server.model_copy(update={"roots": [str(r) for r in given.roots]})
     else:
-        if not target and not url:
+        if not target and not given.url:
             raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
         name = "test"
-        server = server_from_options(name, target, url=url, kind=kind, headers=headers, envs=envs, cwd=cwd, roots=roots)
+        server = server_from_options(name, target, given)
     report = await _try(ctx, name, server)
     status = report.status
     if as_json:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mcpdeck.cli._app import _Context, _run, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 from mcpdeck.cli._server_admin import ADMIN_COMMANDS
 from mcpdeck.cli._settle import as_they_settle, startup_hint
 
@@ -22,8 +22,8 @@ __all__ = ["register_server_commands"]
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--show-secrets", is_flag=True, help="Show arguments and URLs unmasked.")
 @pass_ctx
-@_run
-async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None:
+@run_async
+async def list_servers(ctx: CliContext, as_json: bool, show_secrets: bool) -> None:
     """Connect every server and show its status and tool count.
 
     \b
@@ -56,7 +56,7 @@ async def list_servers(ctx: _Context, as_json: bool, show_secrets: bool) -> None
     click.echo(f"\n{connected}/{len(statuses)} connected, {tools} tools  ({ctx.path})")
 
 
-async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[ServerStatus]:
+async def _list_as_they_settle(ctx: CliContext, targets: dict[str, str]) -> list[ServerStatus]:
     """Print the table of the servers that settle within ``READY_WAIT``, then a row for each other one as it settles.
 
     ``targets`` holds the unmasked command lines and URLs to show instead (``--show-secrets``).
@@ -91,8 +91,8 @@ async def _list_as_they_settle(ctx: _Context, targets: dict[str, str]) -> list[S
 @click.option("--no-connect", is_flag=True, help="Only show the config; don't start the server.")
 @click.option("--show-secrets", is_flag=True, help="Show env and header values, arguments and URLs unmasked.")
 @pass_ctx
-@_run
-async def get(ctx: _Context, name: str, as_json: bool, no_connect: bool, show_secrets: bool) -> None:
+@run_async
+async def get(ctx: CliContext, name: str, as_json: bool, no_connect: bool, show_secrets: bool) -> None:
     """Show one server: its config (secrets masked) and live status.
 
     \b

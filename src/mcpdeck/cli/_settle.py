@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
+    from mcpdeck.cli._app import CliContext
     from mcpdeck.host import Host
     from mcpdeck.status import ServerStatus
 
-__all__ = ["READY_WAIT", "as_they_settle", "show_as_they_settle", "startup_hint", "warn_failed"]
+__all__ = ["READY_WAIT", "as_they_settle", "show_offered", "startup_hint", "warn_failed"]
 
 
 def startup_hint(error: str | None) -> str:
@@ -68,24 +69,46 @@ async def as_they_settle(
                 then(name)
 
 
-async def show_as_they_settle(host: Host, block: Callable[[list[str]], str], empty: str) -> None:
-    """Print what the servers offer in blocks: the servers ready first, then each other one as it settles.
+async def show_offered(
+    ctx: CliContext,
+    servers: tuple[str, ...],
+    as_json: bool,
+    offered: Callable[[Host, Callable[[str], bool]], Any],
+    text: Callable[[Any], str],
+    empty: str,
+) -> None:
+    """What ``tools``, ``resources`` and ``prompts`` print of what the servers offer (``servers``: only these).
 
-    ``block(names)`` is the text of what those servers offer ("" for nothing); a blank line
-    separates the blocks, and ``empty`` is printed when there was none.
+    ``offered(host, wanted)`` is the JSON of what the servers named ``wanted`` offer. With ``--json``
+    it is printed as one document once every server has settled; else ``text`` of it is printed in
+    blocks: the servers ready first, then each other one as it settles (a blank line between blocks,
+    ``empty`` when there was none). A failed server is a warning on stderr.
     """
-    printed = False
+    from mcpdeck.cli._output import echo_json
 
-    def show(names: list[str]) -> None:
-        nonlocal printed
-        text = block(names)
-        if text:
-            click.echo(("\n" if printed else "") + text)
-            printed = True
+    for name in servers:
+        ctx.server(name)  # an unknown name is an error, not an empty list
+    if as_json:  # one document: every server settled first
+        async with ctx.host(only=list(servers) or None) as host:
+            document = offered(host, lambda server: not servers or server in servers)
+            statuses = list(host.servers.values())
+        echo_json(document)
+        warn_failed(statuses)
+        return
+    async with ctx.host(only=list(servers) or None, wait=False) as host:
+        printed = False
 
-    await as_they_settle(host, lambda ready, _waiting: show(ready), lambda name: show([name]))
-    if not printed:
-        click.echo(empty)
+        def show(names: list[str]) -> None:
+            nonlocal printed
+            warn_failed(host.servers[name] for name in names)
+            block = text(offered(host, names.__contains__))
+            if block:
+                click.echo(("\n" if printed else "") + block)
+                printed = True
+
+        await as_they_settle(host, lambda ready, _waiting: show(ready), lambda name: show([name]))
+        if not printed:
+            click.echo(empty)
 
 
 def warn_failed(statuses: Iterable[ServerStatus]) -> None:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from mcpdeck.cli._app import SECONDS, _Context, _run, json_object_option, pass_ctx  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.cli._app import SECONDS, CliContext, json_object_option, pass_ctx, run_async
+
+if TYPE_CHECKING:
+    from mcpdeck.host import Host
 
 __all__ = ["register_tool_commands"]
-
-
-def _known_servers(ctx: _Context, servers: tuple[str, ...]) -> None:
-    """An unknown ``--server`` name is an error, not an empty list."""
-    for name in servers:
-        ctx.server(name)
 
 
 @click.command(short_help="List every server's tools under their namespaced names.")
@@ -24,8 +22,8 @@ def _known_servers(ctx: _Context, servers: tuple[str, ...]) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Each tool's arguments and whole description.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with schemas).")
 @pass_ctx
-@_run
-async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
+@run_async
+async def tools(ctx: CliContext, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """List the tools of every connected server, under their namespaced names.
 
     \b
@@ -33,24 +31,12 @@ async def tools(ctx: _Context, servers: tuple[str, ...], verbose: bool, as_json:
       mcpdeck tools
       mcpdeck tools --server fs --verbose
     """
-    from mcpdeck.cli._output import echo_json
-    from mcpdeck.cli._settle import show_as_they_settle, warn_failed
+    from mcpdeck.cli._settle import show_offered
 
-    _known_servers(ctx, servers)
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            catalog = [t for t in host.tools if not servers or t.server in servers]
-            statuses = list(host.servers.values())
-        echo_json([tool.to_json() for tool in catalog])
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
+    def offered(host: Host, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
+        return [tool.to_json() for tool in host.tools if wanted(tool.server)]
 
-        def block(names: list[str]) -> str:
-            warn_failed(host.servers[name] for name in names)
-            return tools_text([t.to_json() for t in host.tools if t.server in names], verbose=verbose)
-
-        await show_as_they_settle(host, block, "No tools.")
+    await show_offered(ctx, servers, as_json, offered, lambda listed: tools_text(listed, verbose=verbose), "No tools.")
 
 
 def tools_text(catalog: list[dict[str, Any]], *, verbose: bool) -> str:
@@ -117,7 +103,7 @@ def describe(tool: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def servers_for(ctx: _Context, name: str, what: str = "tool") -> list[str]:
+def servers_for(ctx: CliContext, name: str, what: str = "tool") -> list[str]:
     """The servers to start for the public name ``name``: the ones it names, else all of them, saying so."""
     from mcpdeck.catalog import servers_named_by
 
@@ -138,8 +124,8 @@ def servers_for(ctx: _Context, name: str, what: str = "tool") -> list[str]:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="The tool's entry as JSON (with its schemas).")
 @pass_ctx
-@_run
-async def tool(ctx: _Context, name: str, as_json: bool) -> None:
+@run_async
+async def tool(ctx: CliContext, name: str, as_json: bool) -> None:
     """Show one tool: its description and the arguments it takes.
 
     \b
@@ -164,9 +150,9 @@ async def tool(ctx: _Context, name: str, as_json: bool) -> None:
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Request timeout (default: the server's).")
 @click.option("--no-validate", is_flag=True, help="Send the arguments unchecked; the server judges them.")
 @pass_ctx
-@_run
+@run_async
 async def call(
-    ctx: _Context, tool: str, args_json: str, as_json: bool, timeout: float | None, no_validate: bool
+    ctx: CliContext, tool: str, args_json: str, as_json: bool, timeout: float | None, no_validate: bool
 ) -> None:
     """Call TOOL (its namespaced name, e.g. mcp__fs__read_file) with --args JSON.
 

@@ -1,4 +1,10 @@
-"""Server configs (with their OAuth settings), the config file, ``${VAR}`` expansion and importers from other hosts."""
+"""Server configs (with their OAuth settings), the config file, ``${VAR}`` expansion and importers from other hosts.
+
+The importers (``import_servers`` and its types) are imported on first use: reading other hosts'
+files needs ``yaml``, about 25 ms of every start otherwise.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from mcpdeck.config._expand import expand_server_config, expand_vars, referenced_values
 from mcpdeck.config._models import (
@@ -24,10 +30,15 @@ from mcpdeck.config._store import (
     resolve_config_path,
 )
 
+if TYPE_CHECKING:
+    from mcpdeck.config._importers import ImportResult, ImportSource, default_import_path, import_servers
+
 __all__ = [
     "AnyServerConfig",
     "ConfigStore",
     "IdentityProviderConfig",
+    "ImportResult",
+    "ImportSource",
     "InProcessServer",
     "InProcessServerConfig",
     "McpConfig",
@@ -39,8 +50,10 @@ __all__ = [
     "ToolFilter",
     "as_server_config",
     "default_config_path",
+    "default_import_path",
     "expand_server_config",
     "expand_vars",
+    "import_servers",
     "parse_config_document",
     "parse_profiles",
     "parse_server_config",
@@ -52,3 +65,13 @@ __all__ = [
     "validate_profile_name",
     "validate_server_name",
 ]
+
+_LAZY = frozenset({"ImportResult", "ImportSource", "default_import_path", "import_servers"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from mcpdeck.config import _importers
+
+        return getattr(_importers, name)
+    raise AttributeError(f"module 'mcpdeck.config' has no attribute {name!r}")

@@ -11,8 +11,7 @@ import mcp_types as types
 
 from mcpdeck._masking import Redactor, mask_urls
 from mcpdeck._server_log import ServerLogFile
-from mcpdeck.config import AnyServerConfig, InProcessServerConfig
-from mcpdeck.config._expand import referenced_values
+from mcpdeck.config import AnyServerConfig, InProcessServerConfig, referenced_values
 
 __all__ = ["ServerContext"]
 

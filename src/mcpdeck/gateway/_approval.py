@@ -52,12 +52,19 @@ def asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallbac
         schema: Any = _approval_schema()
         with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever
             answer = await ctx.session.elicit_form(_question(request), schema, related_request_id=ctx.request_id)
-            decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
+            if answer.action != "accept":
+                return Approval.deny(f"{client.name} answered {answer.action}")
+            decision = (answer.content or {}).get("decision")
             if decision == "session":
                 return Approval.session()
             if decision == "once":
                 return Approval.once()
-            return Approval.deny(f"{client.name} answered {answer.action}" + (f" ({decision})" if decision else ""))
-        return Approval.deny(f"{client.name} did not answer within {APPROVAL_TIMEOUT:g} s")
+            if decision == "deny":
+                return Approval.deny(f"{client.name} answered deny")
+            return Approval.undecided(
+                f"{client.name} accepted the question without a decision ('once', 'session' or 'deny'), "
+                f"so the call was not made (it gave {decision!r})"
+            )
+        return Approval.undecided(f"{client.name} did not answer within {APPROVAL_TIMEOUT:g} s")
 
     return ask

@@ -80,6 +80,7 @@ class Gateway:
         check_permission: bool = True,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        any_address: bool = False,
         modern: bool = False,
     ):
         """Create a gateway for an open host.
@@ -94,6 +95,8 @@ class Gateway:
                 the calling client as an elicitation, or refused when it cannot answer).
             allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection); default: loopback names.
             allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
+            any_address: HTTP listens on every address: a ``Host`` that is an IP address with the
+                listening port is accepted too (it cannot be a DNS rebinding), and its own ``Origin``.
             modern: Also serve protocol 2026-07-28 to clients that ask for it. Off by default: in
                 that era a server cannot ask the client anything in the middle of a call, so the
                 servers' elicitation and sampling would be answered by the host instead of the
@@ -106,6 +109,7 @@ class Gateway:
         self.tokens = dict(tokens or {})
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins
+        self.any_address = any_address
         self._fixed = (
             {
                 name: p if isinstance(p, ProfileConfig) else ProfileConfig.model_validate(dict(p))
@@ -204,7 +208,7 @@ class Gateway:
             self._news, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
             stack.callback(self._news.close)
-            stack.callback(self.host.events.on(self._on_event))
+            stack.callback(self.host.events.on(self._on_event, *NEWS))
             self._tg.start_soon(self._deliver, news)
             if self._fixed is None and self.host.config_path is not None:
                 self._tg.start_soon(self._follow_profiles)
@@ -219,10 +223,10 @@ class Gateway:
             await stack.aclose()
 
     def _on_event(self, event: Event) -> None:
-        """Every host event, synchronously: only what clients are told about wakes the delivering task
-        (a call's own events, two per call, do not)."""
+        """The host's news, synchronously (a call's own events are not asked for: the call path does not
+        build them for the gateway)."""
         self.clients.on_event(event)
-        if isinstance(event, NEWS) and self._news is not None:
+        if self._news is not None:
             try:
                 self._news.send_nowait(event)
             except anyio.WouldBlock:

@@ -24,7 +24,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
 from mcpdeck.events import current_caller
 from mcpdeck.gateway._approval import asker
-from mcpdeck.gateway._requests import RESOURCE_NOT_FOUND, Ctx, Requests, mcp_error, refusal
+from mcpdeck.gateway._requests import RESOURCE_NOT_FOUND, Ctx, Requests, mcp_error, refusal, servers_answer
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -72,10 +72,10 @@ class ToolRequests(Requests):
             except PermissionDeniedError as error:
                 return _error_result(refusal(error, who))
             except ServerError as error:
-                if isinstance(error.__cause__, MCPError):
+                if servers_answer(error) is not None:  # the server answered with a protocol error: passed on
                     raise mcp_error(error) from None
-                return _error_result(str(error))
-            except MCPDeckError as error:  # arguments that do not fit, a server that is down ...
+                return _error_result(str(error))  # it crashed, timed out or is down: said as the host says it
+            except MCPDeckError as error:  # arguments that do not fit ...
                 return _error_result(str(error))
             finally:
                 current_caller.reset(caller)

@@ -23,6 +23,7 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
+from mcpdeck._listen import names_an_address
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway._event_store import MemoryEventStore
 from mcpdeck.gateway._requests import TOKEN_STATE
@@ -39,6 +40,11 @@ LEGACY_SSE = ("sse", "messages")
 """Path ends of the old HTTP+SSE transport (so no profile may be called that)."""
 RETRY_MS = 1000
 """The reconnect delay the gateway suggests in its SSE priming events."""
+
+
+def _matches(value: str, allowed: list[str]) -> bool:
+    """``value`` is one of ``allowed``, where ``name:*`` stands for the name with any port (as the SDK reads them)."""
+    return value in allowed or any(a.endswith(":*") and value.startswith(a[:-1]) for a in allowed)
 
 
 async def _reply(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -63,10 +69,14 @@ class GatewayApp:
         self._managers: dict[str | None, GatewaySessionManager] = {}
         self._sse: dict[str | None, SseServerTransport] = {}
         self._lock = anyio.Lock()
+        self._hosts = gateway.allowed_hosts or LOOPBACK_HOSTS
+        self._origins = gateway.allowed_origins or LOOPBACK_ORIGINS
+        # Listening on every address, a client elsewhere names the machine by its IP address, which
+        # the SDK's lists cannot hold: the gateway checks Host and Origin itself (_rebinding_refusal).
         self._security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=gateway.allowed_hosts or LOOPBACK_HOSTS,
-            allowed_origins=gateway.allowed_origins or LOOPBACK_ORIGINS,
+            enable_dns_rebinding_protection=not gateway.any_address,
+            allowed_hosts=self._hosts,
+            allowed_origins=self._origins,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -87,6 +97,9 @@ class GatewayApp:
             parts = parts[:-1]
         if len(parts) > 1:
             await _reply(send, 404, f"not found; use {self._prefix} or {self._prefix}/<profile>")
+            return
+        if self._gateway.any_address and (refused := self._rebinding_refusal(scope)) is not None:
+            await _reply(send, *refused)
             return
         rest = parts[0] if parts else ""
         profile: str | None = rest or self._gateway.profile
@@ -116,6 +129,18 @@ class GatewayApp:
             await _reply(send, 404, str(error))
             return
         await manager.handle_request(scope, receive, send)
+
+    def _rebinding_refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """The SDK's DNS-rebinding check, with IP-address ``Host`` values let in (they cannot be a rebinding)."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host, origin = headers.get("host", ""), headers.get("origin")
+        server = scope.get("server")
+        by_address = server is not None and names_an_address(host, server[1])
+        if not (by_address or _matches(host, self._hosts)):
+            return 421, "Invalid Host header"
+        if origin is not None and not (_matches(origin, self._origins) or (by_address and origin == f"http://{host}")):
+            return 403, "Invalid Origin header"
+        return None
 
     async def _legacy(
         self, part: str, profile: str | None, rest: str, scope: Scope, receive: Receive, send: Send

@@ -22,7 +22,10 @@ from mcpdeck.errors import (
     PermissionDeniedError,
     PromptNotFoundError,
     ResourceNotFoundError,
+    ServerCrashedError,
     ServerError,
+    ServerTimeoutError,
+    ServerUnavailableError,
     ToolNotFoundError,
 )
 from mcpdeck.gateway._clients import Downstream, Parked, Running
@@ -31,7 +34,16 @@ from mcpdeck.gateway._view import ProfileView
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
 
-__all__ = ["PARKED_TIMEOUT", "RESOURCE_NOT_FOUND", "TOKEN_STATE", "Ctx", "Requests", "mcp_error", "refusal"]
+__all__ = [
+    "PARKED_TIMEOUT",
+    "RESOURCE_NOT_FOUND",
+    "TOKEN_STATE",
+    "Ctx",
+    "Requests",
+    "mcp_error",
+    "refusal",
+    "servers_answer",
+]
 
 Ctx = ServerRequestContext[Any]
 
@@ -43,11 +55,25 @@ PARKED_TIMEOUT = 300.0
 """Seconds a 2026-07-28 call that asked its client something waits for the client's next round."""
 
 
+_NOT_AN_ANSWER = (ServerCrashedError, ServerTimeoutError, ServerUnavailableError)
+
+
+def servers_answer(error: MCPDeckError) -> MCPError | None:
+    """The server's own JSON-RPC error behind a host error, if it answered with one.
+
+    Not a crash, a timeout or a server that is down: their causes are the SDK's local errors
+    ("Connection closed"), which name no server; the host's own message says which and why.
+    """
+    cause = error.__cause__
+    if isinstance(error, ServerError) and not isinstance(error, _NOT_AN_ANSWER) and isinstance(cause, MCPError):
+        return cause
+    return None
+
+
 def mcp_error(error: MCPDeckError, client: Downstream | None = None) -> MCPError:
     """The protocol error a client should see for a host error: the server's own, when it sent one."""
-    cause = error.__cause__
-    if isinstance(error, ServerError) and isinstance(cause, MCPError):
-        return MCPError(code=cause.code, message=cause.message, data=cause.data)
+    if (answer := servers_answer(error)) is not None:
+        return MCPError(code=answer.code, message=answer.message, data=answer.data)
     if isinstance(error, PermissionDeniedError):
         return MCPError(code=INVALID_REQUEST, message=refusal(error, client))
     if isinstance(error, ToolNotFoundError | PromptNotFoundError):

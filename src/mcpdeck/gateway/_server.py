@@ -27,6 +27,7 @@ from mcpdeck.gateway._handlers import (
     ToolRequests,
 )
 from mcpdeck.gateway._requests import Ctx
+from mcpdeck.gateway._spans import tracing
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -52,13 +53,6 @@ class _GatewayServer(Server[Any]):
         return super().create_initialization_options(
             notification_options or every, experimental_capabilities, extensions
         )
-
-
-def _tracing() -> bool:
-    """Whether a program set an OpenTelemetry tracer provider (without one, every span is a no-op)."""
-    from opentelemetry import trace
-
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 async def _no_discover(ctx: Ctx, params: types.RequestParams) -> types.EmptyResult:
@@ -89,7 +83,7 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
             on_completion=prompts.complete,
             on_set_logging_level=logs.set_level,
         )
-    if not _tracing():  # the SDK's span middleware costs ~5% of a call even when the spans go nowhere
+    if not tracing():  # the SDK's span middleware costs ~5% of a call even when the spans go nowhere
         server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
     if gateway.modern:
         bus = gateway.clients.buses[profile] = InMemorySubscriptionBus()

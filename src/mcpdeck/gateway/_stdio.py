@@ -2,10 +2,11 @@
 
 The SDK's ``stdio_server`` reads and writes through ``anyio.wrap_file`` (every line in and
 out is a hop to a worker thread and back) and relays each message through a reader task and
-a writer task over memory streams. Here the server's read loop iterates ``StdinLines``,
-which reads the pipe itself (non-blocking, waiting with ``wait_readable`` only when the pipe
-is empty), and each sender writes its answer straight to the pipe with ``StdoutLines``:
-a call costs two pipe operations and no extra turns of the event loop.
+a writer task over memory streams. Here the server's read loop iterates ``StdinLines``, whose
+buffer the event loop fills as the pipe becomes readable (the pipe stays registered with the
+loop's selector: no registering and unregistering it per message, no read that finds it
+empty), and each sender writes its answer straight to the pipe with ``StdoutLines``: a call
+costs two pipe operations and no extra turns of the event loop.
 
 As the SDK does, the protocol gets private duplicates of fd 0 and 1 while fd 0 is pointed
 at the null device and fd 1 at stderr, so a stray ``print`` (or a child inheriting the
@@ -14,6 +15,7 @@ descriptors) cannot corrupt the stream; both are put back on exit.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import AsyncGenerator
@@ -21,17 +23,16 @@ from contextlib import asynccontextmanager
 from typing import Self
 
 import anyio
-import mcp_types as types
-import pydantic_core
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import StreamEnd
+from mcpdeck._transports import StreamEnd, parse_message
 
 __all__ = ["StdinLines", "StdoutLines", "stdio_streams"]
 
 logger = logging.getLogger(__name__)
 
 _CHUNK = 256 * 1024
+_BEHIND = 4 * _CHUNK  # unread bytes past which the loop stops reading the pipe until the reader catches up
 MAX_LINE = 64 * 1024 * 1024
 """The longest line a client may write (bytes); past it the connection ends."""
 STALLED_WRITE = 60.0
@@ -40,20 +41,40 @@ STALLED_WRITE = 60.0
 
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     try:
-        return SessionMessage(
-            types.jsonrpc_message_adapter.validate_python(
-                pydantic_core.from_json(line, cache_strings=False), by_name=False
-            )
-        )
+        return parse_message(line)
     except (ValueError, RecursionError) as error:
         logger.warning("a client wrote a line that is not a JSON-RPC message: %r", bytes(line[:200]))
         return error if isinstance(error, ValueError) else ValueError("the message is nested too deeply")
 
 
-class StdinLines(StreamEnd):
-    """The client's messages, one JSON-RPC message per line of a non-blocking pipe, read by the consumer."""
+class _StdinProtocol(asyncio.Protocol):
+    """Takes what the event loop reads from stdin into ``StdinLines``'s buffer and wakes its reader."""
 
-    __slots__ = ("_buffer", "_eof", "_fd", "_scanned", "_start")
+    def __init__(self, lines: StdinLines):
+        self._lines = lines
+
+    def data_received(self, data: bytes) -> None:
+        self._lines.arrived(data)
+
+    def eof_received(self) -> bool:
+        self._lines.arrived(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            logger.warning("reading stdin failed: %s", exc)
+        self._lines.arrived(b"")
+
+
+class StdinLines(StreamEnd):
+    """The client's messages, one JSON-RPC message per line of a non-blocking pipe, read by the consumer.
+
+    The event loop reads the pipe (asyncio's pipe transport): the fd stays registered with the
+    loop's selector, and each chunk it reads wakes the consumer, so a message costs one read and
+    no (un)registration. A regular file (``< file``), which the loop cannot watch, is read directly.
+    """
+
+    __slots__ = ("_buffer", "_eof", "_fd", "_paused", "_scanned", "_start", "_transport", "_waiter")
 
     def __init__(self, fd: int):
         super().__init__()
@@ -62,6 +83,9 @@ class StdinLines(StreamEnd):
         self._start = 0  # where the next line starts in `_buffer`
         self._scanned = 0  # bytes of `_buffer` known to hold no newline
         self._eof = False
+        self._transport: asyncio.ReadTransport | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
 
     def __aiter__(self) -> Self:
         return self
@@ -71,6 +95,28 @@ class StdinLines(StreamEnd):
             return await self.__anext__()
         except StopAsyncIteration:
             raise anyio.EndOfStream from None
+
+    def close(self) -> None:
+        """Stop reading (the loop lets go of the fd at once; the fd itself stays open)."""
+        self.closed = True
+        if self._transport is not None:
+            self._transport.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def arrived(self, data: bytes) -> None:
+        """The loop read ``data`` (``b""``: the end): keep it and wake the reader."""
+        if data:
+            self._buffer += data
+            if len(self._buffer) - self._start > _BEHIND and self._transport is not None and not self._paused:
+                self._transport.pause_reading()  # the reader is behind: let the pipe hold the rest
+                self._paused = True
+        else:
+            self._eof = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def __anext__(self) -> SessionMessage | Exception:
         buffer = self._buffer
@@ -92,22 +138,44 @@ class StdinLines(StreamEnd):
             if len(buffer) > MAX_LINE:
                 logger.warning("a client wrote a line of more than %d bytes: the connection ends", MAX_LINE)
                 break
+            if not await self._more():
+                break
+        raise StopAsyncIteration
+
+    async def _more(self) -> bool:
+        """Wait for more of the pipe in ``_buffer`` (False: reading failed)."""
+        if self._transport is None and not await self._watch():
             try:
-                chunk = os.read(self._fd, _CHUNK)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
+                chunk = os.read(self._fd, _CHUNK)  # a regular file: never blocks
             except OSError as error:
                 logger.warning("reading stdin failed: %s", error)
-                break
-            if not chunk:
-                self._eof = True
-            elif not buffer and chunk.find(b"\n") == len(chunk) - 1:  # the usual case: one whole line
-                if chunk.strip():
-                    return _parse(chunk)
-                continue
-            buffer += chunk
-        raise StopAsyncIteration
+                return False
+            self.arrived(chunk)
+            return True
+        if self._paused and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+        return True
+
+    async def _watch(self) -> bool:
+        """Have the event loop read the pipe from now on (False: it cannot, stdin is a regular file)."""
+        if self._eof:
+            return False
+        pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)  # (closing the transport leaves the fd open)
+        try:
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: _StdinProtocol(self), pipe)
+        except ValueError:
+            pipe.close()
+            return False
+        self._transport = transport
+        if self.closed:
+            transport.close()
+        return True
 
 
 class StdoutLines(StreamEnd):
@@ -188,9 +256,11 @@ async def stdio_streams() -> AsyncGenerator[tuple[StdinLines, StdoutLines]]:
         os.dup2(stdin, 0)
         os.close(stdin)
         raise
+    lines = StdinLines(stdin)
     try:
-        yield StdinLines(stdin), StdoutLines(stdout)
+        yield lines, StdoutLines(stdout)
     finally:
+        lines.close()  # the loop lets go of the fd before it is closed
         for fd, private in ((0, stdin), (1, stdout)):
             os.set_blocking(private, True)
             os.dup2(private, fd)

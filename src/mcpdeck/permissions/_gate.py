@@ -47,6 +47,8 @@ class Approval:
 
     kind: Literal["once", "session", "always", "deny"]
     reason: str | None = None
+    declined: bool = True
+    """For ``deny``: the user said no (False: no decision came, e.g. no answer in time)."""
 
     @classmethod
     def once(cls) -> Approval:
@@ -67,6 +69,11 @@ class Approval:
     def deny(cls, reason: str | None = None) -> Approval:
         """Refuse this call; ``reason`` is passed on to the model."""
         return cls("deny", reason)
+
+    @classmethod
+    def undecided(cls, reason: str) -> Approval:
+        """Refuse this call because no decision came (no answer in time, an answer without one)."""
+        return cls("deny", reason, declined=False)
 
 
 ApprovalCallback = Callable[[ApprovalRequest], Awaitable[Approval]]
@@ -106,6 +113,8 @@ class PermissionGate:
         default: The decision for a tool no rule matches.
         allow_read_only: Allow tools whose server says ``readOnlyHint`` (an untrusted hint).
         yes_to_all: Approve every ``ask`` without asking (``--yes``); deny rules still win.
+        allow_hint: How this program lets every ``ask`` through (the CLI's chat: ``run with
+            --yes``), said when there is no one to ask; None: only the rule to add is said.
         session_allowed: Names allowed by ``session`` answers, for as long as this gate lives.
         problem: Why the rules could not be read (a malformed ``permissions`` object); while
             set, every call is denied with this reason, so a broken rule file never opens the gate.
@@ -120,6 +129,7 @@ class PermissionGate:
     default: RuleKind = "ask"
     allow_read_only: bool = False
     yes_to_all: bool = False
+    allow_hint: str | None = None
     problem: str | None = None
     session_allowed: set[str] = field(default_factory=set[str], init=False)
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
@@ -185,9 +195,10 @@ class PermissionGate:
             return Decision(name, True, "rule", "no rule matches and the default is allow")
         return Decision(name, False, "denied-by-rule", f"no rule allows it and the default is deny; {self._how(name)}")
 
-    def _how(self, name: str) -> str:
+    def _how(self, name: str, *, hint: bool = False) -> str:
         where = f" in {self.store.path}" if self.store is not None else ""
-        return f'to allow it, run with --yes or add "{name}" to permissions.allow{where}'
+        other = f"{self.allow_hint} or " if hint and self.allow_hint else ""
+        return f'to allow it, {other}add "{name}" to permissions.allow{where}'
 
     async def check(
         self,
@@ -215,7 +226,7 @@ class PermissionGate:
             return Decision(name, True, "user-once", "approved for every call (yes to all)")
         ask = self.approver if isinstance(approver, EllipsisType) else approver
         if ask is None:
-            reason = f"it needs approval and there is no one to ask; {self._how(name)}"
+            reason = f"it needs approval and there is no one to ask; {self._how(name, hint=True)}"
             return Decision(name, False, "no-approver", reason)
         async with self._lock:
             decided = self.decide_by_rules(tool)
@@ -223,7 +234,10 @@ class PermissionGate:
                 return decided
             answer = await ask(self._request(tool, arguments))
             if answer.kind == "deny":
-                reason = f"the user declined: {answer.reason}" if answer.reason else "the user declined"
+                if not answer.declined:
+                    reason = f"not approved: {answer.reason}"
+                else:
+                    reason = f"the user declined: {answer.reason}" if answer.reason else "the user declined"
                 return Decision(name, False, "denied-by-user", reason)
             if answer.kind == "once":
                 return Decision(name, True, "user-once", "approved by the user for this call")

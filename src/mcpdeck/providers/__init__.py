@@ -23,7 +23,8 @@ in the provider's own format::
 ``chat_model`` knows ``openai``, ``openai-responses``, ``anthropic``, ``gemini`` (or
 ``google``) and ``ollama``, plus the providers a config defines under ``"providers"``
 (``parse_provider_settings``); ``default_model`` reads ``MCPDECK_MODEL`` or the config's
-``"model"``.
+``"model"``. ``builtin_providers()`` says what each built-in provider speaks and which variables
+hold its key and URL (``canonical_provider``: the name it goes by under another of its names).
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ from mcpdeck.providers._calls import ToolCall, ToolCallError, error_result, pars
 from mcpdeck.providers._chat import ChatModel, ModelRef, TextDelta, Turn, Usage, parse_model
 from mcpdeck.providers._models import chat_model
 from mcpdeck.providers._openapi import gemini_schema
-from mcpdeck.providers._provider_settings import ProviderSettings, default_model, parse_provider_settings
+from mcpdeck.providers._provider_settings import (
+    Builtin,
+    ProviderSettings,
+    builtin_providers,
+    canonical_provider,
+    default_model,
+    parse_provider_settings,
+)
 from mcpdeck.providers._schema import inline_refs, merge_all_of, object_root
 from mcpdeck.providers._strict import strict_schema, strip_nulls
 from mcpdeck.providers.anthropic import AnthropicConverter
@@ -45,6 +53,7 @@ from mcpdeck.providers.openai import OpenAIChatConverter, OpenAIResponsesConvert
 
 __all__ = [
     "AnthropicConverter",
+    "Builtin",
     "ChatModel",
     "Converter",
     "GeminiConverter",
@@ -59,6 +68,8 @@ __all__ = [
     "ToolSpec",
     "Turn",
     "Usage",
+    "builtin_providers",
+    "canonical_provider",
     "chat_model",
     "default_model",
     "error_result",

@@ -29,6 +29,8 @@ __all__ = [
     "BUILTIN",
     "Builtin",
     "ProviderSettings",
+    "builtin_providers",
+    "canonical_provider",
     "default_model",
     "parse_provider_settings",
 ]
@@ -63,6 +65,18 @@ BUILTIN: dict[str, Builtin] = {
     "ollama": Builtin("openai", ("OLLAMA_API_KEY",), ("OLLAMA_BASE_URL",), DEFAULT_OLLAMA_URL, needs_key=False),
 }
 ALIASES = {"google": "gemini"}
+
+
+def builtin_providers() -> dict[str, Builtin]:
+    """The providers mcpdeck knows, by name: what each speaks, which variables hold its key and URL."""
+    return dict(BUILTIN)
+
+
+def canonical_provider(name: str) -> str:
+    """The name a built-in provider is known by under another of its names (``google``: ``gemini``);
+    any other name as it is."""
+    return ALIASES.get(name, name)
+
 
 _KEYS = {
     "type": "type",

@@ -2,8 +2,8 @@
 
 Above ``host`` and ``api``; nothing in the library imports it. ``read_state(config)`` is
 how another process (the CLI) finds a running ``serve`` for a config file; it is imported
-without the host or the SDK, so a CLI that only attaches starts fast. The follower (and
-with it the host) is imported on first use.
+without the host or the SDK, so a CLI that only attaches starts fast. The follower and the
+process (``run_serve``), and with them the host, are imported on first use.
 """
 
 from __future__ import annotations
@@ -14,20 +14,24 @@ from mcpdeck.server._state import ServeState, read_state, remove_state, state_di
 
 if TYPE_CHECKING:
     from mcpdeck.server._follow import ConfigFollower, ConfigReloaded, ConfigReloadFailed
+    from mcpdeck.server._process import ServeOptions, run_serve
 
 __all__ = [
     "ConfigFollower",
     "ConfigReloadFailed",
     "ConfigReloaded",
+    "ServeOptions",
     "ServeState",
     "read_state",
     "remove_state",
+    "run_serve",
     "state_dir",
     "state_path",
     "write_state",
 ]
 
 _LAZY = frozenset({"ConfigFollower", "ConfigReloadFailed", "ConfigReloaded"})
+_LAZY_PROCESS = frozenset({"ServeOptions", "run_serve"})
 
 
 def __getattr__(name: str) -> Any:
@@ -35,4 +39,8 @@ def __getattr__(name: str) -> Any:
         from mcpdeck.server import _follow
 
         return getattr(_follow, name)
+    if name in _LAZY_PROCESS:
+        from mcpdeck.server import _process
+
+        return getattr(_process, name)
     raise AttributeError(f"module 'mcpdeck.server' has no attribute {name!r}")

@@ -13,8 +13,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpdeck.api import ApiContext, Guard, create_api
-from mcpdeck.api._respond import SafeJSONResponse
+from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api
 from mcpdeck.server._console import console_routes
 
 __all__ = ["build_app"]
@@ -43,7 +42,15 @@ class _Paths:
             await self._inner(scope, receive, send)
 
 
-def build_app(context: ApiContext, *, token: str, hosts: set[str], port: int, gateway: ASGIApp | None = None) -> Guard:
+def build_app(
+    context: ApiContext,
+    *,
+    token: str,
+    hosts: set[str],
+    port: int,
+    gateway: ASGIApp | None = None,
+    any_address: bool = False,
+) -> Guard:
     """The whole app, behind the guard."""
     inner = Starlette(routes=[*console_routes(), Mount("/api", app=create_api(context))])
-    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port)
+    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port, any_address=any_address)

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
-from mcpdeck.api._errors import error_response
+from mcpdeck.api import error_response
 
 __all__ = ["CONSOLE_DIR", "CSP", "console_routes"]
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import anyio
 import uvicorn
 
-from mcpdeck._listen import bind
+from mcpdeck._listen import ANY_ADDRESS, bind
 from mcpdeck._version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore
@@ -195,8 +195,10 @@ def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock
 
     # The gateway sits behind the same guard as the API (token, Host header): it needs no
     # tokens of its own here; its own DNS-rebinding check gets the same host names.
-    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)))
-    app = build_app(context, token=token, hosts=allowed_hosts(options.host, port), port=port, gateway=gateway.asgi())
+    every = options.host in ANY_ADDRESS
+    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)), any_address=every)
+    hosts = allowed_hosts(options.host, port)
+    app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway.asgi(), any_address=every)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -1,0 +1,353 @@
+"""A newcomer's try-out of the gateway commands as real processes: started as a client starts them,
+stopped as a client or a person stops them (stdin closed, Ctrl-C, SIGTERM), with what they print.
+
+Each test starts ``python -m mcpdeck.cli`` with pipes, with the history on (as a user has it), and
+checks what a person or a client sees: the exit, the exit code, the processes left behind, the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp.client.streamable_http import streamable_http_client
+
+from mcpdeck.history import History
+from tests.gateway.support import Seen, client
+from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
+
+pytestmark = pytest.mark.anyio
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "claude-ai", "version": "0.1.0"},
+    },
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _config(folder: Path, **extra: Any) -> Path:
+    """A config with the basic server (every call allowed), plus ``extra`` top-level keys."""
+    path = folder / "mcp.json"
+    doc = {"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__*"]}, **extra}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _lingering_config(folder: Path) -> Path:
+    """A server whose process outlives its stdin: a shell that runs the basic server, then sleeps.
+
+    A host that stops in order stops it (as ``mcpdeck serve`` does); one that merely dies leaves it behind.
+    """
+    script = f"{sys.executable} -m tests.servers.basic; exec sleep 60"
+    path = folder / "mcp.json"
+    doc = {
+        "mcpServers": {"linger": {"command": "sh", "args": ["-c", script], "cwd": str(ROOT)}},
+        "permissions": {"allow": ["mcp__*"]},
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@asynccontextmanager
+async def _started(folder: Path, *args: str, **env: str) -> AsyncGenerator[Process]:
+    """``mcpdeck <args>`` with pipes, history on; whatever is left of it and below it is killed at the end."""
+    command = [sys.executable, "-m", "mcpdeck.cli", *args]
+    process = await anyio.open_process(command, cwd=folder, env=cli_environment(folder, **env))
+    below: set[int] = set()
+    try:
+        yield process
+    finally:
+        below |= descendants(process.pid)
+        kill({process.pid, *below})
+        with anyio.move_on_after(5, shield=True):
+            await process.wait()
+        await process.aclose()
+
+
+async def _initialize_over_stdio(process: Process) -> dict[str, Any]:
+    """Send ``initialize`` (and ``initialized``) as Claude Desktop does; the answer."""
+    assert process.stdin is not None and process.stdout is not None
+    await process.stdin.send(json.dumps(INITIALIZE).encode() + b"\n")
+    lines = BufferedByteReceiveStream(process.stdout)
+    answer = json.loads(await lines.receive_until(b"\n", 1 << 20))
+    await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    return answer
+
+
+def _lines(process: Process) -> BufferedByteReceiveStream:
+    assert process.stderr is not None
+    return BufferedByteReceiveStream(process.stderr)
+
+
+async def _stderr_line(lines: BufferedByteReceiveStream, pattern: str, seen: list[str] | None = None) -> re.Match[str]:
+    """The first line of ``lines`` (a process's stderr) that matches ``pattern`` (lines read go to ``seen``)."""
+    while True:
+        line = (await lines.receive_until(b"\n", 1 << 16)).decode()
+        if seen is not None:
+            seen.append(line)
+        found = re.search(pattern, line)
+        if found:
+            return found
+
+
+async def _rest(stream: Any) -> str:
+    """Everything left on a pipe of an exited process."""
+    text = b""
+    async for chunk in stream:
+        text += chunk
+    return text.decode()
+
+
+@pytest.mark.parametrize("command", ["serve", "gateway"])
+async def test_the_printed_client_entry_names_the_config_by_an_absolute_path(tmp_path: Path, command: str) -> None:
+    """Claude Desktop starts the entry in its own folder: a relative ``--config`` there names no file."""
+    _config(tmp_path)
+    async with _started(tmp_path, "--config", "mcp.json", command, "--print-client-config", "claude-desktop") as p:
+        with anyio.fail_after(15):
+            await p.wait()
+        printed = await _rest(p.stdout)
+    entry = json.loads(printed)["mcpServers"]["mcpdeck"]
+    config = entry["args"][entry["args"].index("--config") + 1]
+    assert Path(config).is_absolute(), f"`{command} --print-client-config` printed --config {config!r}"
+    assert await anyio.Path(config).resolve() == await anyio.Path(tmp_path / "mcp.json").resolve()
+
+
+async def test_serve_stdio_exits_by_itself_when_the_client_closes_stdin(tmp_path: Path) -> None:
+    """The MCP stdio shutdown: the client closes the server's stdin and waits for it to exit."""
+    config = _config(tmp_path)
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio") as process:
+        with anyio.fail_after(15):
+            answer = await _initialize_over_stdio(process)
+        assert answer["result"]["serverInfo"]["name"] == "mcpdeck"
+        servers = descendants(process.pid)
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.move_on_after(10):
+            await process.wait()
+        assert process.returncode == 0, "serve --stdio still ran 10 s after its client closed stdin"
+        assert not await wait_gone(servers)
+
+
+async def test_serve_stdio_stopped_with_sigterm_stops_its_servers_too(tmp_path: Path) -> None:
+    """A client that gives up on a gateway sends SIGTERM: the servers it started must not outlive it."""
+    config = _lingering_config(tmp_path)
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio") as process:
+        with anyio.fail_after(15):
+            await _initialize_over_stdio(process)
+        servers = descendants(process.pid)
+        assert servers, "the server was not started"
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(10):
+            await process.wait()
+        left = await wait_gone(servers)
+        kill(left)
+        assert not left, "processes of the gateway's server outlived it after SIGTERM"
+
+
+async def test_gateway_port_stops_on_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C stops ``gateway --port`` with exit code 130, as every other command."""
+    config = _config(tmp_path)
+    async with _started(tmp_path, "--config", str(config), "gateway", "--port", "0") as process:
+        with anyio.fail_after(15):
+            await _stderr_line(_lines(process), r"mcpdeck gateway at http://")
+        process.send_signal(signal.SIGINT)
+        with anyio.move_on_after(10):
+            await process.wait()
+        assert process.returncode == 130, "gateway --port still ran 10 s after Ctrl-C"
+
+
+async def test_gateway_port_with_an_unset_token_variable_says_so_and_exits(tmp_path: Path) -> None:
+    config = _config(tmp_path, gateway={"tokens": {"laptop": {"token": "${TRYOUT_NO_SUCH_VARIABLE}"}}})
+    async with _started(tmp_path, "--config", str(config), "gateway", "--port", "0") as process:
+        with anyio.move_on_after(20):
+            await process.wait()
+        assert process.returncode == 2, "gateway --port with an unset token variable neither said so nor exited"
+        said = await _rest(process.stderr)
+    assert "TRYOUT_NO_SUCH_VARIABLE is not set" in said
+
+
+async def test_gateway_on_every_address_answers_and_warns(tmp_path: Path) -> None:
+    """``--host 0.0.0.0`` is how one lets other machines in; a client on this one must still get through,
+    and the person is warned, as ``serve --host`` warns."""
+    config = _config(tmp_path)
+    args = ("--config", str(config), "gateway", "--port", "0", "--host", "0.0.0.0")
+    async with _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token") as process:
+        seen: list[str] = []
+        stderr = _lines(process)
+        with anyio.fail_after(15):
+            port = int((await _stderr_line(stderr, r"mcpdeck gateway at http://[^:]+:(\d+)/mcp", seen)).group(1))
+        async with httpx2.AsyncClient(headers={**HEADERS, "Authorization": "Bearer tryout-token"}) as http:
+            with anyio.fail_after(15):
+                answer = await http.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE)
+        assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(15):
+            await process.wait()
+        seen.append(await _rest(stderr))
+        assert "warning" in "".join(seen).lower(), f"nothing warned: {seen}"
+
+
+async def test_a_client_of_a_profile_hears_that_its_tools_changed_when_the_profile_is_edited(tmp_path: Path) -> None:
+    """Claude Desktop and Cursor list tools again only when told: an edited profile must send list_changed."""
+    config = _config(tmp_path, profiles={"p": {"servers": ["basic"]}})
+    args = ("--config", str(config), "gateway", "--port", "0")
+    async with _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token", MCPDECK_HISTORY="off") as process:
+        with anyio.fail_after(15):
+            port = int((await _stderr_line(_lines(process), r"mcpdeck gateway at http://[^:]+:(\d+)/mcp")).group(1))
+        seen = Seen()
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tryout-token"}) as http:
+            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp/p", http_client=http)
+            with anyio.fail_after(15):
+                async with client(transport, seen) as c:
+                    before = {tool.name for tool in (await c.list_tools()).tools}
+                    doc = json.loads(config.read_text())
+                    doc["profiles"]["p"]["tools"] = {"exclude": ["echo"]}
+                    config.write_text(json.dumps(doc))
+                    with anyio.move_on_after(8):
+                        await seen.arrival("notifications/tools/list_changed").wait()
+                    after = {tool.name for tool in (await c.list_tools()).tools}
+    assert "mcp__basic__echo" in before and "mcp__basic__echo" not in after  # the next list has it
+    assert "notifications/tools/list_changed" in seen.notifications, "the client was not told"
+
+
+def _serve_url(line: str) -> tuple[str, str] | None:
+    found = re.search(r"console: (http://[^/]+)/\?token=(\S+)", line)
+    return (found.group(1), found.group(2)) if found else None
+
+
+@asynccontextmanager
+async def _serving(folder: Path, config: Path, *args: str) -> AsyncGenerator[tuple[Process, str, str]]:
+    """``mcpdeck serve --port 0 <args>``; the process, its base URL and its token."""
+    async with _started(folder, "--config", str(config), "serve", "--port", "0", *args, MCPDECK_HISTORY="off") as p:
+        assert p.stdout is not None
+        lines = BufferedByteReceiveStream(p.stdout)
+        with anyio.fail_after(15):
+            while (found := _serve_url((await lines.receive_until(b"\n", 1 << 16)).decode())) is None:
+                pass
+        yield p, *found
+
+
+async def test_serve_on_every_address_lets_in_a_client_that_names_the_machine_by_its_address(tmp_path: Path) -> None:
+    """``serve --host 0.0.0.0`` warns that other machines get in; a client there names this machine by its IP
+    address, and is then told to use 127.0.0.1, which it cannot. An IP address in ``Host`` cannot be a DNS
+    rebinding (that needs a name the attacker controls)."""
+    config = _config(tmp_path, mcpServers={})
+    async with _serving(tmp_path, config, "--host", "0.0.0.0") as (_, url, token):
+        port = url.rsplit(":", 1)[1]
+        headers = {**HEADERS, "Authorization": f"Bearer {token}", "Host": f"192.0.2.2:{port}"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            with anyio.fail_after(15):
+                answer = await http.post(f"{url}/mcp", json=INITIALIZE)
+    assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+
+
+async def test_the_api_lists_the_profiles(tmp_path: Path) -> None:
+    """Issue #13: profiles are editable from the console and the API; the API has no profile endpoint at all."""
+    config = _config(tmp_path, profiles={"coding": {"servers": ["basic"]}})
+    async with _serving(tmp_path, config) as (_, url, token):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            with anyio.fail_after(15):
+                listed = await http.get(f"{url}/api/profiles")
+    assert listed.status_code == 200, f"{listed.status_code} {listed.text}"
+    assert "coding" in listed.text
+
+
+async def test_serve_stdio_tells_its_log_which_server_failed_to_start(tmp_path: Path) -> None:
+    """Claude Desktop keeps a gateway's stderr in its log; that is the only place a person can learn that a
+    configured server is missing from the tools, and why."""
+    config = _config(tmp_path, mcpServers={"basic": stdio_server("basic"), "broken": {"command": "tryout-no-such-cmd"}})
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
+        with anyio.fail_after(15):
+            await _initialize_over_stdio(process)
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.fail_after(15):
+            await process.wait()
+        said = await _rest(process.stderr)
+    assert "broken" in said and "tryout-no-such-cmd" in said, f"stderr: {said!r}"
+
+
+async def test_the_history_hides_the_gateways_own_bearer_tokens_as_it_hides_the_servers_secrets(
+    tmp_path: Path,
+) -> None:
+    """A client that pastes its token into a call's arguments must not leave it readable in the history."""
+    tokens = {"laptop": {"token": "${TRYOUT_GATEWAY_SECRET}"}}
+    config = _config(tmp_path, gateway={"tokens": tokens})
+    args = ("--config", str(config), "gateway", "--port", "0")
+    async with _started(tmp_path, *args, TRYOUT_GATEWAY_SECRET="gw-secret-4711") as process:
+        with anyio.fail_after(15):
+            port = int((await _stderr_line(_lines(process), r"mcpdeck gateway at http://[^:]+:(\d+)/mcp")).group(1))
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer gw-secret-4711"}) as http:
+            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+            with anyio.fail_after(15):
+                async with client(transport, Seen()) as c:
+                    await c.call_tool("mcp__basic__echo", {"text": "my token is gw-secret-4711"})
+    with History(tmp_path / "history.sqlite3") as history:
+        arguments = [call.arguments for call in history.tool_calls()]
+    assert arguments and "gw-secret-4711" not in json.dumps(arguments), arguments
+
+
+async def test_serve_stdio_uses_the_servers_of_a_running_serve_instead_of_starting_its_own(tmp_path: Path) -> None:
+    """docs/gateway.md: the clients share one set of running servers. With ``serve`` running for the config (the
+    other commands attach to it), a client that starts ``serve --stdio`` should not start a second copy of each
+    server (whose state, a browser session or a memory graph, would then differ per client)."""
+    config = _config(tmp_path)
+    async with _serving(tmp_path, config):
+        async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
+            with anyio.fail_after(15):
+                await _initialize_over_stdio(stdio)
+            own = descendants(stdio.pid)
+    assert not own, f"serve --stdio started its own servers beside the running serve: {sorted(own)}"
+
+
+async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_server(tmp_path: Path) -> None:
+    """One server that hangs at start (default ``startupTimeout`` 30 s: measured 33 s to the answer) holds
+    every client's ``initialize`` that long; clients give up on a silent server. The gateway can answer at
+    once and announce the late server's tools with ``list_changed``, which it already sends."""
+    servers = {"basic": stdio_server("basic"), "hang": stdio_server("hang", startupTimeout=12)}
+    config = _config(tmp_path, mcpServers=servers)
+    async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
+        answer: dict[str, Any] | None = None
+        with anyio.move_on_after(8):
+            answer = await _initialize_over_stdio(process)
+    assert answer is not None, "no answer to initialize within 8 s while one server hung at start"
+
+
+async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_under_their_names(tmp_path: Path) -> None:
+    """Attached to the running ``serve``, a stdio client sees the catalog names it would see directly, and
+    its calls run on the serve's servers (the serve's gate applies: every call is allowed here)."""
+    config = _config(tmp_path)
+    async with _serving(tmp_path, config):
+        async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
+            assert stdio.stdin is not None and stdio.stdout is not None
+            with anyio.fail_after(15):
+                await _initialize_over_stdio(stdio)
+                lines = BufferedByteReceiveStream(stdio.stdout)
+                await stdio.stdin.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n')
+                listed = json.loads(await lines.receive_until(b"\n", 1 << 20))
+                call = {"name": "mcp__basic__echo", "arguments": {"text": "through two gateways"}}
+                request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+                await stdio.stdin.send(json.dumps(request).encode() + b"\n")
+                called = json.loads(await lines.receive_until(b"\n", 1 << 20))
+            said = (await _lines(stdio).receive_until(b"\n", 1 << 16)).decode()
+    names = {tool["name"] for tool in listed["result"]["tools"]}
+    assert "mcp__basic__echo" in names and "mcp__serve__mcp__basic__echo" not in names
+    assert called["result"]["content"][0]["text"] == "through two gateways"
+    assert "serving the servers of the mcpdeck serve on port" in said
