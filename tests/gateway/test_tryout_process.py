@@ -45,7 +45,9 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 def _config(folder: Path, **extra: Any) -> Path:
     """A config with the basic server (every call allowed), plus ``extra`` top-level keys."""
     path = folder / "mcp.json"
-    doc = {"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__*"]}, **extra}
+    # Started directly (not as a fork of the fork server): these tests look for the server below the process.
+    basic = stdio_server("basic", direct=True)
+    doc = {"mcpServers": {"basic": basic}, "permissions": {"allow": ["mcp__*"]}, **extra}
     path.write_text(json.dumps(doc))
     return path
 
