@@ -32,7 +32,7 @@ from typing import Any, cast
 
 from mcpdeck.providers._schema import JsonSchema, add_note, as_schema, merge_node, prepare, short_json, string_list
 
-__all__ = ["gemini_schema", "to_openapi"]
+__all__ = ["gemini_parameters", "gemini_schema", "to_openapi"]
 
 TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object"})
 FORMATS = {
@@ -64,6 +64,7 @@ _DETAILS = _NOTE_KEYS.union(
 _NORMALISED = frozenset({"allOf", "nullable", "oneOf", "anyOf", "const", "enum"})
 """Keywords ``_normalise`` rewrites (a node with none of them and one known ``type`` needs no rewriting)."""
 _ENUM = frozenset({"enum"})
+_UPPER = {kind: kind.upper() for kind in TYPES}
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\\[1-9]|\(\?>|[*+?}]\+")
 """Lookaround, back-references, atomic groups and possessive quantifiers (RE2 has none)."""
 
@@ -152,24 +153,48 @@ def to_openapi(schema: Any) -> JsonSchema:
 
     The result is a new tree; it may share ``enum`` lists with ``schema`` (read-only).
     """
-    node: JsonSchema
     kind = schema.get("type") if type(schema) is _DICT else None
-    if (
-        type(kind) is str
-        and kind in TYPES
-        and (_NORMALISED.isdisjoint(schema) or (kind == "string" and _string_enum(schema)))
-    ):
-        # One known type and nothing to normalise: the node is read as it is (never changed below).
-        if kind != "array" and _DETAILS.isdisjoint(schema):  # a type and a description at most
-            out: JsonSchema = {"type": kind.upper()}
-            description = schema.get("description") or schema.get("title")
-            if isinstance(description, str) and description:
-                out["description"] = description
-            return out
-        node, types, nullable = schema, [kind], False
-    else:
-        node, types, nullable = _normalise(dict(as_schema(schema) or {}))
-    out = {}
+    if type(kind) is str and kind in TYPES:
+        if _NORMALISED.isdisjoint(schema) or (kind == "string" and _string_enum(schema)):
+            return _plain(schema, kind)
+    return _general(schema)
+
+
+def _plain(node: JsonSchema, kind: str) -> JsonSchema:
+    """``to_openapi`` of a node of one known type with nothing to normalise (most nodes): the node
+    is read as it is (never changed), without ``_normalise``'s copy."""
+    out: JsonSchema = {"type": _UPPER[kind]}
+    description = node.get("description") or node.get("title")
+    if isinstance(description, str) and description:
+        out["description"] = description
+    if _DETAILS.isdisjoint(node):  # a type and a description at most
+        if kind == "array":
+            out["items"] = {"anyOf": _scalars()}
+        return out
+    notes = _notes(node) if not _NOTE_KEYS.isdisjoint(node) else []
+    _typed(node, kind, out, notes)
+    for note in notes:
+        add_note(out, note)
+    return out
+
+
+def _notes(node: JsonSchema) -> list[str]:
+    """What the description must say of the keywords Gemini has no field for (defaults, bounds)."""
+    notes: list[str] = []
+    for key, template in _NOTED.items():
+        value = node.get(key)
+        if value is not None and not isinstance(value, Mapping) and (not isinstance(value, bool) or key == "default"):
+            notes.append(template.format(short_json(value)))
+    if node.get("uniqueItems") is True:
+        notes.append("items must be unique")
+    return notes
+
+
+def _general(schema: Any) -> JsonSchema:
+    """``to_openapi`` of any node: combinators, type lists, ``const``, enums and nullability
+    normalised first, on a copy."""
+    node, types, nullable = _normalise(dict(as_schema(schema) or {}))
+    out: JsonSchema = {}
     if len(types) > 1:
         out["anyOf"] = [to_openapi({**node, "type": kind, "description": None}) for kind in types]
     elif types:
@@ -184,21 +209,9 @@ def to_openapi(schema: Any) -> JsonSchema:
     description = node.get("description") or node.get("title")
     if isinstance(description, str) and description:
         out["description"] = description
-    notes: list[str] = []
-    if not _NOTE_KEYS.isdisjoint(node):
-        for key, template in _NOTED.items():
-            value = node.get(key)
-            if (
-                value is not None
-                and not isinstance(value, Mapping)
-                and (not isinstance(value, bool) or key == "default")
-            ):
-                notes.append(template.format(short_json(value)))
-        if node.get("uniqueItems") is True:
-            notes.append("items must be unique")
-    kind = types[0] if len(types) == 1 else None
-    if kind is not None:
-        _typed(node, kind, out, notes)
+    notes = _notes(node) if not _NOTE_KEYS.isdisjoint(node) else []
+    if len(types) == 1:
+        _typed(node, types[0], out, notes)
     for note in notes:
         add_note(out, note)
     return out
@@ -245,7 +258,12 @@ def _typed(node: JsonSchema, kind: str, out: JsonSchema, notes: list[str]) -> No
 
 def gemini_schema(schema: Mapping[str, Any]) -> JsonSchema | None:
     """A tool's input schema as Gemini ``parameters``, or None when the tool takes no arguments."""
-    converted = to_openapi(prepare(schema, keep_cycles=False))
+    return gemini_parameters(prepare(schema, keep_cycles=False))
+
+
+def gemini_parameters(prepared: JsonSchema) -> JsonSchema | None:
+    """``gemini_schema`` of a schema already prepared (``_schema.prepare`` without kept cycles)."""
+    converted = to_openapi(prepared)
     converted["type"] = "OBJECT"
     converted.pop("nullable", None)
     return converted if converted.get("properties") else None

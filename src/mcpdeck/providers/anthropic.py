@@ -11,9 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from mcpdeck.providers._base import Converter, ToolSpec, check_name
+from mcpdeck.providers._base import Converter, ToolSpec, check_name, prepared
 from mcpdeck.providers._calls import ToolCall, as_data, field_of, read_call
-from mcpdeck.providers._schema import prepare
 from mcpdeck.results import ToolResult
 
 __all__ = ["AnthropicConverter"]
@@ -37,7 +36,7 @@ class AnthropicConverter(Converter):
         description = self.description(spec)
         if description:
             tool["description"] = description
-        tool["input_schema"] = prepare(spec.input_schema, keep_cycles=True)
+        tool["input_schema"] = prepared(spec, keep_cycles=True)
         return tool
 
     def parse_tool_call(self, call: Any) -> ToolCall:

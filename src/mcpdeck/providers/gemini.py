@@ -15,10 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from mcpdeck.providers._base import Converter, ToolSpec, check_name
+from mcpdeck.providers._base import Converter, ToolSpec, check_name, prepared
 from mcpdeck.providers._calls import ToolCall, as_data, field_of, read_call
-from mcpdeck.providers._openapi import gemini_schema
-from mcpdeck.providers._schema import prepare
+from mcpdeck.providers._openapi import gemini_parameters
 from mcpdeck.results import DEFAULT_MAX_CHARS, ToolResult
 
 __all__ = ["GeminiConverter"]
@@ -67,9 +66,9 @@ class GeminiConverter(Converter):
         if description:
             declaration["description"] = description
         if self.json_schema:
-            declaration["parametersJsonSchema"] = prepare(spec.input_schema, keep_cycles=True)
+            declaration["parametersJsonSchema"] = prepared(spec, keep_cycles=True)
         else:
-            parameters = gemini_schema(spec.input_schema)
+            parameters = gemini_parameters(prepared(spec, keep_cycles=False))
             if parameters is not None:
                 declaration["parameters"] = parameters
         return declaration

@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from mcpdeck.providers._base import Converter, ToolSpec, check_name, data_url
+from mcpdeck.providers._base import Converter, ToolSpec, check_name, data_url, prepared
 from mcpdeck.providers._calls import ToolCall, as_data, field_of, read_call
-from mcpdeck.providers._schema import JsonSchema, prepare
+from mcpdeck.providers._schema import JsonSchema
 from mcpdeck.providers._strict import make_strict, strip_nulls
 from mcpdeck.results import DEFAULT_MAX_CHARS, ToolResult
 
@@ -40,14 +40,14 @@ class _OpenAIBase(Converter):
 
     def parameters(self, spec: ToolSpec) -> tuple[JsonSchema, bool]:
         """The tool's ``parameters`` schema and whether it is strict."""
-        prepared = prepare(spec.input_schema, keep_cycles=True)
+        schema = prepared(spec, keep_cycles=True)
         if self.strict:
-            strict = make_strict(prepared)
+            strict = make_strict(schema)
             if strict is not None:
-                self._sources[spec.name] = prepared
+                self._sources[spec.name] = schema
                 return strict, True
         self._sources.pop(spec.name, None)
-        return prepared, False
+        return schema, False
 
     def _call(self, call_id: str | None, name: Any, raw: Any) -> ToolCall:
         call = read_call(call_id, name, raw, no_name="a tool call has no function name", raw=raw)
