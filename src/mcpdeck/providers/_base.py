@@ -105,6 +105,18 @@ def check_name(name: str, pattern: re.Pattern[str], provider: str) -> str:
     return name
 
 
+_NONE = object()
+
+
+@dataclass
+class _Made:
+    """What the last conversion made, by tool name: each definition and the description and schema it came from."""
+
+    descriptions: dict[str, str] = field(default_factory=dict[str, str])
+    schemas: dict[str, object] = field(default_factory=dict[str, object])
+    definitions: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+
+
 @dataclass
 class _Entry:
     catalog: object
@@ -138,7 +150,7 @@ class Converter(ABC):
         self.max_chars = max_chars
         self.max_description = max_description
         self._cache: OrderedDict[tuple[int, int, tuple[int, ...]], _Entry] = OrderedDict()
-        self._memo: dict[tuple[str, str], tuple[object, dict[str, Any]]] = {}
+        self._made = _Made()
 
     # ----- tool definitions -------------------------------------------------------------
 
@@ -183,22 +195,27 @@ class Converter(ABC):
         # definition: a new catalog version re-converts only the tools that changed. A catalog
         # tool's schema is compared by its ``schema_key`` (its definition's compact JSON: equal
         # strings, usually the same object), any other tool's by the identity of its schema.
-        memo: dict[tuple[str, str], tuple[object, dict[str, Any]]] = {}
-        seen: set[str] = set()
-        definitions: list[dict[str, Any]] = []
+        # Kept in three dicts by name, no tuple per tool: fewer objects for the cyclic GC to count.
+        last, made = self._made, _Made()
+        definitions = made.definitions
         for spec in (*extras, *catalog):
-            if spec.name in seen:
-                raise ValueError(f"two tools are named {spec.name!r}; give the native tool another name")
-            seen.add(spec.name)
-            key = (spec.name, spec.description)
+            name, description = spec.name, spec.description
+            if name in definitions:
+                raise ValueError(f"two tools are named {name!r}; give the native tool another name")
             schema: object = getattr(spec, "schema_key", None) or spec.input_schema
-            last = self._memo.get(key)
-            same = last is not None and (last[0] is schema or (type(schema) is str and last[0] == schema))
-            definition = last[1] if last is not None and same else self.tool(spec)
-            memo[key] = (schema, definition)
-            definitions.append(definition)
-        self._memo = memo
-        return self._wrap(definitions) if definitions else []
+            old = last.schemas.get(name, _NONE)
+            if (
+                old is not _NONE
+                and last.descriptions[name] == description
+                and (old is schema or (type(schema) is str and old == schema))
+            ):
+                definitions[name] = last.definitions[name]
+            else:
+                definitions[name] = self.tool(spec)
+            made.descriptions[name] = description
+            made.schemas[name] = schema
+        self._made = made
+        return self._wrap(list(definitions.values())) if definitions else []
 
     def description(self, spec: ToolSpec) -> str:
         """The tool's description, cut to ``max_description``."""
