@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from typing import Any
 
 import mcp_types as types
@@ -165,6 +166,22 @@ def test_an_entry_exposes_what_the_server_said_of_the_tool() -> None:
         "outputSchema": {"type": "object"},
         "annotations": {"title": "Look up", "readOnlyHint": True},
     }
+
+
+def test_reading_a_kept_definition_leaves_it_as_small_as_it_was() -> None:
+    # CPython keeps a str's UTF-8 form inside it once made; a non-ASCII definition must not
+    # carry one more copy of itself for the rest of its life after its first decode.
+    schemas = [
+        {"type": "object", "properties": {"q": {"type": "string", "description": text}}}
+        for text in ("plain ascii text " * 40, "café, naïve, déjà vu " * 40, "検索する語 " * 80)
+    ]
+    entries = list(build_catalog({"m": [tool(f"t{i}", schema) for i, schema in enumerate(schemas)]}, version=1))
+    sizes = [sys.getsizeof(entry.schema_key) for entry in entries]
+    for entry, schema in zip(entries, schemas, strict=True):
+        assert entry.input_schema == schema
+        assert entry.to_json()["inputSchema"] == schema
+        assert entry.validate_arguments({"q": "x"}) == []
+    assert [sys.getsizeof(entry.schema_key) for entry in entries] == sizes
 
 
 # ----- long server names --------------------------------------------------------------------
