@@ -48,11 +48,12 @@ _KEPT = {
     "object": ("minProperties", "maxProperties"),
 }
 _NOTED = {
-    "default": "default: {}",
-    "exclusiveMinimum": "greater than {}",
-    "exclusiveMaximum": "less than {}",
-    "multipleOf": "a multiple of {}",
+    "default": "default: ",
+    "exclusiveMinimum": "greater than ",
+    "exclusiveMaximum": "less than ",
+    "multipleOf": "a multiple of ",
 }
+"""Keywords Gemini has no field for, and the words before their value in the description."""
 _DICT: type[JsonSchema] = dict
 _LIST: type[list[Any]] = list
 _KEPT_KEYS = {kind: frozenset(keys) for kind, keys in _KEPT.items()}
@@ -181,10 +182,17 @@ def _plain(node: JsonSchema, kind: str) -> JsonSchema:
 def _notes(node: JsonSchema) -> list[str]:
     """What the description must say of the keywords Gemini has no field for (defaults, bounds)."""
     notes: list[str] = []
-    for key, template in _NOTED.items():
+    for key, words in _NOTED.items():
         value = node.get(key)
-        if value is not None and not isinstance(value, Mapping) and (not isinstance(value, bool) or key == "default"):
-            notes.append(template.format(short_json(value)))
+        if value is None:
+            continue
+        kind = type(value)  # a JSON number or string is never a Mapping: the ABC's check is skipped
+        if kind is bool:
+            if key != "default":
+                continue
+        elif kind is not int and kind is not float and kind is not str and isinstance(value, Mapping):
+            continue
+        notes.append(words + short_json(value))
     if node.get("uniqueItems") is True:
         notes.append("items must be unique")
     return notes
