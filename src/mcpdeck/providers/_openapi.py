@@ -259,8 +259,8 @@ def _typed(node: JsonSchema, kind: str, out: JsonSchema, notes: list[str]) -> No
             required = [name for name in string_list(node.get("required")) if name in properties]
             if required:
                 out["required"] = required
-        values = as_schema(node.get("additionalProperties"))
-        if not properties and values is not None and isinstance(values.get("type"), str):
+        values = None if properties else as_schema(node.get("additionalProperties"))
+        if values is not None and isinstance(values.get("type"), str):
             notes.append(f"an object whose values are of type {values['type']}")
 
 
