@@ -183,7 +183,7 @@ def _notes(node: JsonSchema) -> list[str]:
     """What the description must say of the keywords Gemini has no field for (defaults, bounds)."""
     notes: list[str] = []
     for key, words in _NOTED.items():
-        value = node.get(key)
+        value: object = node.get(key)
         if value is None:
             continue
         kind = type(value)  # a JSON number or string is never a Mapping: the ABC's check is skipped
