@@ -7,6 +7,7 @@ import inspect
 import logging
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import AsyncIterator, Generator
 from pathlib import Path
@@ -36,6 +37,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(functools.partial(shutil.rmtree, home, ignore_errors=True))
     for kind in ("CONFIG", "DATA", "STATE", "CACHE"):
         os.environ[f"XDG_{kind}_HOME"] = os.path.join(home, kind.lower())
+    # Ctrl-C reaches the processes the tests start as it does at a terminal, even when this run was started
+    # with SIGINT ignored (a background job of a script): an ignored signal is inherited, a handler is not.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # pytest-xdist sets an 80-column terminal in its workers; output is as wide as a pipe gets without it.
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)

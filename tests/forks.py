@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import gc
 import json
 import os
 import runpy
@@ -218,6 +219,9 @@ if __name__ == "__main__":
     forks = _Forks(socket.socket(fileno=int(sys.argv[1])))
     signal.signal(signal.SIGTERM, forks.stop)
     _preload()
+    # What the preloading made goes out of the collector's sight: a fork's collections (while it runs
+    # and when it exits) then walk only what the fork itself makes, and leave the shared pages unwritten.
+    gc.freeze()
     wanted = forks.run()  # returns only in a fork
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _become_main(wanted)

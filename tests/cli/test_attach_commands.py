@@ -120,15 +120,17 @@ async def test_logs_follow_prints_each_new_line_until_ctrl_c(tmp_path: Path, opt
                 stdout = process.stdout
                 with anyio.fail_after(WAIT):
                     # The end of the log is out once a line of it is: then a new one is written.
-                    first = await anyio.to_thread.run_sync(stdout.readline)
+                    # (abandoned when the wait is over: the finally below kills the follower and ends the read)
+                    first = await anyio.to_thread.run_sync(stdout.readline, abandon_on_cancel=True)
                     assert first
                     arguments = {"arguments": {"message": "followed"}}
                     await client.post("/api/tools/mcp__basic__fail/call", json=arguments)
-                    while "tool fail: followed" not in (line := await anyio.to_thread.run_sync(stdout.readline)):
+                    while "tool fail: followed" not in (
+                        line := await anyio.to_thread.run_sync(stdout.readline, abandon_on_cancel=True)
+                    ):
                         assert line, "the follower ended"
                 process.send_signal(signal.SIGINT)
-                with anyio.fail_after(WAIT):
-                    code = await anyio.to_thread.run_sync(process.wait)
+                code = await anyio.to_thread.run_sync(lambda: process.wait(WAIT))
                 errors = process.stderr.read()
             finally:
                 process.kill()

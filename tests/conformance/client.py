@@ -217,6 +217,17 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def main(argv: list[str]) -> int:
+    code = _run(argv)
+    # When the whole suite runs at once (tests/conformance/test_conformance.py), it keeps each scenario's
+    # checks but not the client's exit status: the client leaves it in $MCPDECK_CONFORMANCE_EXITS.
+    folder = os.environ.get("MCPDECK_CONFORMANCE_EXITS")
+    if folder:
+        name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "").replace("/", "__")
+        Path(folder, f"{name}.exit").write_text(str(code))
+    return code
+
+
+def _run(argv: list[str]) -> int:
     if len(argv) != 2:
         print(f"usage: {argv[0]} <server-url>  (scenario in $MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
         return 2

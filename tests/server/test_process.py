@@ -120,6 +120,19 @@ async def test_a_signal_stops_it_cleanly_with_no_child_left(tmp_path: Path, sign
         assert list((tmp_path / "state").glob("*.json")) == []
 
 
+async def test_a_signal_sent_as_soon_as_it_says_ready_stops_it_cleanly(tmp_path: Path) -> None:
+    # A script that starts serve, waits for its URL and stops it at once: the signal must not find the
+    # process without its handler (the default action would leave the state file and the servers behind).
+    async with serving(tmp_path, {"basic": stdio_server("basic", direct=True)}) as run:
+        run.process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(WAIT):
+            rest = await rest_of_output(run.process)
+            code = await run.process.wait()
+        assert code == 0, (tmp_path / "stderr.txt").read_text()
+        assert "Stopped." in rest
+        assert list((tmp_path / "state").glob("*.json")) == []
+
+
 async def test_edits_to_the_config_file_reach_the_running_process(tmp_path: Path) -> None:
     async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
         first = await wait_connected(client, "basic")

@@ -21,7 +21,7 @@ import os
 import secrets
 import signal
 import socket
-from collections.abc import Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,9 +130,12 @@ async def run_serve(
                     serving.set()
 
             tg.start_soon(serve, name="mcpdeck http")
-            if ready is not None:
-                ready(parts.state)
-            await _until_stopped(serving, stop or anyio.Event())
+            # SIGINT and SIGTERM are caught before anyone is told the process is ready: one sent at once
+            # stops it as one sent later does (servers closed, state file removed), not by the default action.
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                if ready is not None:
+                    ready(parts.state)
+                await _until_stopped(signals, serving, stop or anyio.Event())
             # Stopping: end event streams, let requests in flight finish, then close the rest.
             context.stop()
             server.should_exit = True
@@ -221,22 +224,21 @@ def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock
     return _Parts(host, context, follower, gateway, _Server(config), state)
 
 
-async def _until_stopped(serving: anyio.Event, stopping: anyio.Event) -> None:
-    """Wait for SIGINT or SIGTERM, for ``stopping`` to be set, or for uvicorn to end by itself (it failed)."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+async def _until_stopped(signals: AsyncIterator[int], serving: anyio.Event, stopping: anyio.Event) -> None:
+    """Wait for a signal from ``signals``, for ``stopping`` to be set, or for uvicorn to end by itself (it failed)."""
 
-        async def on_signal() -> None:
-            async for signum in signals:
-                logger.info("stopping on %s", signal.Signals(signum).name)
-                stopping.set()
-                return
-
-        async def on_server_end() -> None:
-            await serving.wait()
+    async def on_signal() -> None:
+        async for signum in signals:
+            logger.info("stopping on %s", signal.Signals(signum).name)
             stopping.set()
+            return
 
-        async with anyio.create_task_group() as watch:
-            watch.start_soon(on_signal)
-            watch.start_soon(on_server_end)
-            await stopping.wait()
-            watch.cancel_scope.cancel()
+    async def on_server_end() -> None:
+        await serving.wait()
+        stopping.set()
+
+    async with anyio.create_task_group() as watch:
+        watch.start_soon(on_signal)
+        watch.start_soon(on_server_end)
+        await stopping.wait()
+        watch.cancel_scope.cancel()
