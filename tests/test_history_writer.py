@@ -4,6 +4,7 @@ queued is lost at shutdown."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpdeck import Host
+from mcpdeck import Host, _db_writer
+from mcpdeck._db_writer import DatabaseWriter
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History
 from tests.helpers import ROOT, WAIT
@@ -155,3 +157,41 @@ def test_recording_after_close_is_a_clear_error(tmp_path: Path) -> None:
     history.close()
     with pytest.raises(RuntimeError, match="the history database is closed"):
         history.record(started(1))
+
+
+def _writer(tmp_path: Path) -> tuple[DatabaseWriter, list[str]]:
+    """A writer on a fresh database whose statements are noted as SQLite runs them."""
+    db = sqlite3.connect(tmp_path / "w.sqlite3", check_same_thread=False, isolation_level=None)
+    db.execute("CREATE TABLE t (n INTEGER)")
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    return DatabaseWriter(db, name="test writer"), statements
+
+
+def test_writes_queued_close_together_share_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)  # only close can end the wait
+    writer, statements = _writer(tmp_path)
+    for n in range(20):
+        writer.submit(lambda db, n=n: db.execute("INSERT INTO t VALUES (?)", (n,)))
+        if n == 9:
+            time.sleep(0.1)  # the scenario, not a wait for anything: writes apart in time (a call's start and end)
+    began = time.monotonic()
+    writer.close()
+    assert time.monotonic() - began < WAIT  # close cut the wait short
+    assert statements.count("COMMIT") == 1
+    assert [s for s in statements if s.startswith("INSERT")] == [f"INSERT INTO t VALUES ({n})" for n in range(20)]
+
+
+def test_a_read_does_not_wait_for_the_writes_before_it_to_gather(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)
+    writer, _ = _writer(tmp_path)
+    try:
+        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (7)"))
+        began = time.monotonic()
+        rows = writer.call(lambda db: db.execute("SELECT n FROM t").fetchall())
+        assert time.monotonic() - began < WAIT
+        assert rows == [(7,)]
+    finally:
+        writer.close()

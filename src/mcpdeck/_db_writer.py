@@ -4,7 +4,10 @@
 answer. Jobs run one at a time, in the order they were queued, so a read queued after a
 write sees it. What is waiting when the thread wakes runs as one transaction (one commit,
 one sync of the file, for up to ``BATCH`` jobs), which is what lets a burst of writes keep
-up. A job that fails is logged (or, for ``call``, raised to its caller); the others still
+up. A transaction that begins with a write waits ``LINGER`` for more to join it (a tool
+call's start and end, the calls after it), unless a ``call`` or ``close`` comes first or a
+whole batch is already waiting. A
+job that fails is logged (or, for ``call``, raised to its caller); the others still
 commit.
 
 ``close()`` runs everything queued before it, then closes the connection and ends the
@@ -24,7 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-__all__ = ["BATCH", "DatabaseWriter"]
+__all__ = ["BATCH", "LINGER", "DatabaseWriter"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +36,14 @@ Job = Callable[[sqlite3.Connection], Any]
 _Item = tuple[Job, "Future[Any] | None"] | None  # None: stop
 BATCH = 500
 """Jobs at most in one transaction."""
+LINGER = 0.05
+"""Seconds a transaction that begins with a write waits for more writes to join it (a read or ``close`` ends
+the wait).
+
+A gateway call records its start and its end: one transaction each without the wait. With it,
+a ``gateway --stdio`` call with the history on costs 1,549k instructions instead of 1,605k
+(2,000 calls apart under cachegrind, 2026-11-24, where calls are about 50 times slower than
+outside it, so fewer of them share a transaction than they do in real use)."""
 
 
 def _run(db: sqlite3.Connection, batch: list[tuple[Job, Future[Any] | None]]) -> None:
@@ -64,12 +75,15 @@ def _run(db: sqlite3.Connection, batch: list[tuple[Job, Future[Any] | None]]) ->
             future.set_exception(error)
 
 
-def _serve(db: sqlite3.Connection, jobs: queue.SimpleQueue[_Item]) -> None:
+def _serve(db: sqlite3.Connection, jobs: queue.SimpleQueue[_Item], urgent: threading.Event) -> None:
     try:
         stop = False
         while not stop:
             batch: list[tuple[Job, Future[Any] | None]] = []
             item = jobs.get()
+            if item is not None and item[1] is None and jobs.qsize() < BATCH:
+                urgent.wait(LINGER)  # let more writes join this transaction, unless someone waits for it
+            urgent.clear()
             while True:
                 if item is None:
                     stop = True
@@ -87,8 +101,9 @@ def _serve(db: sqlite3.Connection, jobs: queue.SimpleQueue[_Item]) -> None:
         db.close()
 
 
-def _stop(jobs: queue.SimpleQueue[_Item], thread: threading.Thread) -> None:
+def _stop(jobs: queue.SimpleQueue[_Item], urgent: threading.Event, thread: threading.Thread) -> None:
     jobs.put(None)
+    urgent.set()
     if thread is not threading.current_thread():
         thread.join()
 
@@ -102,9 +117,10 @@ class DatabaseWriter:
 
     def __init__(self, db: sqlite3.Connection, *, name: str):
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=_serve, args=(db, self._jobs), name=name, daemon=True)
+        self._urgent = threading.Event()  # someone waits: the thread stops lingering
+        self._thread = threading.Thread(target=_serve, args=(db, self._jobs, self._urgent), name=name, daemon=True)
         self._thread.start()
-        self._close = weakref.finalize(self, _stop, self._jobs, self._thread)
+        self._close = weakref.finalize(self, _stop, self._jobs, self._urgent, self._thread)
 
     @property
     def closed(self) -> bool:
@@ -125,6 +141,7 @@ class DatabaseWriter:
         call this in a worker thread."""
         future: Future[T] = Future()
         self._put(job, future)
+        self._urgent.set()
         return future.result()
 
     def flush(self) -> None:
