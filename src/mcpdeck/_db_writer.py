@@ -4,9 +4,10 @@
 answer. Jobs run one at a time, in the order they were queued, so a read queued after a
 write sees it. What is waiting when the thread wakes runs as one transaction (one commit,
 one sync of the file, for up to ``BATCH`` jobs), which is what lets a burst of writes keep
-up. A transaction that begins with a write waits ``LINGER`` for more to join it (a tool
-call's start and end, the calls after it), unless a ``call`` or ``close`` comes first or a
-whole batch is already waiting. A
+up. A write queued with ``wait_for_more`` (a tool call's start, whose end follows) may wait
+up to ``LINGER`` for the next write, so both share one transaction; any other write, a
+``call`` or ``close`` ends that wait at once, so what a finished call wrote is committed as
+soon as it was before. A
 job that fails is logged (or, for ``call``, raised to its caller); the others still
 commit.
 
@@ -37,13 +38,9 @@ _Item = tuple[Job, "Future[Any] | None"] | None  # None: stop
 BATCH = 500
 """Jobs at most in one transaction."""
 LINGER = 0.05
-"""Seconds a transaction that begins with a write waits for more writes to join it (a read or ``close`` ends
-the wait).
+"""Seconds a ``wait_for_more`` write may wait for the next job before its transaction begins.
 
-A gateway call records its start and its end: one transaction each without the wait. With it,
-a ``gateway --stdio`` call with the history on costs 1,549k instructions instead of 1,605k
-(2,000 calls apart under cachegrind, 2026-11-24, where calls are about 50 times slower than
-outside it, so fewer of them share a transaction than they do in real use)."""
+A gateway call records its start and its end: one transaction each without the wait."""
 
 
 def _run(db: sqlite3.Connection, batch: list[tuple[Job, Future[Any] | None]]) -> None:
@@ -81,8 +78,8 @@ def _serve(db: sqlite3.Connection, jobs: queue.SimpleQueue[_Item], urgent: threa
         while not stop:
             batch: list[tuple[Job, Future[Any] | None]] = []
             item = jobs.get()
-            if item is not None and item[1] is None and jobs.qsize() < BATCH:
-                urgent.wait(LINGER)  # let more writes join this transaction, unless someone waits for it
+            if not urgent.is_set() and jobs.qsize() < BATCH:
+                urgent.wait(LINGER)  # only `wait_for_more` writes are queued: let the next job join them
             urgent.clear()
             while True:
                 if item is None:
@@ -117,7 +114,7 @@ class DatabaseWriter:
 
     def __init__(self, db: sqlite3.Connection, *, name: str):
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
-        self._urgent = threading.Event()  # someone waits: the thread stops lingering
+        self._urgent = threading.Event()  # a job that should not wait was queued
         self._thread = threading.Thread(target=_serve, args=(db, self._jobs, self._urgent), name=name, daemon=True)
         self._thread.start()
         self._close = weakref.finalize(self, _stop, self._jobs, self._urgent, self._thread)
@@ -132,9 +129,15 @@ class DatabaseWriter:
             raise RuntimeError("the history database is closed")
         self._jobs.put((job, future))
 
-    def submit(self, job: Job) -> None:
-        """Queue ``job``; it runs soon, after everything queued before it."""
+    def submit(self, job: Job, *, wait_for_more: bool = False) -> None:
+        """Queue ``job``; it runs soon, after everything queued before it.
+
+        ``wait_for_more``: it may wait up to ``LINGER`` for the next job to share its
+        transaction (for a write another soon follows, as a call's end follows its start).
+        """
         self._put(job, None)
+        if not wait_for_more:
+            self._urgent.set()
 
     def call(self, job: Callable[[sqlite3.Connection], T]) -> T:
         """Queue ``job`` and wait for its answer (or its exception). Blocks: from async code,
