@@ -40,7 +40,9 @@ BATCH = 500
 LINGER = 0.05
 """Seconds a ``wait_for_more`` write may wait for the next job before its transaction begins.
 
-A gateway call records its start and its end: one transaction each without the wait."""
+A gateway call records its start and its end: one transaction each without the wait. With it, a
+``gateway --stdio`` call with the history on costs 1,596k instructions instead of 1,618k (under
+cachegrind, 2,000 calls apart, 2026-11-24, where a call lasts about as long as this wait)."""
 
 
 def _run(db: sqlite3.Connection, batch: list[tuple[Job, Future[Any] | None]]) -> None:
