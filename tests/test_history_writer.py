@@ -4,16 +4,19 @@ queued is lost at shutdown."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import anyio
 import pytest
 
-from mcpdeck import Host
+from mcpdeck import Host, _db_writer
+from mcpdeck._db_writer import DatabaseWriter
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History
 from tests.helpers import ROOT, WAIT
@@ -155,3 +158,64 @@ def test_recording_after_close_is_a_clear_error(tmp_path: Path) -> None:
     history.close()
     with pytest.raises(RuntimeError, match="the history database is closed"):
         history.record(started(1))
+
+
+def _writer(tmp_path: Path, committed: threading.Event | None = None) -> tuple[DatabaseWriter, list[str]]:
+    """A writer on a fresh database whose statements are noted as SQLite runs them (``committed`` is set at a
+    commit)."""
+    db = sqlite3.connect(tmp_path / "w.sqlite3", check_same_thread=False, isolation_level=None)
+    db.execute("CREATE TABLE t (n INTEGER)")
+    statements: list[str] = []
+
+    def note(statement: str) -> None:
+        statements.append(statement)
+        if statement == "COMMIT" and committed is not None:
+            committed.set()
+
+    db.set_trace_callback(note)
+    return DatabaseWriter(db, name="test writer"), statements
+
+
+def test_writes_that_wait_for_more_share_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)  # only close can end the wait
+    writer, statements = _writer(tmp_path)
+    for n in range(20):
+        writer.submit(lambda db, n=n: db.execute("INSERT INTO t VALUES (?)", (n,)), wait_for_more=True)
+        if n == 9:
+            time.sleep(0.1)  # the scenario, not a wait for anything: writes apart in time (a call's start and end)
+    began = time.monotonic()
+    writer.close()
+    assert time.monotonic() - began < WAIT  # close cut the wait short
+    assert statements.count("COMMIT") == 1
+    assert [s for s in statements if s.startswith("INSERT")] == [f"INSERT INTO t VALUES ({n})" for n in range(20)]
+
+
+def test_a_read_does_not_wait_for_the_writes_before_it_to_gather(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)
+    writer, _ = _writer(tmp_path)
+    try:
+        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (7)"))
+        began = time.monotonic()
+        rows = writer.call(lambda db: db.execute("SELECT n FROM t").fetchall())
+        assert time.monotonic() - began < WAIT
+        assert rows == [(7,)]
+    finally:
+        writer.close()
+
+
+def test_a_calls_start_waits_for_its_end_and_the_end_is_committed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)
+    committed = threading.Event()
+    writer, statements = _writer(tmp_path, committed)
+    try:
+        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (1)"), wait_for_more=True)  # a call's start
+        time.sleep(0.1)  # the scenario, not a wait for anything: the call runs
+        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (2)"))  # its end: nothing waits for more
+        assert committed.wait(WAIT)  # not the 60 s of LINGER
+        assert statements[:4] == ["BEGIN", "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "COMMIT"]
+    finally:
+        writer.close()

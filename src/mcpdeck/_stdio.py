@@ -6,8 +6,9 @@ Why not the SDK's ``stdio_client``:
   byte once, so a 5 MB result costs what 5 MB costs;
 - it relays every message through a reader task and a writer task (two memory-stream hops,
   each a few event-loop turns, per message); here the session's own read loop reads the
-  pipe and the sender writes it, so a call costs fewer turns of the event loop and no
-  task serialises concurrent writes;
+  pipe and the sender writes it (``StdinPipe``: no turn of the loop unless the pipe is
+  full), so a call costs fewer turns of the event loop and no task serialises concurrent
+  writes;
 - it kills the server's process group only when the server itself is still alive after
   stdin closes, so a server that exits at once leaves its own children (a wrapper's
   ``node``, a browser) running; this transport always ends the whole group;
@@ -39,13 +40,13 @@ import anyio
 import anyio.lowlevel
 import mcp_types as types
 import pydantic_core
-from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.abc import ByteReceiveStream
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCResponse
 
-from mcpdeck._child_process import StderrPipe, StdioProcess, end_child
+from mcpdeck._child_process import StderrPipe, StdinPipe, StdioProcess, end_child
 from mcpdeck._transports import (
     TOO_DEEP,
     EndSignal,
@@ -220,7 +221,7 @@ class _LineWriter(StreamEnd):
 
     __slots__ = ("_stdin", "_stdout")
 
-    def __init__(self, stdin: ByteSendStream, stdout: ByteReceiveStream):
+    def __init__(self, stdin: StdinPipe, stdout: ByteReceiveStream):
         self._stdin = stdin
         self._stdout = stdout
         super().__init__()
@@ -262,16 +263,19 @@ async def stdio_transport(
         async with watched(transport, ended or anyio.Event(), on_error or _ignore) as streams:
             yield streams
         return
+    stdin = StdinPipe()
     stderr = StderrPipe(on_stderr) if on_stderr is not None else None
     try:
         process = await anyio.open_process(
             [params.command, *params.args],
             env=params.env,
             cwd=Path(params.cwd) if params.cwd is not None else None,
+            stdin=stdin.child_end,
             stderr=errlog if stderr is None else stderr.child_end,
             start_new_session=True,  # its own process group: shutdown reaches its children too
         )
     except BaseException:
+        stdin.close()
         if stderr is not None:
             stderr.close()
         raise
@@ -279,8 +283,14 @@ async def stdio_transport(
         stderr.start()
     if info is not None:
         info.pid = process.pid
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
+    assert process.stdout is not None
+    stdout = process.stdout
+    try:
+        await stdin.start()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await end_child(process, info, stdin, stderr)
+        raise
     read_stream = _LineReader(stdout, ended, on_error or _ignore, max_message)
     write_stream = _LineWriter(stdin, stdout)
     try:
@@ -289,5 +299,5 @@ async def stdio_transport(
         with anyio.CancelScope(shield=True):
             read_stream.close()
             write_stream.close()
-            await end_child(process, info, stderr)
+            await end_child(process, info, stdin, stderr)
     await anyio.lowlevel.cancel_shielded_checkpoint()

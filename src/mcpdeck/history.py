@@ -242,7 +242,7 @@ class History:
                 ),
             )
 
-        self._writer.submit(write)
+        self._writer.submit(write, wait_for_more=True)  # its end follows: one transaction for both
 
     def _conversation_of(self, db: sqlite3.Connection, key: str) -> int | None:
         """In the writer thread: the id of the conversation opened with ``key``."""

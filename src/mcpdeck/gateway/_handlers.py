@@ -83,7 +83,7 @@ class ToolRequests(Requests):
                 content=result.content, structured_content=result.structured_content, is_error=result.is_error
             )
 
-        return await self.running_on(ctx, entry.server, call)
+        return await self.running_on(ctx, who, entry.server, call)
 
 
 class ResourceRequests(Requests):
@@ -121,7 +121,7 @@ class ResourceRequests(Requests):
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
 
-        return await self.running_on(ctx, server, read)
+        return await self.running_on(ctx, who, server, read)
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
@@ -192,7 +192,7 @@ class PromptRequests(Requests):
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
 
-        return await self.running_on(ctx, entry.server, get)
+        return await self.running_on(ctx, who, entry.server, get)
 
     async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
         self.client(ctx)

@@ -136,12 +136,13 @@ class Requests:
     def client(self, ctx: Ctx) -> Downstream:
         return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))
 
-    async def running_on(self, ctx: Ctx, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
-        """Run ``work`` as the client's request on ``server``: its log messages and questions come back here."""
+    async def running_on(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``work`` as the request of ``who`` (the client ``ctx`` comes from) on ``server``: its log messages and
+        questions come back here."""
         gateway = self.gateway
         if gateway.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await self._in_rounds(ctx, server, work)
-        running = Running(self.client(ctx), server, ctx)
+            return await self._in_rounds(ctx, who, server, work)
+        running = Running(who, server, ctx)
         end = gateway.calls.start(running)
         try:
             return await work()
@@ -149,7 +150,7 @@ class Requests:
             end()
             await running.flush()
 
-    async def _in_rounds(self, ctx: Ctx, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+    async def _in_rounds(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
         """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
         server asks ends this round with an ``InputRequiredResult``; the client's next round answers."""
         gateway = self.gateway
@@ -159,7 +160,7 @@ class Requests:
         if parked is None:
             parked = Parked(uuid.uuid4().hex)
             gateway.parked[parked.key] = parked
-            running = Running(self.client(ctx), server, ctx, parked=parked)
+            running = Running(who, server, ctx, parked=parked)
             gateway.task_group.start_soon(self._park, running, parked, work)
         else:
             parked.answer(_responses(params.get("inputResponses")))
