@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
 
 from mcpdeck import Host
 from mcpdeck.config import ConfigStore, put_profile, remove_profile
@@ -22,6 +25,18 @@ def _config(tmp_path: Path, profiles: dict[str, object]) -> Path:
     doc = {"mcpServers": {"conf": stdio_server("conformance_server")}, "permissions": ALLOW_ALL, "profiles": profiles}
     path.write_text(json.dumps(doc))
     return path
+
+
+@asynccontextmanager
+async def _through(path: Path, profile: str, seen: Seen) -> AsyncGenerator[Client]:
+    """A host for the config at ``path``, its gateway over HTTP, and a client of ``profile``'s endpoint."""
+    async with (
+        Host.from_file(path, log_dir=path.parent / "logs") as host,
+        Gateway(host) as gateway,
+        serve_asgi(gateway.asgi()) as base,
+        client(f"{base}/mcp/{profile}", seen) as via,
+    ):
+        yield via
 
 
 async def test_a_profile_edited_in_the_file_tells_its_clients_and_only_them(tmp_path: Path) -> None:
@@ -60,12 +75,7 @@ async def test_a_profile_edited_in_the_file_tells_its_clients_and_only_them(tmp_
 async def test_a_removed_profile_tells_its_clients_and_then_refuses_them_by_name(tmp_path: Path) -> None:
     path = _config(tmp_path, {"gone": {"servers": ["conf"]}})
     seen = Seen()
-    async with (
-        Host.from_file(path, log_dir=tmp_path / "logs") as host,
-        Gateway(host) as gateway,
-        serve_asgi(gateway.asgi()) as base,
-        client(f"{base}/mcp/gone", seen) as via,
-    ):
+    async with _through(path, "gone", seen) as via:
         with anyio.fail_after(WAIT):
             assert (await via.list_tools()).tools
             await anyio.to_thread.run_sync(lambda: remove_profile(ConfigStore(path), "gone"))
@@ -78,12 +88,7 @@ async def test_a_removed_profile_tells_its_clients_and_then_refuses_them_by_name
 async def test_a_broken_edit_keeps_the_profiles_that_ran(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = _config(tmp_path, {"kept": {"servers": ["conf"], "tools": {"include": ["test_simple_text"]}}})
     seen = Seen()
-    async with (
-        Host.from_file(path, log_dir=tmp_path / "logs") as host,
-        Gateway(host) as gateway,
-        serve_asgi(gateway.asgi()) as base,
-        client(f"{base}/mcp/kept", seen) as via,
-    ):
+    async with _through(path, "kept", seen) as via:
         with anyio.fail_after(WAIT):
             await via.list_tools()
             doc = json.loads(path.read_text())
