@@ -176,11 +176,11 @@ def _writer(tmp_path: Path, committed: threading.Event | None = None) -> tuple[D
     return DatabaseWriter(db, name="test writer"), statements
 
 
-def test_writes_that_wait_for_more_share_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writes_share_one_transaction_until_it_is_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_db_writer, "LINGER", 60.0)  # only close can end the wait
     writer, statements = _writer(tmp_path)
     for n in range(20):
-        writer.submit(lambda db, n=n: db.execute("INSERT INTO t VALUES (?)", (n,)), wait_for_more=True)
+        writer.submit(lambda db, n=n: db.execute("INSERT INTO t VALUES (?)", (n,)))
         if n == 9:
             time.sleep(0.1)  # the scenario, not a wait for anything: writes apart in time (a call's start and end)
     began = time.monotonic()
@@ -205,17 +205,18 @@ def test_a_read_does_not_wait_for_the_writes_before_it_to_gather(
         writer.close()
 
 
-def test_a_calls_start_waits_for_its_end_and_the_end_is_committed_at_once(
+def test_writes_are_committed_once_they_have_waited_linger_with_no_read_or_close(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_db_writer, "LINGER", 60.0)
+    monkeypatch.setattr(_db_writer, "LINGER", 0.5)
     committed = threading.Event()
     writer, statements = _writer(tmp_path, committed)
     try:
-        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (1)"), wait_for_more=True)  # a call's start
-        time.sleep(0.1)  # the scenario, not a wait for anything: the call runs
-        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (2)"))  # its end: nothing waits for more
-        assert committed.wait(WAIT)  # not the 60 s of LINGER
+        began = time.monotonic()
+        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (1)"))  # a call's start
+        writer.submit(lambda db: db.execute("INSERT INTO t VALUES (2)"))  # its end
+        assert committed.wait(WAIT)  # no read, no close: the wait ends by itself
+        assert time.monotonic() - began >= 0.5
         assert statements[:4] == ["BEGIN", "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "COMMIT"]
     finally:
         writer.close()

@@ -180,6 +180,7 @@ class History:
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA synchronous=NORMAL")
             _migrate(db, self.path)
         except sqlite3.DatabaseError as error:
             if db is not None:
@@ -242,7 +243,7 @@ class History:
                 ),
             )
 
-        self._writer.submit(write, wait_for_more=True)  # its end follows: one transaction for both
+        self._writer.submit(write)
 
     def _conversation_of(self, db: sqlite3.Connection, key: str) -> int | None:
         """In the writer thread: the id of the conversation opened with ``key``."""

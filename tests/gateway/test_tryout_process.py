@@ -301,6 +301,9 @@ async def test_the_history_hides_the_gateways_own_bearer_tokens_as_it_hides_the_
             with anyio.fail_after(15):
                 async with client(transport, Seen()) as c:
                     await c.call_tool("mcp__basic__echo", {"text": "my token is gw-secret-4711"})
+        process.terminate()  # as a person stops it: what it queued for the history is written on the way out
+        with anyio.fail_after(15):
+            assert await process.wait() == 0
     with History(tmp_path / "history.sqlite3") as history:
         arguments = [call.arguments for call in history.tool_calls()]
     assert arguments and "gw-secret-4711" not in json.dumps(arguments), arguments
