@@ -1,5 +1,6 @@
-"""A stdio server's stdin as ``StdinPipe`` writes it, with real child processes: whole and in order
-however big, a send that waits while a server does not read, a server that closes its stdin."""
+"""A stdio server's stdin as ``StdinPipe`` writes it and its stdout as ``StdoutPipe`` reads it, with real child
+processes: whole and in order however big, a send that waits while a server does not read, a server that closes
+its stdin, a reader that falls behind, a pipe closed under a waiting reader."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
-from mcpdeck._child_process import StdinPipe
+from mcpdeck._child_process import StdinPipe, StdoutPipe
 from tests.helpers import WAIT
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +111,91 @@ async def test_a_closed_pipe_refuses_sends_and_closing_twice_is_harmless() -> No
         with pytest.raises(anyio.BrokenResourceError):
             await pipe.send(b"two\n")
         assert await first_line(process) == f"4 {hashlib.sha256(b'one' + bytes([10])).hexdigest()}"
+
+
+# Writes 8 MiB in lines of every length up to 64 KiB, then exits.
+_WRITER = """
+import sys
+out, n, total = sys.stdout.buffer, 0, 0
+while total < 8 * 1024 * 1024:
+    line = bytes([65 + n % 26]) * (n * 7919 % 65536) + bytes([10])
+    out.write(line)
+    total += len(line)
+    n += 1
+out.flush()
+"""
+
+
+def _expected_writer_output() -> bytes:
+    lines: list[bytes] = []
+    n = total = 0
+    while total < 8 * 1024 * 1024:
+        line = bytes([65 + n % 26]) * (n * 7919 % 65536) + bytes([10])
+        lines.append(line)
+        total += len(line)
+        n += 1
+    return b"".join(lines)
+
+
+@asynccontextmanager
+async def reading(script: str) -> AsyncGenerator[tuple[StdoutPipe, Process]]:
+    """A Python child whose stdout is a ``StdoutPipe``; ended (and the pipe closed) on the way out."""
+    pipe = StdoutPipe()
+    process = await anyio.open_process([sys.executable, "-c", script], stdout=pipe.child_end)
+    try:
+        await pipe.start()
+        yield pipe, process
+    finally:
+        pipe.close()
+        if process.returncode is None:
+            process.kill()
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+
+
+async def _read_to_the_end(pipe: StdoutPipe) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = await pipe.receive()
+        except anyio.EndOfStream:
+            return b"".join(chunks)
+        assert chunk  # never an empty read before the end
+        chunks.append(chunk)
+
+
+async def test_what_a_server_writes_arrives_whole_and_in_order_then_the_end() -> None:
+    async with fail_after(WAIT), reading(_WRITER) as (pipe, _):
+        got = await _read_to_the_end(pipe)
+        with pytest.raises(anyio.EndOfStream):  # and again: the end stays the end
+            await pipe.receive()
+    assert got == _expected_writer_output()
+
+
+async def test_a_reader_that_falls_behind_makes_the_server_wait_and_loses_nothing() -> None:
+    async with reading(_WRITER) as (pipe, process):
+        with anyio.move_on_after(1.0):  # the scenario: nobody reads for a second
+            while process.returncode is None:  # noqa: ASYNC110 - no event tells of a child's exit
+                await anyio.sleep(0.01)
+        # 8 MiB is far past what the loop reads ahead: the server is still blocked on its full pipe,
+        # where a reader without a bound would have taken it all into memory and let it exit.
+        assert process.returncode is None
+        with anyio.fail_after(WAIT):
+            got = await _read_to_the_end(pipe)
+            assert await process.wait() == 0
+    assert got == _expected_writer_output()
+
+
+async def test_closing_the_pipe_wakes_a_waiting_reader_and_closing_twice_is_harmless() -> None:
+    async with fail_after(WAIT), reading("import os, time; os.write(1, b'up'); time.sleep(60)") as (pipe, _):
+        assert await pipe.receive() == b"up"
+
+        async def close_soon() -> None:
+            await anyio.wait_all_tasks_blocked()
+            pipe.close()
+            pipe.close()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(close_soon)
+            with pytest.raises(anyio.ClosedResourceError):
+                await pipe.receive()  # the server wrote nothing more: only the close ends this wait

@@ -1,5 +1,5 @@
-"""A stdio server's child process: how it ended, its stdin written and its stderr read by the event loop, its
-group ended.
+"""A stdio server's child process: how it ended, its stdin written and its stdout and stderr read by the event
+loop, its group ended.
 
 Shutdown follows the MCP spec: close stdin, wait a moment (``STDIN_GRACE``), then SIGTERM
 and SIGKILL the server's whole process group (a wrapper's ``node``, a browser it started),
@@ -18,7 +18,7 @@ from collections.abc import Callable
 import anyio
 from anyio.abc import Process
 
-__all__ = ["STDIN_GRACE", "TERM_GRACE", "StderrPipe", "StdinPipe", "StdioProcess", "end_child"]
+__all__ = ["STDIN_GRACE", "TERM_GRACE", "StderrPipe", "StdinPipe", "StdioProcess", "StdoutPipe", "end_child"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +28,8 @@ TERM_GRACE = 2.0
 """Seconds its process group may take to exit after SIGTERM, before SIGKILL."""
 _POLL = 0.01
 _STDERR_CHUNK = 65536
+_STDOUT_BEHIND = 1024 * 1024
+"""Bytes of the server's stdout read but not yet taken, past which the loop stops reading the pipe."""
 
 
 class StdioProcess:
@@ -256,12 +258,124 @@ class StdinPipe:
             self._transport.abort()
 
 
-_CLOSED = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+class _Reading(asyncio.Protocol):
+    """What the event loop reads from ``StdoutPipe``'s pipe, handed to it as it arrives."""
+
+    def __init__(self, pipe: StdoutPipe):
+        self._pipe = pipe
+
+    def data_received(self, data: bytes) -> None:
+        self._pipe.arrived(data)
+
+    def eof_received(self) -> bool:
+        self._pipe.arrived(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            logger.debug("reading a server's stdout failed: %s", exc)
+        self._pipe.arrived(b"")
 
 
-async def end_child(process: Process, info: StdioProcess | None, stdin: StdinPipe, stderr: StderrPipe | None) -> None:
+class StdoutPipe:
+    """The server's stdout: a pipe read by the event loop's pipe transport, taken chunk by chunk with ``receive``.
+
+    asyncio's subprocess pipes hand each chunk to their stream a turn of the loop later
+    (``call_soon``) and through a ``StreamReader``; here the chunk the loop read wakes the
+    reader at once, one turn fewer for every answer a server sends. Past ``_STDOUT_BEHIND``
+    bytes not yet taken, the loop stops reading and the server waits on its full pipe.
+    """
+
+    __slots__ = ("_behind", "_chunks", "_closed", "_eof", "_fd", "_paused", "_transport", "_waiter", "child_end")
+
+    def __init__(self) -> None:
+        self._fd, self.child_end = os.pipe()
+        self._transport: asyncio.ReadTransport | None = None
+        self._chunks: list[bytes] = []
+        self._behind = 0  # bytes in `_chunks`
+        self._eof = False
+        self._closed = False
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def start(self) -> None:
+        """The child has its end: close this process's copy, and hand the pipe to the event loop."""
+        os.close(self.child_end)
+        self.child_end = -1
+        pipe = os.fdopen(self._fd, "rb", buffering=0)  # the transport owns (and closes) it from now on
+        self._fd = -1
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: _Reading(self), pipe)
+        self._transport = transport
+        if self._closed:
+            transport.close()
+
+    def arrived(self, data: bytes) -> None:
+        """The loop read ``data`` (``b""``: the end of the pipe): keep it and wake the reader."""
+        if data:
+            self._chunks.append(data)
+            self._behind += len(data)
+            if self._behind > _STDOUT_BEHIND and self._transport is not None and not self._paused:
+                self._transport.pause_reading()
+                self._paused = True
+        else:
+            self._eof = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def receive(self) -> bytes:
+        """What the server wrote since the last call (at least one byte).
+
+        Raises:
+            anyio.ClosedResourceError: ``aclose`` was called.
+            anyio.EndOfStream: The server closed its stdout (it exited).
+        """
+        while not self._chunks:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._eof:
+                raise anyio.EndOfStream
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        chunks = self._chunks
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        self._behind = 0
+        if self._paused and self._transport is not None and not self._closed:
+            self._paused = False
+            self._transport.resume_reading()
+        return data
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading and close the pipe (also the child's end if the child never got it); a waiting
+        ``receive`` raises ``ClosedResourceError``."""
+        if self._closed:
+            return
+        self._closed = True
+        self._chunks.clear()
+        if self.child_end >= 0:
+            os.close(self.child_end)
+            self.child_end = -1
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self._transport is not None:
+            self._transport.close()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+async def end_child(
+    process: Process, info: StdioProcess | None, stdin: StdinPipe, stdout: StdoutPipe, stderr: StderrPipe | None
+) -> None:
     """End a server the transport started: stdin closed, a short grace, then its whole group; its pipes closed."""
-    assert process.stdout is not None
     stdin.close()
     # A short grace: most servers exit at once when stdin closes; many (node servers among
     # them) never do, and a command should not wait seconds for them after its answer.
@@ -279,8 +393,7 @@ async def end_child(process: Process, info: StdioProcess | None, stdin: StdinPip
             await stderr.closed()
         stderr.close()
     stdin.abort()  # (a server that never read all of it: nothing is left to read it now)
-    with contextlib.suppress(*_CLOSED):
-        await process.stdout.aclose()
+    stdout.close()
     transport = getattr(getattr(process, "_process", None), "_transport", None)
     close = getattr(transport, "close", None)
     if callable(close):  # otherwise asyncio warns at garbage collection

@@ -5,10 +5,11 @@ Why not the SDK's ``stdio_client``:
   quadratic in the size of one message; this reader keeps a ``bytearray`` and scans each
   byte once, so a 5 MB result costs what 5 MB costs;
 - it relays every message through a reader task and a writer task (two memory-stream hops,
-  each a few event-loop turns, per message); here the session's own read loop reads the
-  pipe and the sender writes it (``StdinPipe``: no turn of the loop unless the pipe is
-  full), so a call costs fewer turns of the event loop and no task serialises concurrent
-  writes;
+  each a few event-loop turns, per message); here the session's own read loop takes what
+  the event loop read from the pipe (``StdoutPipe``: no ``StreamReader``, and not a turn
+  later as asyncio's subprocess pipes hand it on) and the sender writes it (``StdinPipe``:
+  no turn of the loop unless the pipe is full), so a call costs fewer turns of the event
+  loop and no task serialises concurrent writes;
 - it kills the server's process group only when the server itself is still alive after
   stdin closes, so a server that exits at once leaves its own children (a wrapper's
   ``node``, a browser) running; this transport always ends the whole group;
@@ -40,13 +41,12 @@ import anyio
 import anyio.lowlevel
 import mcp_types as types
 import pydantic_core
-from anyio.abc import ByteReceiveStream
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCResponse
 
-from mcpdeck._child_process import StderrPipe, StdinPipe, StdioProcess, end_child
+from mcpdeck._child_process import StderrPipe, StdinPipe, StdioProcess, StdoutPipe, end_child
 from mcpdeck._transports import (
     TOO_DEEP,
     EndSignal,
@@ -131,7 +131,7 @@ class _LineReader(StreamEnd):
 
     def __init__(
         self,
-        stdout: ByteReceiveStream,
+        stdout: StdoutPipe,
         ended: EndSignal | None,
         on_error: Callable[[Exception], None],
         limit: int,
@@ -221,7 +221,7 @@ class _LineWriter(StreamEnd):
 
     __slots__ = ("_stdin", "_stdout")
 
-    def __init__(self, stdin: StdinPipe, stdout: ByteReceiveStream):
+    def __init__(self, stdin: StdinPipe, stdout: StdoutPipe):
         self._stdin = stdin
         self._stdout = stdout
         super().__init__()
@@ -263,7 +263,7 @@ async def stdio_transport(
         async with watched(transport, ended or anyio.Event(), on_error or _ignore) as streams:
             yield streams
         return
-    stdin = StdinPipe()
+    stdin, stdout = StdinPipe(), StdoutPipe()
     stderr = StderrPipe(on_stderr) if on_stderr is not None else None
     try:
         process = await anyio.open_process(
@@ -271,11 +271,13 @@ async def stdio_transport(
             env=params.env,
             cwd=Path(params.cwd) if params.cwd is not None else None,
             stdin=stdin.child_end,
+            stdout=stdout.child_end,
             stderr=errlog if stderr is None else stderr.child_end,
             start_new_session=True,  # its own process group: shutdown reaches its children too
         )
     except BaseException:
         stdin.close()
+        stdout.close()
         if stderr is not None:
             stderr.close()
         raise
@@ -283,13 +285,12 @@ async def stdio_transport(
         stderr.start()
     if info is not None:
         info.pid = process.pid
-    assert process.stdout is not None
-    stdout = process.stdout
     try:
         await stdin.start()
+        await stdout.start()
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await end_child(process, info, stdin, stderr)
+            await end_child(process, info, stdin, stdout, stderr)
         raise
     read_stream = _LineReader(stdout, ended, on_error or _ignore, max_message)
     write_stream = _LineWriter(stdin, stdout)
@@ -299,5 +300,5 @@ async def stdio_transport(
         with anyio.CancelScope(shield=True):
             read_stream.close()
             write_stream.close()
-            await end_child(process, info, stdin, stderr)
+            await end_child(process, info, stdin, stdout, stderr)
     await anyio.lowlevel.cancel_shielded_checkpoint()
