@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: importing the events costs no SDK import
     from mcp_types import LoggingLevel
 
 __all__ = [
+    "CLIENT_META",
     "ApprovedBy",
     "ConfigChange",
     "ConfigChanged",
@@ -46,6 +47,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolsChanged",
     "current_caller",
+    "current_client",
     "current_conversation",
 ]
 
@@ -83,6 +85,13 @@ current_conversation: ContextVar[str | None] = ContextVar("mcpdeck_conversation"
 current_caller: ContextVar[str | None] = ContextVar("mcpdeck_caller", default=None)
 """Who a task makes calls for, when it is not this program (set by the gateway: the client's name,
 and the profile or token it came through); tool-call events carry it."""
+
+current_client: ContextVar[str | None] = ContextVar("mcpdeck_client", default=None)
+"""The name of the gateway client a task makes calls for (its ``clientInfo``, or the client an
+mcpdeck gateway in front said it relays); sent to servers configured with ``forwardCaller``."""
+
+CLIENT_META = "io.mcpdeck/client"
+"""The ``_meta`` key of a tool call that names the client it is made for (``current_client``)."""
 
 
 def _now() -> datetime:

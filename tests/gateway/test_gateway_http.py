@@ -19,6 +19,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated
 
 from mcpdeck import Host
+from mcpdeck._version import __version__
 from mcpdeck.gateway import GatewayToken
 from mcpdeck.history import History
 from mcpdeck.status import ServerState
@@ -286,6 +287,37 @@ async def test_the_gate_applies_and_every_call_is_in_the_history_with_its_client
     assert ("asker 1.0 (via profile conf)", "test_simple_text", "ok") in records
     assert ("asker 1.0 (via profile conf)", "test_error_handling", "denied") in records
     assert ("mute 1.0 (via profile conf)", "test_simple_text", "denied") in records
+
+
+async def test_a_gateway_in_front_names_its_client_to_the_gateway_behind_when_told_to(
+    log_dir: Path, tmp_path: Path
+) -> None:
+    """Two gateways chained (as ``serve --stdio`` attached to a running ``serve``): with ``forwardCaller`` on
+    the front host's entry for the gateway behind, the history behind names the front's client, beside the
+    front gateway that relayed it; without it, the front gateway only, and a stated name is made safe."""
+    history = History(tmp_path / "history.db")
+    async with served_gateway(log_dir, profiles=NO_PREFIX) as behind:
+        behind.host.events.on(history.record)
+        entry = {"type": "http", "url": behind.url("conf")}
+        fronts = {"told": {**entry, "forwardCaller": True}, "untold": entry}
+        async with served_gateway(log_dir / "front", fronts) as front:
+            async with client(front.url(), Seen(), name="claude-ai", mode="legacy") as via:
+                with anyio.fail_after(WAIT):
+                    told = await via.call_tool("mcp__told__test_simple_text", {})
+                    untold = await via.call_tool("mcp__untold__test_simple_text", {})
+        async with client(behind.url("conf"), Seen(), name="liar") as direct:
+            with anyio.fail_after(WAIT):
+                stated: types.RequestParamsMeta = {"io.mcpdeck/client": "x\x1b[2Jy" + "z" * 300}
+                await direct.session.call_tool("test_simple_text", {}, meta=stated)
+    callers = [r.caller for r in history.tool_calls()]
+    history.close()
+    assert not told.is_error and not untold.is_error
+    front_client = f"mcpdeck {__version__} (via profile conf)"
+    assert f"claude-ai 1.0 (via {front_client})" in callers
+    assert front_client in callers
+    lie = next(c for c in callers if c is not None and "liar" in c)
+    assert lie.startswith("x\\x1b[2Jy") and "\x1b" not in lie  # shown escaped, never acted on
+    assert lie.endswith("\u2026 (via liar 1.0 (via profile conf))")  # cut short
 
 
 async def test_clients_of_the_old_sse_transport_are_served_too(log_dir: Path) -> None:

@@ -23,6 +23,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client.streamable_http import streamable_http_client
 
+from mcpdeck._version import __version__
 from mcpdeck.history import History
 from tests.gateway.support import Seen, client
 from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
@@ -235,9 +236,13 @@ def _serve_url(line: str) -> tuple[str, str] | None:
 
 
 @asynccontextmanager
-async def _serving(folder: Path, config: Path, *args: str) -> AsyncGenerator[tuple[Process, str, str]]:
-    """``mcpdeck serve --port 0 <args>``; the process, its base URL and its token."""
-    async with _started(folder, "--config", str(config), "serve", "--port", "0", *args, MCPDECK_HISTORY="off") as p:
+async def _serving(
+    folder: Path, config: Path, *args: str, history: bool = False
+) -> AsyncGenerator[tuple[Process, str, str]]:
+    """``mcpdeck serve --port 0 <args>`` (its history in ``folder`` if ``history``); the process, its base URL and
+    its token."""
+    env = {} if history else {"MCPDECK_HISTORY": "off"}
+    async with _started(folder, "--config", str(config), "serve", "--port", "0", *args, **env) as p:
         assert p.stdout is not None
         lines = BufferedByteReceiveStream(p.stdout)
         with anyio.fail_after(15):
@@ -320,6 +325,29 @@ async def test_serve_stdio_uses_the_servers_of_a_running_serve_instead_of_starti
                 await _initialize_over_stdio(stdio)
             own = descendants(stdio.pid)
     assert not own, f"serve --stdio started its own servers beside the running serve: {sorted(own)}"
+
+
+async def test_the_running_serve_records_a_call_through_serve_stdio_under_the_stdio_client(tmp_path: Path) -> None:
+    """docs/gateway.md: every call is in the history with the client it came from. Through an attached
+    ``serve --stdio``, the running ``serve`` records the call; it must name Claude Desktop (the stdio client),
+    not only the bridge that relayed it."""
+    config = _config(tmp_path)
+    async with _serving(tmp_path, config, history=True) as (serve, _, _):
+        async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
+            assert stdio.stdin is not None and stdio.stdout is not None
+            with anyio.fail_after(15):
+                await _initialize_over_stdio(stdio)
+                call = {"name": "mcp__basic__echo", "arguments": {"text": "who am I"}}
+                request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+                await stdio.stdin.send(json.dumps(request).encode() + b"\n")
+                called = json.loads(await BufferedByteReceiveStream(stdio.stdout).receive_until(b"\n", 1 << 20))
+        serve.terminate()  # what it queued for the history is written on the way out
+        with anyio.fail_after(15):
+            assert await serve.wait() == 0
+    assert called["result"]["content"][0]["text"] == "who am I"
+    with History(tmp_path / "history.sqlite3") as history:
+        callers = [record.caller for record in history.tool_calls()]
+    assert callers == [f"claude-ai 0.1.0 (via mcpdeck {__version__})"]
 
 
 async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_server(tmp_path: Path) -> None:

@@ -246,7 +246,9 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
 
     where = f"[{address}]" if ":" in address else address
     url = f"http://{where}:{port}/mcp" + (f"/{profile}" if profile else "")
-    upstream = {"serve": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}
+    bearer = {"Authorization": f"Bearer {token}"}
+    # forwardCaller: the serve's history names this stdio client (Claude Desktop ...), not this bridge
+    upstream = {"serve": {"type": "http", "url": url, "headers": bearer, "forwardCaller": True}}
     window = {"serve": {"servers": ["serve"], "prefix": False}}
 
     async def main() -> None:

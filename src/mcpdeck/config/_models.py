@@ -129,6 +129,10 @@ class _ServerBase(BaseModel):
     roots: list[str] | bool | None = None
     """Roots offered to this server: a list of folders, ``false`` to offer none (the server
     then keeps its own idea of where it may work), absent for the host's roots."""
+    forward_caller: bool = Field(default=False, alias="forwardCaller")
+    """Tell this server which client of this host's gateway each tool call is made for (its
+    ``clientInfo`` name, in the call's ``_meta`` as ``io.mcpdeck/client``): for a server that is
+    itself an mcpdeck gateway, whose history then names that client instead of this host."""
     protocol: Literal["auto", "handshake", "modern"] = "auto"
     """How to open a session: ``auto`` probes ``server/discover`` (2026-07-28) and falls back to
     the ``initialize`` handshake for a server that does not understand it; ``handshake`` and

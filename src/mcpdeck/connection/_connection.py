@@ -34,7 +34,7 @@ from mcpdeck.connection._opening import Opener
 from mcpdeck.connection._session import Session
 from mcpdeck.connection._supervisor import Supervisor
 from mcpdeck.errors import ServerCrashedError, ServerError, ServerTimeoutError, protocol_error_text
-from mcpdeck.events import Event, ResourceUpdated
+from mcpdeck.events import CLIENT_META, Event, ResourceUpdated, current_client
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
 from mcpdeck.traffic import Traffic
 
@@ -300,9 +300,13 @@ class ServerConnection:
         sent once more.
         """
         what = f"the call to {tool!r}"
+        meta: types.RequestParamsMeta | None = None
+        if self._context.config.forward_caller and (client_name := current_client.get()) is not None:
+            meta = {CLIENT_META: client_name}  # (another mcpdeck gateway: its history names the client)
 
         def send(client: Client, relay: ProgressFnT) -> Awaitable[types.CallToolResult]:
-            return client.call_tool(tool, arguments, progress_callback=relay)  # awaited by `request`: no frame here
+            # awaited by `request`: no frame here
+            return client.call_tool(tool, arguments, progress_callback=relay, meta=meta)
 
         try:
             return await self.request(what, send, timeout=timeout, progress=progress, method="tools/call")

@@ -22,9 +22,17 @@ from mcp.server.subscriptions import ListenHandler
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
-from mcpdeck.events import current_caller
+from mcpdeck.events import current_caller, current_client
 from mcpdeck.gateway._approval import asker
-from mcpdeck.gateway._requests import RESOURCE_NOT_FOUND, Ctx, Requests, mcp_error, refusal, servers_answer
+from mcpdeck.gateway._requests import (
+    RESOURCE_NOT_FOUND,
+    Ctx,
+    Requests,
+    mcp_error,
+    refusal,
+    relayed_client,
+    servers_answer,
+)
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -48,6 +56,8 @@ class ToolRequests(Requests):
 
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         who = self.client(ctx)
+        relayed = relayed_client(params)
+        name, caller = (relayed, f"{relayed} (via {who.caller})") if relayed else (who.name, who.caller)
         entry = self.view().tool(params.name)
         if entry is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
@@ -60,7 +70,7 @@ class ToolRequests(Requests):
                 logger.debug("gateway: progress not delivered: %s", error)
 
         async def call() -> types.CallToolResult:
-            caller = current_caller.set(who.caller)
+            caller_set, client_set = current_caller.set(caller), current_client.set(name)
             try:
                 result = await host.call_tool(
                     entry.name,
@@ -78,7 +88,8 @@ class ToolRequests(Requests):
             except MCPDeckError as error:  # arguments that do not fit ...
                 return _error_result(str(error))
             finally:
-                current_caller.reset(caller)
+                current_caller.reset(caller_set)
+                current_client.reset(client_set)
             return types.CallToolResult(
                 content=result.content, structured_content=result.structured_content, is_error=result.is_error
             )

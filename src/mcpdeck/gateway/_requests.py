@@ -17,6 +17,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from mcpdeck._safe_text import safe_text
 from mcpdeck.errors import (
     MCPDeckError,
     PermissionDeniedError,
@@ -28,6 +29,7 @@ from mcpdeck.errors import (
     ServerUnavailableError,
     ToolNotFoundError,
 )
+from mcpdeck.events import CLIENT_META
 from mcpdeck.gateway._clients import Downstream, Parked, Running
 from mcpdeck.gateway._view import ProfileView
 
@@ -42,6 +44,7 @@ __all__ = [
     "Requests",
     "mcp_error",
     "refusal",
+    "relayed_client",
     "servers_answer",
 ]
 
@@ -51,6 +54,8 @@ RESOURCE_NOT_FOUND = -32002
 """The MCP error code for an unknown resource."""
 TOKEN_STATE = "mcpdeck_gateway_token"
 """Where the HTTP layer leaves the name of the token a request used (``scope["state"]``)."""
+RELAYED_NAME = 200
+"""Characters kept of the client name a relaying gateway states (``relayed_client``)."""
 PARKED_TIMEOUT = 300.0
 """Seconds a 2026-07-28 call that asked its client something waits for the client's next round."""
 
@@ -89,6 +94,20 @@ def refusal(error: PermissionDeniedError, client: Downstream | None) -> str:
     if error.approved_by == "no-approver" and client is not None:
         text += f" ({client.name} cannot be asked: it does not offer elicitation)"
     return text
+
+
+def relayed_client(params: types.CallToolRequestParams) -> str | None:
+    """The client a call is relayed for, as the mcpdeck gateway in front states it (``CLIENT_META`` in the
+    call's ``_meta``, sent for servers configured with ``forwardCaller``), made safe to show; None if not stated.
+
+    It is the relaying client's word: the history keeps it beside that client's own name and token.
+    """
+    meta = params.meta
+    stated = meta.get(CLIENT_META) if meta is not None else None
+    if not isinstance(stated, str) or not stated.strip():
+        return None
+    text = safe_text(stated.strip())
+    return text if len(text) <= RELAYED_NAME else text[: RELAYED_NAME - 1] + "\u2026"
 
 
 def _responses(raw: object) -> dict[str, types.InputResponse]:
