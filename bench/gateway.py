@@ -17,7 +17,7 @@ on each in turn; for throughput, one block of 32 in flight on each in turn), so 
 loaded machine every case sees the same load and the ratios hold even when the absolute numbers
 do not. The CPU each server-side process used per call (from ``/proc``) is printed beside it.
 
-    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3]
+    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3] [--history] [--before PATH/src]
     .venv/bin/python -m bench.gateway --instructions [--calls 500]
 
 ``--instructions`` counts instead of timing, which other load on the machine cannot move: the
@@ -209,7 +209,7 @@ def _report(title: str, cases: list[Case]) -> None:
         )
 
 
-def main(calls: int, rounds: int, before: Path | None = None) -> None:
+def main(calls: int, rounds: int, before: Path | None = None, *, history: bool = False) -> None:
     """Start the servers, the gateways, mcp-proxy and ContextForge; measure both groups; print the tables."""
     folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
     os.environ["MCPDECK_HISTORY"] = "off"  # the cost of the gateway, not of the history database
@@ -222,7 +222,7 @@ def main(calls: int, rounds: int, before: Path | None = None) -> None:
         return process
 
     try:
-        everything, conformance = _cases(folder, start, before)
+        everything, conformance = _cases(folder, start, before, history=history)
         anyio.run(_measure_group, everything, calls, rounds)
         anyio.run(_measure_group, conformance, calls, rounds)
     finally:
@@ -240,9 +240,10 @@ def main(calls: int, rounds: int, before: Path | None = None) -> None:
 
 
 def _cases(
-    folder: Path, start: Callable[..., subprocess.Popen[str]], before: Path | None = None
+    folder: Path, start: Callable[..., subprocess.Popen[str]], before: Path | None = None, *, history: bool = False
 ) -> tuple[list[Case], list[Case]]:
-    """Start what stands between client and servers; the cases of both groups."""
+    """Start what stands between client and servers; the cases of both groups (``history``: also
+    ``gateway --stdio`` recording every call, as it does by default)."""
     upstream = start([sys.executable, "-m", "tests.servers.conformance_server", "--http"], stdout=subprocess.PIPE)
     direct_url = _line_with(upstream, "http://")
     config = folder / "mcp.json"
@@ -258,6 +259,12 @@ def _cases(
         Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__everything__echo", _echo),
         Case("mcpdeck gateway --port", gateway_url, "mcp__everything__echo", _echo, lambda: [gateway.pid]),
     ]
+    if history:
+        recording = {**os.environ, "MCPDECK_HISTORY": str(folder / "history.sqlite3")}
+        recorded = StdioServerParameters(
+            command=sys.executable, args=_gateway_cmd(config, "--stdio")[1:], cwd=str(ROOT), env=recording
+        )
+        everything.append(Case("mcpdeck gateway --stdio (history on)", recorded, "mcp__everything__echo", _echo))
     if before is not None:
         env = _before_env(folder, before)
         old = start(_gateway_cmd(config, "--port", "0", "--no-token"), stderr=subprocess.PIPE, env=env)
@@ -511,9 +518,14 @@ if __name__ == "__main__":
     parser.add_argument(
         "--before", type=Path, help="also measure the gateway of an older checkout's src (e.g. from git archive)"
     )
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="also measure gateway --stdio with the history on (the default for users; off in the other cases)",
+    )
     options = parser.parse_args()
     before = options.before.resolve() if options.before else None
     if options.instructions:
         instructions(options.calls, before)
     else:
-        main(options.calls, options.rounds, before)
+        main(options.calls, options.rounds, before, history=options.history)
