@@ -354,13 +354,16 @@ async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_serv
     """One server that hangs at start (default ``startupTimeout`` 30 s: measured 33 s to the answer) holds
     every client's ``initialize`` that long; clients give up on a silent server. The gateway can answer at
     once and announce the late server's tools with ``list_changed``, which it already sends."""
-    servers = {"basic": stdio_server("basic"), "hang": stdio_server("hang", startupTimeout=12)}
+    # The gateway waits up to STARTUP_GRACE (5 s) for its servers, then answers. The hanging server is given
+    # 30 s: an answer within 15 s cannot have waited for it, and leaves 10 s for the process to start on a
+    # loaded machine (8 s against the 5 s grace failed once with a load average of 5-8).
+    servers = {"basic": stdio_server("basic"), "hang": stdio_server("hang", startupTimeout=30)}
     config = _config(tmp_path, mcpServers=servers)
     async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
         answer: dict[str, Any] | None = None
-        with anyio.move_on_after(8):
+        with anyio.move_on_after(15):
             answer = await _initialize_over_stdio(process)
-    assert answer is not None, "no answer to initialize within 8 s while one server hung at start"
+    assert answer is not None, "no answer to initialize within 15 s while one server hung at start (for 30 s)"
 
 
 async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_under_their_names(tmp_path: Path) -> None:
