@@ -10,8 +10,8 @@ loop of calls (and of a gateway, which listens for other kinds).
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import EllipsisType
@@ -35,10 +35,22 @@ from mcpdeck.events import (
 from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate
 from mcpdeck.results import ToolResult
 
-__all__ = ["CallPath", "Send"]
+__all__ = ["CallPath", "Send", "new_call_id"]
 
 Send = Callable[[ProgressCallback | None], Awaitable[types.CallToolResult]]
 """Sends one call and returns its result; called with the progress callback to report through."""
+
+
+def new_call_id() -> str:
+    """A new call's id: 32 hex digits, the time in milliseconds (12) then 80 random bits (20).
+
+    Ids that grow with time land at the end of the history's unique index on ``call_id``, as its
+    other indexes do; random ones (``uuid4``, before) landed anywhere in it, and once a history
+    no longer fitted SQLite's page cache each call's insert read pages from the file. Measured on
+    a history of 173k calls (56 MB), one process recording 5,000 calls: 33 us of CPU and 50-57 us
+    of wall time per call with random ids, 18 us and 28 us with these, as on an empty history.
+    """
+    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
 
 
 @dataclass(slots=True)
@@ -50,7 +62,7 @@ class _OnRecord:
     server: str
     tool: str
     approved_by: ApprovedBy | None
-    call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    call_id: str = field(default_factory=new_call_id)
     started: float = 0.0
 
     def start(self, arguments: dict[str, Any]) -> None:

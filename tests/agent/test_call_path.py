@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host, PermissionDeniedError
+from mcpdeck._calls import new_call_id
 from mcpdeck.agent import Agent, AgentEvent, RunFinished, ToolCallDone, ToolCallRequested, tool
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted, current_caller, current_conversation
 from mcpdeck.history import History, ToolCallRecord
@@ -221,3 +224,15 @@ async def test_call_native_is_open_to_programs_with_or_without_the_gate(tmp_path
     ]
     assert [(e.is_error, e.result_size) for e in ended] == [(False, 2), (True, None)]
     assert ended[0].duration == result.duration
+
+
+def test_call_ids_are_unique_and_later_calls_have_greater_ids() -> None:
+    """The history's unique index on ``call_id`` stays append-only only if ids grow with time (a random
+    id lands anywhere in it: a read from the file per call once the history outgrows SQLite's cache)."""
+    earlier = [new_call_id() for _ in range(10_000)]
+    time.sleep(0.002)  # the scenario, not a wait for anything: calls made later (ids count milliseconds)
+    later = [new_call_id() for _ in range(1_000)]
+    assert len(set(earlier + later)) == 11_000
+    assert all(re.fullmatch(r"[0-9a-f]{32}", call_id) for call_id in earlier + later)
+    assert min(later) > max(earlier)
+    assert earlier == sorted(earlier, key=lambda call_id: call_id[:12])  # in time order, to the millisecond
