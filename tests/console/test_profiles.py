@@ -1,6 +1,6 @@
 """The Profiles page in Chromium against a real ``mcpdeck serve``: make a profile from the dialog,
 see what it serves, have an MCP client on its endpoint see the edit, be told why a bad one is
-refused, delete it."""
+refused, delete it; the History page naming the gateway client of each call."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import expect
@@ -33,6 +34,41 @@ def _tools_through_the_gateway(console: Console, profile: str) -> list[str]:
 
     with ThreadPoolExecutor(1) as thread:  # (Playwright's sync API holds this thread's event loop)
         return thread.submit(anyio.run, listing).result()
+
+
+def _call_through_the_gateway(console: Console, client_name: str) -> None:
+    """One ``mcp__basic__echo`` call at ``/mcp`` by an SDK client named ``client_name`` (with the serve token)."""
+
+    async def call() -> None:
+        with anyio.fail_after(WAIT):
+            headers = {"Authorization": f"Bearer {console.token}"}
+            info = types.Implementation(name=client_name, version="0.1.0")
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(f"{console.url}/mcp", http_client=http), client_info=info) as client,
+            ):
+                result = await client.call_tool("mcp__basic__echo", {"text": "from the gateway"})
+                assert not result.is_error, result
+
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(anyio.run, call).result()
+
+
+def test_the_history_page_names_the_gateway_client_that_made_each_call(console_for: Callable[..., Console]) -> None:
+    """docs/gateway.md: every call is in the history with the client it came from; the console's History page,
+    open all day, shows it as ``mcpdeck history`` does."""
+    console = console_for({"basic": stdio_server("basic")}, permissions={"allow": ["mcp__basic__echo"]})
+    page = console.open("#/history")
+    expect(page.get_by_text("No tool calls match.")).to_be_visible()
+    expect(page.get_by_role("columnheader", name="Client")).to_have_count(0)  # no gateway calls: no column
+
+    _call_through_the_gateway(console, "claude-ai")
+    page.get_by_role("button", name="Refresh").click()
+    row = page.locator("table.history tbody tr", has_text="mcp__basic__echo")
+    expect(row).to_have_count(1)
+    expect(page.get_by_role("columnheader", name="Client")).to_be_visible()
+    expect(row.locator("td.client")).to_have_text("claude-ai 0.1.0")
+    assert console.errors == []
 
 
 def test_make_edit_and_delete_a_profile(console_for: Callable[..., Console]) -> None:

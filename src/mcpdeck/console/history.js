@@ -1,4 +1,4 @@
-// History: tool calls with filters and who approved each; conversations and their messages.
+// History: tool calls with filters, who approved each and which gateway client made it; conversations and their messages.
 import { get, on } from './api.js';
 import { add, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
 import { contentBlock, tree } from './content.js';
@@ -30,6 +30,8 @@ function callsPane(offs) {
     let r;
     try { r = await get(`/history/calls?${q}`); } catch (error) { add(clear(out), h('p', { class: 'error-text' }, error.message)); return; }
     const detail = h('div', {});
+    // Calls through the gateway name their client (clientInfo, profile, token); a column only when some do, as in the CLI.
+    const clients = r.toolCalls.some((c) => c.caller);
     const rows = r.toolCalls.map((c) => h('tr', {},
       h('td', {}, formatTime(c.startedAt)),
       h('td', { class: 'mono' }, button(c.name, () => { add(clear(detail), h('h3', {}, `${c.name} · ${formatTime(c.startedAt)}`), h('p', {}, 'Arguments:'), tree(c.arguments || {}), c.error ? h('p', { class: 'error-text' }, c.error) : null); detail.scrollIntoView({ block: 'nearest' }); }, { class: 'ghost small', title: 'Show the arguments' })),
@@ -37,11 +39,12 @@ function callsPane(offs) {
       h('td', { class: `state-${c.status}` }, c.status),
       h('td', { class: 'num' }, c.duration == null ? '' : formatDuration(c.duration)),
       h('td', { title: c.approvedBy ? 'Who let the call through' : 'No permission rule or user decision was involved' }, c.approvedBy || '—'),
+      clients ? h('td', { class: 'client', title: c.caller ? 'The gateway client that made the call' : 'Made by mcpdeck itself' }, c.caller || '—') : null,
       h('td', { class: 'error-text' }, c.error || '')));
     add(clear(out), 
       h('p', { class: 'hint' }, `${r.toolCalls.length} calls · ${r.path}`),
       rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
-        h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', 'Error'].map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
+        h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', clients ? 'Client' : null, 'Error'].filter(Boolean).map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
         h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'),
       detail);
   }, 150);
