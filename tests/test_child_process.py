@@ -8,6 +8,7 @@ import hashlib
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from subprocess import PIPE
 
 import anyio
 import pytest
@@ -28,19 +29,29 @@ _CLOSER = "import os, time; os.close(0); print('closed', flush=True); time.sleep
 
 
 @asynccontextmanager
-async def child(script: str) -> AsyncGenerator[tuple[StdinPipe, Process]]:
-    """A Python child whose stdin is a ``StdinPipe``; ended (and the pipe closed) on the way out."""
-    pipe = StdinPipe()
-    process = await anyio.open_process([sys.executable, "-c", script], stdin=pipe.child_end)
+async def python(script: str, *, stdin: int = PIPE, stdout: int = PIPE) -> AsyncGenerator[Process]:
+    """A Python child running ``script`` on these pipe ends (else pipes to this process); killed if it still runs,
+    and waited for, on the way out."""
+    process = await anyio.open_process([sys.executable, "-c", script], stdin=stdin, stdout=stdout)
     try:
-        await pipe.start()
-        yield pipe, process
+        yield process
     finally:
-        pipe.abort()
         if process.returncode is None:
             process.kill()
         with anyio.CancelScope(shield=True):
             await process.wait()
+
+
+@asynccontextmanager
+async def child(script: str) -> AsyncGenerator[tuple[StdinPipe, Process]]:
+    """A Python child whose stdin is a ``StdinPipe``; ended (and the pipe closed) on the way out."""
+    pipe = StdinPipe()
+    async with python(script, stdin=pipe.child_end) as process:
+        try:
+            await pipe.start()
+            yield pipe, process
+        finally:
+            pipe.abort()
 
 
 @asynccontextmanager
@@ -141,16 +152,12 @@ def _expected_writer_output() -> bytes:
 async def reading(script: str) -> AsyncGenerator[tuple[StdoutPipe, Process]]:
     """A Python child whose stdout is a ``StdoutPipe``; ended (and the pipe closed) on the way out."""
     pipe = StdoutPipe()
-    process = await anyio.open_process([sys.executable, "-c", script], stdout=pipe.child_end)
-    try:
-        await pipe.start()
-        yield pipe, process
-    finally:
-        pipe.close()
-        if process.returncode is None:
-            process.kill()
-        with anyio.CancelScope(shield=True):
-            await process.wait()
+    async with python(script, stdout=pipe.child_end) as process:
+        try:
+            await pipe.start()
+            yield pipe, process
+        finally:
+            pipe.close()
 
 
 async def _read_to_the_end(pipe: StdoutPipe) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -17,6 +18,8 @@ from collections.abc import Callable
 
 import anyio
 from anyio.abc import Process
+
+from mcpdeck._transports import PipeReading
 
 __all__ = ["STDIN_GRACE", "TERM_GRACE", "StderrPipe", "StdinPipe", "StdioProcess", "StdoutPipe", "end_child"]
 
@@ -170,6 +173,32 @@ class StderrPipe:
             self._waiter.set()
 
 
+class _PipeEnds:
+    """A pipe to the server: its end until the server has it, this process's until the event loop's
+    transport owns it (-1 once either is gone)."""
+
+    __slots__ = ("_fd", "child_end")
+
+    _fd: int
+    child_end: int
+
+    def _hand_over(self, mode: str) -> io.FileIO:
+        """The server has its end: close this process's copy; this end as the file the transport will own
+        (and close)."""
+        os.close(self.child_end)
+        self.child_end = -1
+        pipe = io.FileIO(self._fd, mode)
+        self._fd = -1
+        return pipe
+
+    def _close_ends(self) -> None:
+        """Close the ends no transport owns yet (the server's, if it never got it)."""
+        for fd in (self.child_end, self._fd):
+            if fd >= 0:
+                os.close(fd)
+        self.child_end = self._fd = -1
+
+
 class _Writing(asyncio.Protocol):
     """What the event loop tells ``StdinPipe`` of its pipe: full, drained, gone."""
 
@@ -186,7 +215,7 @@ class _Writing(asyncio.Protocol):
         self._pipe.lost()
 
 
-class StdinPipe:
+class StdinPipe(_PipeEnds):
     """The server's stdin: a pipe written through the event loop's pipe transport.
 
     A write that the pipe takes at once returns without yielding to the loop (anyio's
@@ -199,7 +228,7 @@ class StdinPipe:
     closed its stdin or exited) every send raises ``BrokenResourceError``.
     """
 
-    __slots__ = ("_drained", "_fd", "_gone", "_transport", "child_end", "full")
+    __slots__ = ("_drained", "_gone", "_transport", "full")
 
     def __init__(self) -> None:
         self.child_end, self._fd = os.pipe()
@@ -210,10 +239,7 @@ class StdinPipe:
 
     async def start(self) -> None:
         """The child has its end: close this process's copy, and hand the pipe to the event loop."""
-        os.close(self.child_end)
-        self.child_end = -1
-        pipe = os.fdopen(self._fd, "wb", buffering=0)  # the transport owns (and closes) it from now on
-        self._fd = -1
+        pipe = self._hand_over("wb")
         transport, _ = await asyncio.get_running_loop().connect_write_pipe(lambda: _Writing(self), pipe)
         self._transport = transport
 
@@ -242,12 +268,7 @@ class StdinPipe:
 
     def close(self) -> None:
         """Close stdin (what is buffered still goes out first), and the child's end if it never got it."""
-        if self.child_end >= 0:
-            os.close(self.child_end)
-            self.child_end = -1
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._close_ends()
         if self._transport is not None:
             self._transport.close()
 
@@ -258,26 +279,11 @@ class StdinPipe:
             self._transport.abort()
 
 
-class _Reading(asyncio.Protocol):
-    """What the event loop reads from ``StdoutPipe``'s pipe, handed to it as it arrives."""
-
-    def __init__(self, pipe: StdoutPipe):
-        self._pipe = pipe
-
-    def data_received(self, data: bytes) -> None:
-        self._pipe.arrived(data)
-
-    def eof_received(self) -> bool:
-        self._pipe.arrived(b"")
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None:
-            logger.debug("reading a server's stdout failed: %s", exc)
-        self._pipe.arrived(b"")
+def _stdout_failed(error: Exception) -> None:
+    logger.debug("reading a server's stdout failed: %s", error)
 
 
-class StdoutPipe:
+class StdoutPipe(_PipeEnds):
     """The server's stdout: a pipe read by the event loop's pipe transport, taken chunk by chunk with ``receive``.
 
     asyncio's subprocess pipes hand each chunk to their stream a turn of the loop later
@@ -286,7 +292,7 @@ class StdoutPipe:
     bytes not yet taken, the loop stops reading and the server waits on its full pipe.
     """
 
-    __slots__ = ("_behind", "_chunks", "_closed", "_eof", "_fd", "_paused", "_transport", "_waiter", "child_end")
+    __slots__ = ("_behind", "_chunks", "_closed", "_eof", "_paused", "_transport", "_waiter")
 
     def __init__(self) -> None:
         self._fd, self.child_end = os.pipe()
@@ -300,11 +306,10 @@ class StdoutPipe:
 
     async def start(self) -> None:
         """The child has its end: close this process's copy, and hand the pipe to the event loop."""
-        os.close(self.child_end)
-        self.child_end = -1
-        pipe = os.fdopen(self._fd, "rb", buffering=0)  # the transport owns (and closes) it from now on
-        self._fd = -1
-        transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: _Reading(self), pipe)
+        pipe = self._hand_over("rb")
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: PipeReading(self.arrived, _stdout_failed), pipe
+        )
         self._transport = transport
         if self._closed:
             transport.close()
@@ -319,6 +324,9 @@ class StdoutPipe:
                 self._paused = True
         else:
             self._eof = True
+        self._wake()
+
+    def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -359,17 +367,10 @@ class StdoutPipe:
             return
         self._closed = True
         self._chunks.clear()
-        if self.child_end >= 0:
-            os.close(self.child_end)
-            self.child_end = -1
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._close_ends()
         if self._transport is not None:
             self._transport.close()
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake()
 
 
 async def end_child(

@@ -9,6 +9,7 @@ and SSE transports themselves are in ``_http_transports``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -32,6 +33,7 @@ __all__ = [
     "EndSignal",
     "MessageTooLargeError",
     "NotAMessageError",
+    "PipeReading",
     "StreamEnd",
     "parse_message",
     "size_text",
@@ -57,6 +59,27 @@ def parse_message(line: bytes | bytearray) -> SessionMessage:
     return SessionMessage(
         types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(line, cache_strings=False), by_name=False)
     )
+
+
+class PipeReading(asyncio.Protocol):
+    """What the event loop's pipe transport reads, handed to ``arrived`` as it comes (``b""``: the end), with
+    no stream in between; ``failed`` hears why reading failed, if it did."""
+
+    def __init__(self, arrived: Callable[[bytes], None], failed: Callable[[Exception], None]):
+        self._arrived = arrived
+        self._failed = failed
+
+    def data_received(self, data: bytes) -> None:
+        self._arrived(data)
+
+    def eof_received(self) -> bool:
+        self._arrived(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self._failed(exc)
+        self._arrived(b"")
 
 
 class _Closable(Protocol):

@@ -25,7 +25,7 @@ from typing import Self
 import anyio
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import StreamEnd, parse_message
+from mcpdeck._transports import PipeReading, StreamEnd, parse_message
 
 __all__ = ["StdinLines", "StdoutLines", "stdio_streams"]
 
@@ -47,23 +47,8 @@ def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
         return error if isinstance(error, ValueError) else ValueError("the message is nested too deeply")
 
 
-class _StdinProtocol(asyncio.Protocol):
-    """Takes what the event loop reads from stdin into ``StdinLines``'s buffer and wakes its reader."""
-
-    def __init__(self, lines: StdinLines):
-        self._lines = lines
-
-    def data_received(self, data: bytes) -> None:
-        self._lines.arrived(data)
-
-    def eof_received(self) -> bool:
-        self._lines.arrived(b"")
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None:
-            logger.warning("reading stdin failed: %s", exc)
-        self._lines.arrived(b"")
+def _reading_failed(error: Exception) -> None:
+    logger.warning("reading stdin failed: %s", error)
 
 
 class StdinLines(StreamEnd):
@@ -168,7 +153,9 @@ class StdinLines(StreamEnd):
             return False
         pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)  # (closing the transport leaves the fd open)
         try:
-            transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: _StdinProtocol(self), pipe)
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: PipeReading(self.arrived, _reading_failed), pipe
+            )
         except ValueError:
             pipe.close()
             return False
