@@ -220,3 +220,70 @@ def test_writes_are_committed_once_they_have_waited_linger_with_no_read_or_close
         assert statements[:4] == ["BEGIN", "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "COMMIT"]
     finally:
         writer.close()
+
+
+def _traced(history: History) -> list[str]:
+    """The statements SQLite runs for ``history`` from now on (a diagnostic reach into its writer)."""
+    statements: list[str] = []
+    history._writer.call(lambda db: db.set_trace_callback(statements.append))  # pyright: ignore[reportPrivateUsage]
+    return statements
+
+
+def test_a_call_that_ends_before_it_is_written_costs_one_insert_and_no_update(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)  # nothing is written before a read or close
+    with History(tmp_path / "h.sqlite3") as history:
+        statements = _traced(history)
+        history.record(started(1))
+        history.record(finished(1))
+        history.record(started(2))  # still running when it is written
+        assert {c.call_id: c.status for c in history.tool_calls()} == {"c1": "ok", "c2": "running"}
+        inserts = [s for s in statements if s.startswith("INSERT")]  # (one per row of the batch)
+        assert len(inserts) == 2 and "'c1'" in inserts[0] and "'ok'" in inserts[0] and "'running'" in inserts[1]
+        assert not [s for s in statements if s.startswith("UPDATE")]
+        history.record(finished(2))  # its row is written: its end is an update
+        assert {c.call_id: c.status for c in history.tool_calls()} == {"c1": "ok", "c2": "ok"}
+        assert len([s for s in statements if s.startswith("UPDATE")]) == 1
+
+
+def test_a_call_made_after_a_conversation_opened_is_filed_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # c1's insert is queued before the conversation is opened; c2 comes after it, so it must not join
+    # that insert, which runs before the conversation exists.
+    monkeypatch.setattr(_db_writer, "LINGER", 60.0)
+    path = tmp_path / "h.sqlite3"
+    with History(path) as history:
+        history.record(started(1))
+        history.open_conversation("k", model="m")
+        history.record(started(2, conversation="k"))
+        history.record(finished(1))
+        history.record(finished(2))
+        conversation = history.conversation_id("k")
+    rows = dict(sqlite3.connect(path).execute("SELECT call_id, conversation_id FROM tool_calls").fetchall())
+    assert conversation is not None and rows == {"c1": None, "c2": conversation}
+
+
+def test_calls_recorded_from_many_threads_are_all_written_with_their_ends(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    threads, per_thread = 8, 400
+
+    with History(path) as history:
+
+        def record(first: int) -> None:
+            for n in range(first, first + per_thread):
+                history.record(started(n))
+                if n % 50 == 0:
+                    history.tool_calls(limit=1)  # a read in between: the rows so far are written
+                history.record(finished(n))
+
+        workers = [threading.Thread(target=record, args=(t * per_thread,)) for t in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(WAIT * 4)
+        assert not any(worker.is_alive() for worker in workers)
+    with History(path) as again:
+        calls = again.tool_calls(limit=10_000)
+    assert len(calls) == threads * per_thread and {c.status for c in calls} == {"ok"}

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from mcpdeck._db_writer import DatabaseWriter
+from mcpdeck._db_writer import DatabaseWriter, Job
 from mcpdeck._files import ensure_private_dir, ensure_private_file
 from mcpdeck._masking import Redactor
 from mcpdeck._paths import data_dir, history_path
@@ -128,6 +129,34 @@ class ToolCallRecord:
         }
 
 
+_T = TypeVar("_T")
+_INSERT_CALL = (
+    "INSERT OR IGNORE INTO tool_calls (call_id, started_at, server, tool, name, arguments, approved_by,"
+    " conversation_id, caller, status, error, result_size, duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(slots=True)
+class _CallRow:
+    """A call recorded and not yet written: its start, and its end once that is known."""
+
+    call_id: str
+    at: datetime
+    server: str
+    tool: str
+    name: str
+    arguments: str
+    approved_by: str | None
+    conversation_id: int | None
+    conversation_key: str | None
+    """The key of the conversation it was made in, looked up by the writer (``conversation_id`` given: None)."""
+    caller: str | None
+    status: str = "running"
+    error: str | None = None
+    result_size: int | None = None
+    duration: float | None = None
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -191,11 +220,16 @@ class History:
                 db.close()
             raise
         self._writer = DatabaseWriter(db, name=f"mcpdeck history {self.path.name}")
+        # Calls recorded and not yet written, by call id; and the rows the last queued insert will write
+        # (None: that insert has taken its rows, or another job was queued after it). See ``call_started``.
+        self._unwritten: dict[str, _CallRow] = {}
+        self._batch: list[_CallRow] | None = None
+        self._rows_lock = threading.Lock()
 
     @property
     def schema_version(self) -> int:
         """The schema version of the open database."""
-        return self._writer.call(lambda db: int(db.execute("PRAGMA user_version").fetchone()[0]))
+        return self._ask(lambda db: int(db.execute("PRAGMA user_version").fetchone()[0]))
 
     def flush(self) -> None:
         """Wait until every write queued so far is in the database."""
@@ -211,39 +245,82 @@ class History:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def _write(self, sql: str, params: Sequence[Any]) -> None:
-        self._writer.submit(lambda db: db.execute(sql, params))
+    def _queue(self, job: Job) -> None:
+        """Queue a job other than a call's insert: the calls recorded so far are written before it, the
+        later ones after it (a call's row may refer to a conversation a job opens)."""
+        with self._rows_lock:
+            self._batch = None
+            self._writer.submit(job)
+
+    def _ask(self, job: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Queue a job and wait for its answer; it sees every call recorded before it."""
+        with self._rows_lock:
+            self._batch = None
+        return self._writer.call(job)
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        return self._writer.call(lambda db: db.execute(sql, params).fetchall())
+        return self._ask(lambda db: db.execute(sql, params).fetchall())
 
     # ----- tool calls ------------------------------------------------------------------
 
     def call_started(self, event: ToolCallStarted, *, conversation_id: int | None = None) -> None:
-        """Record that a call was sent (in the conversation its event names, unless one is given)."""
-        arguments = self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str))
-        key = event.conversation if conversation_id is None else None
+        """Record that a call was sent (in the conversation its event names, unless one is given).
 
-        def write(db: sqlite3.Connection) -> None:
-            conversation = conversation_id if key is None else self._conversation_of(db, key)
-            db.execute(
-                "INSERT OR IGNORE INTO tool_calls"
-                " (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id, caller)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        The row waits in memory for the writer, which inserts every call recorded meanwhile in one
+        statement; when the call ends before that (most do: the writer lets writes gather for up to
+        ``LINGER``), ``call_finished`` completes the row and the call costs one insert and no update.
+        """
+        row = _CallRow(
+            event.call_id,
+            event.at,
+            event.server,
+            event.tool,
+            event.name,
+            self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str)),
+            event.approved_by,
+            conversation_id,
+            event.conversation if conversation_id is None else None,
+            event.caller,
+        )
+        with self._rows_lock:
+            self._unwritten[row.call_id] = row
+            if self._batch is not None:  # its insert is queued and has not run yet: the row joins it
+                self._batch.append(row)
+                return
+            batch = self._batch = [row]
+            self._writer.submit(lambda db: self._insert_calls(db, batch))
+
+    def _insert_calls(self, db: sqlite3.Connection, batch: list[_CallRow]) -> None:
+        """In the writer thread: insert the calls of ``batch``, as they are now (ended or still running)."""
+        with self._rows_lock:
+            if self._batch is batch:
+                self._batch = None  # from now on a new call starts a new batch
+            for row in batch:
+                if self._unwritten.get(row.call_id) is row:
+                    del self._unwritten[row.call_id]  # its end, from now on, is an update
+        db.executemany(
+            _INSERT_CALL,
+            [
                 (
-                    event.call_id,
-                    event.at.isoformat(),
-                    event.server,
-                    event.tool,
-                    event.name,
-                    arguments,
-                    event.approved_by,
-                    conversation,
-                    event.caller,
-                ),
-            )
-
-        self._writer.submit(write)
+                    row.call_id,
+                    row.at.isoformat(),
+                    row.server,
+                    row.tool,
+                    row.name,
+                    row.arguments,
+                    row.approved_by,
+                    row.conversation_id
+                    if row.conversation_key is None
+                    else self._conversation_of(db, row.conversation_key),
+                    row.caller,
+                    row.status,
+                    row.error,
+                    row.result_size,
+                    row.duration,
+                )
+                for row in batch
+            ],
+        )
 
     def _conversation_of(self, db: sqlite3.Connection, key: str) -> int | None:
         """In the writer thread: the id of the conversation opened with ``key``."""
@@ -259,7 +336,7 @@ class History:
         """The id of the conversation opened with ``key``, if there is one (waits for the writer
         unless the id is already known)."""
         known = self._keys.get(key)
-        return known if known is not None else self._writer.call(lambda db: self._conversation_of(db, key))
+        return known if known is not None else self._ask(lambda db: self._conversation_of(db, key))
 
     def call_finished(self, event: ToolCallFinished, *, result_size: int | None = None) -> None:
         """Record how a call ended: ``ok``, ``tool-error``, ``error`` or ``denied``."""
@@ -268,10 +345,22 @@ class History:
         else:
             status = "error" if event.error else ("tool-error" if event.is_error else "ok")
         error = self._redact(event.error) if event.error else None
-        self._write(
-            "UPDATE tool_calls SET status = ?, error = ?, duration = ?, result_size = COALESCE(?, result_size),"
-            " approved_by = COALESCE(?, approved_by) WHERE call_id = ?",
-            (status, error, event.duration, result_size, event.approved_by, event.call_id),
+        with self._rows_lock:
+            row = self._unwritten.get(event.call_id)
+            if row is not None:  # not written yet: its insert writes the end too
+                row.status, row.error, row.duration = status, error, event.duration
+                if result_size is not None:
+                    row.result_size = result_size
+                if event.approved_by is not None:
+                    row.approved_by = event.approved_by
+                return
+        params = (status, error, event.duration, result_size, event.approved_by, event.call_id)
+        self._writer.submit(  # after its insert, which has run or is running
+            lambda db: db.execute(
+                "UPDATE tool_calls SET status = ?, error = ?, duration = ?, result_size = COALESCE(?, result_size),"
+                " approved_by = COALESCE(?, approved_by) WHERE call_id = ?",
+                params,
+            )
         )
 
     def tool_calls(self, *, limit: int = 50, server: str | None = None) -> list[ToolCallRecord]:
@@ -327,12 +416,12 @@ class History:
             key: The key its tool-call events carry (``ToolCallStarted.conversation``), so
                 ``record`` files those calls under it.
         """
-        return self._writer.call(lambda db: self._insert_conversation(db, model, title, key))
+        return self._ask(lambda db: self._insert_conversation(db, model, title, key))
 
     def open_conversation(self, key: str, *, model: str | None = None, title: str | None = None) -> None:
         """A new conversation known by ``key``, without waiting: messages and the calls whose events
         carry ``key`` are filed under it (``add_message(key, ...)``)."""
-        self._writer.submit(lambda db: self._insert_conversation(db, model, title, key))
+        self._queue(lambda db: self._insert_conversation(db, model, title, key))
 
     def add_message(self, conversation: int | str, role: str, content: Any) -> None:
         """Append a message (any JSON-able content) to a conversation, given by its id or by the key
@@ -348,7 +437,7 @@ class History:
                     (found, at, role, text),
                 )
 
-        self._writer.submit(write)
+        self._queue(write)
 
     def conversations(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """The most recent conversations with their message counts, newest first."""
