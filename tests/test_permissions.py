@@ -268,6 +268,21 @@ async def test_deny_wins_over_read_only_and_over_a_session_answer() -> None:
     assert not (await gate.check(CREATE)).allowed
 
 
+async def test_a_rule_decision_follows_new_rules_and_unreadable_ones() -> None:
+    # The gate remembers what the rules say of each tool: a reload (new rules, or rules that cannot
+    # be read) must still decide the next call.
+    gate = PermissionGate(rules(allow=("mcp__github__list_*",)))
+    assert (await gate.check(LIST)).approved_by == "rule"
+    assert (await gate.check(LIST)).rule == "mcp__github__list_*"
+    gate.problem = "permissions.allow: expected a list of patterns"
+    refused = await gate.check(LIST)
+    assert not refused.allowed and "cannot be read" in refused.reason
+    gate.problem = None
+    gate.rules = rules(allow=("mcp__github__create_*",))
+    assert (await gate.check(LIST)).approved_by == "no-approver"
+    assert (await gate.check(CREATE)).approved_by == "rule"
+
+
 async def test_allow_wins_over_ask_and_ask_wins_over_the_default() -> None:
     gate = PermissionGate(rules(allow=("mcp__github__list_*",), ask=("mcp__github",)), default="allow")
     assert (await gate.check(LIST)).approved_by == "rule"

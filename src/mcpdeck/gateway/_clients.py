@@ -58,22 +58,34 @@ class Downstream:
     level: types.LoggingLevel | None = None
     """The level it asked for with ``logging/setLevel``; None: every message."""
     subscriptions: set[str] = field(default_factory=set[str])
+    _named: tuple[object, str, str] | None = field(default=None, init=False, repr=False)
+    """The ``clientInfo`` its names were made from, its name and caller (asked for on every call)."""
+
+    def _names(self) -> tuple[str, str]:
+        params = self.session.client_params
+        named = self._named
+        if named is not None and named[0] is params:
+            return named[1], named[2]
+        if params is None:
+            name = "unknown client"
+        else:
+            info = params.client_info
+            name = f"{info.name} {info.version}".strip()
+        via = [f"profile {self.profile}"] if self.profile else []
+        via += [f"token {self.token}"] if self.token else []
+        caller = f"{name} (via {', '.join(via)})" if via else name
+        self._named = (params, name, caller)
+        return name, caller
 
     @property
     def name(self) -> str:
         """``name version`` from its ``clientInfo``, or ``unknown client``."""
-        params = self.session.client_params
-        if params is None:
-            return "unknown client"
-        info = params.client_info
-        return f"{info.name} {info.version}".strip()
+        return self._names()[0]
 
     @property
     def caller(self) -> str:
         """How the history names it: client, then the profile and token it used."""
-        via = [f"profile {self.profile}"] if self.profile else []
-        via += [f"token {self.token}"] if self.token else []
-        return f"{self.name} (via {', '.join(via)})" if via else self.name
+        return self._names()[1]
 
     def wants(self, level: str) -> bool:
         """Whether a log message of ``level`` passes its ``logging/setLevel``."""

@@ -121,6 +121,7 @@ class Gateway:
         self._read_at: int | None = None
         self._read: dict[str, ProfileConfig] = {}
         self._everything = ProfileConfig()
+        self._views: dict[str | None, ProfileView] = {}
         self.calls = Calls()
         self.parked: dict[str, Parked] = {}
         """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
@@ -169,8 +170,13 @@ class Gateway:
         return found
 
     def view(self, profile: str | None) -> ProfileView:
-        """What a profile serves, now."""
-        return ProfileView(self.host, profile, self.profile_config(profile))
+        """What a profile serves, now (a view reads the host as it is when asked; it is made again only when
+        the profile's config changed)."""
+        config = self.profile_config(profile)
+        view = self._views.get(profile)
+        if view is None or view.profile is not config:
+            view = self._views[profile] = ProfileView(self.host, profile, config)
+        return view
 
     def _serves(self, profile: str | None, server: str) -> bool:
         try:

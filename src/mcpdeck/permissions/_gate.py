@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 
+from mcpdeck.catalog import CatalogTool
 from mcpdeck.config import ConfigStore, parse_config_document
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ApprovedBy
@@ -96,6 +97,10 @@ class Decision:
         return f"{'Allowed' if self.allowed else 'Permission denied for'} {self.tool}: {self.reason}"
 
 
+_RULED = 4096
+"""Catalog tools whose rule decision the gate remembers at most (past that it starts over)."""
+
+
 def _auto_approve_map(store: ConfigStore, raw: Mapping[str, Any]) -> dict[str, list[str]]:
     config = parse_config_document(dict(raw), store.path)
     return {name: list(server.auto_approve) for name, server in config.servers.items()}
@@ -133,6 +138,12 @@ class PermissionGate:
     problem: str | None = None
     session_allowed: set[str] = field(default_factory=set[str], init=False)
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
+    _ruled: dict[tuple[str, str, str], Decision | None] = field(
+        default_factory=dict[tuple[str, str, str], "Decision | None"], init=False, repr=False
+    )
+    """What the deny and allow rules say of each catalog tool asked about (None: neither), while ``_ruled_by``
+    are the rules and problem."""
+    _ruled_by: tuple[PermissionRules, str | None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_store(cls, store: ConfigStore, **options: Any) -> PermissionGate:
@@ -163,15 +174,38 @@ class PermissionGate:
                 return Decision(name, False, "denied-by-rule", f"denied by the rule {pattern!r}", pattern)
         return None
 
-    def decide_by_rules(self, tool: Subject) -> Decision | None:
-        """The decision the rules make without asking anyone; None when the user must be asked."""
-        name = tool if isinstance(tool, str) else tool.name
+    def _by_rules(self, tool: Subject) -> Decision | None:
+        """What the deny rules, then the allow rules, decide for ``tool``; None when neither does."""
         refused = self.denied(tool)
         if refused is not None:
             return refused
         for pattern in self.rules.allow:
             if pattern_matches(pattern, tool):
+                name = tool if isinstance(tool, str) else tool.name
                 return Decision(name, True, "rule", f"allowed by the rule {pattern!r}", pattern)
+        return None
+
+    def _by_rules_of_tool(self, tool: CatalogTool) -> Decision | None:
+        """``_by_rules`` for a catalog tool, remembered until the rules change: a gateway or an agent asks it
+        for every call, and it depends only on the rules and the tool's names."""
+        if self._ruled_by is None or self._ruled_by[0] is not self.rules or self._ruled_by[1] != self.problem:
+            self._ruled.clear()
+            self._ruled_by = (self.rules, self.problem)
+        key = (tool.name, tool.server, tool.original_name)
+        try:
+            return self._ruled[key]
+        except KeyError:
+            if len(self._ruled) >= _RULED:
+                self._ruled.clear()
+            decided = self._ruled[key] = self._by_rules(tool)
+            return decided
+
+    def decide_by_rules(self, tool: Subject) -> Decision | None:
+        """The decision the rules make without asking anyone; None when the user must be asked."""
+        name = tool if isinstance(tool, str) else tool.name
+        decided = self._by_rules_of_tool(tool) if isinstance(tool, CatalogTool) else self._by_rules(tool)
+        if decided is not None:
+            return decided
         if name in self.session_allowed:
             return Decision(name, True, "user-session", "allowed for this session", name)
         if not isinstance(tool, str):
