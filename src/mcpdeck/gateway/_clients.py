@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -211,18 +211,17 @@ class Calls:
     def __init__(self) -> None:
         self._by_server: dict[str, list[Running]] = {}
 
-    def start(self, running: Running) -> Callable[[], None]:
-        """Note a request as running (also for the current task); returns the function that ends it."""
+    def start(self, running: Running) -> Token[Running | None]:
+        """Note a request as running (also for the current task); ``end`` it with what this returns."""
         self._by_server.setdefault(running.server, []).append(running)
-        token = _current.set(running)
+        return _current.set(running)
 
-        def end() -> None:
-            _current.reset(token)
-            entries = self._by_server.get(running.server, [])
-            if running in entries:
-                entries.remove(running)
-
-        return end
+    def end(self, running: Running, token: Token[Running | None]) -> None:
+        """The request ``start`` noted ended."""
+        _current.reset(token)
+        entries = self._by_server.get(running.server)
+        if entries and running in entries:
+            entries.remove(running)
 
     def owner(self, server: str) -> Running | None:
         """The running request a server's request or message belongs to, if it can be told (see the module)."""

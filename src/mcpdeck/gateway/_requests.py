@@ -162,12 +162,13 @@ class Requests:
         if gateway.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._in_rounds(ctx, who, server, work)
         running = Running(who, server, ctx)
-        end = gateway.calls.start(running)
+        noted = gateway.calls.start(running)
         try:
             return await work()
         finally:
-            end()
-            await running.flush()
+            gateway.calls.end(running, noted)
+            if running.pending:
+                await running.flush()
 
     async def _in_rounds(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
         """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
@@ -193,13 +194,14 @@ class Requests:
 
     async def _park(self, running: Running, parked: Parked, work: Callable[[], Awaitable[Any]]) -> None:
         """Run a 2026-07-28 call to its end, then keep its result for a client that may come back for it."""
-        end = self.gateway.calls.start(running)
+        calls = self.gateway.calls
+        noted = calls.start(running)
         try:
             parked.finish(await work())
         except Exception as error:  # handed to the round that collects the result
             parked.finish(error=error)
         finally:
-            end()
+            calls.end(running, noted)
         with anyio.move_on_after(PARKED_TIMEOUT):  # a client that never comes back
             await anyio.sleep_forever()
         self.gateway.parked.pop(parked.key, None)
