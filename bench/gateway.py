@@ -13,11 +13,13 @@ The measuring client is the SDK's ``Client`` in every case. Two groups, by the s
   the ContextForge gateway (HTTP in front of HTTP, as ``mcpdeck gateway --port``).
 
 Every client of a group is connected at once and the calls are interleaved (one sequential call
-on each in turn; for throughput, one block of 32 in flight on each in turn), so on a shared,
-loaded machine every case sees the same load and the ratios hold even when the absolute numbers
-do not. The CPU each server-side process used per call (from ``/proc``) is printed beside it.
+on each in turn, or ``--run N`` calls in a row; for throughput, one block of 32 in flight on each
+in turn), so on a shared, loaded machine every case sees the same load and the ratios hold even
+when the absolute numbers do not. The CPU each server-side process used per call (from ``/proc``)
+is printed beside it. With one call per turn (the default) every call finds its processes' caches
+cold, as a client calling now and then does; ``--run 50`` measures a client calling steadily.
 
-    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3] [--history] [--before PATH/src]
+    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3] [--run 1] [--history] [--before PATH/src]
     .venv/bin/python -m bench.gateway --instructions [--calls 500]
 
 ``--instructions`` counts instead of timing, which other load on the machine cannot move: the
@@ -157,7 +159,9 @@ async def _connect(stack: AsyncExitStack, case: Case) -> Client:
     return client
 
 
-async def _measure_group(cases: list[Case], calls: int, rounds: int) -> None:
+async def _measure_group(cases: list[Case], calls: int, rounds: int, run: int = 1) -> None:
+    """Each round: ``calls`` sequential calls per case, ``run`` calls in a row on one case before the next
+    case's turn; then one block of 32 in flight per case."""
     async with AsyncExitStack() as stack:
         clients = [await _connect(stack, case) for case in cases]
         pairs = list(zip(cases, clients, strict=True))
@@ -167,11 +171,12 @@ async def _measure_group(cases: list[Case], calls: int, rounds: int) -> None:
         for _ in range(rounds):
             times: dict[str, list[float]] = {case.name: [] for case in cases}
             cpu_before = {case.name: _cpu(case.pids()) for case in cases}
-            for i in range(calls):
-                for case, client in pairs if i % 2 == 0 else pairs[::-1]:
-                    started = time.perf_counter()
-                    await client.call_tool(case.tool, case.args(i))
-                    times[case.name].append(time.perf_counter() - started)
+            for turn, first in enumerate(range(0, calls, run)):
+                for case, client in pairs if turn % 2 == 0 else pairs[::-1]:
+                    for i in range(first, min(first + run, calls)):
+                        started = time.perf_counter()
+                        await client.call_tool(case.tool, case.args(i))
+                        times[case.name].append(time.perf_counter() - started)
             for case in cases:
                 case.latencies.append(statistics.median(times[case.name]))
                 case.cpu = (_cpu(case.pids()) - cpu_before[case.name]) / calls
@@ -209,7 +214,7 @@ def _report(title: str, cases: list[Case]) -> None:
         )
 
 
-def main(calls: int, rounds: int, before: Path | None = None, *, history: bool = False) -> None:
+def main(calls: int, rounds: int, before: Path | None = None, *, history: bool = False, run: int = 1) -> None:
     """Start the servers, the gateways, mcp-proxy and ContextForge; measure both groups; print the tables."""
     folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
     os.environ["MCPDECK_HISTORY"] = "off"  # the cost of the gateway, not of the history database
@@ -223,8 +228,8 @@ def main(calls: int, rounds: int, before: Path | None = None, *, history: bool =
 
     try:
         everything, conformance = _cases(folder, start, before, history=history)
-        anyio.run(_measure_group, everything, calls, rounds)
-        anyio.run(_measure_group, conformance, calls, rounds)
+        anyio.run(_measure_group, everything, calls, rounds, run)
+        anyio.run(_measure_group, conformance, calls, rounds, run)
     finally:
         for process in processes:
             process.terminate()
@@ -234,7 +239,11 @@ def main(calls: int, rounds: int, before: Path | None = None, *, history: bool =
             except subprocess.TimeoutExpired:
                 process.kill()
     load = os.getloadavg()[0]
-    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores; {calls} calls x {rounds} rounds per case")
+    turns = "one call per case in turn" if run == 1 else f"{run} calls in a row per case in turn"
+    print(
+        f"load average at the end: {load:.1f} on {os.cpu_count()} cores; "
+        f"{calls} calls x {rounds} rounds per case, {turns}"
+    )
     _report("server-everything echo (stdio behind)", everything)
     _report("conformance server (HTTP behind)", conformance)
 
@@ -523,9 +532,16 @@ if __name__ == "__main__":
         action="store_true",
         help="also measure gateway --stdio with the history on (the default for users; off in the other cases)",
     )
+    parser.add_argument(
+        "--run",
+        type=int,
+        default=1,
+        help="sequential calls in a row on one case before the next case's turn (1: every call cold, "
+        "after a call on each other case; 50: a client calling steadily)",
+    )
     options = parser.parse_args()
     before = options.before.resolve() if options.before else None
     if options.instructions:
         instructions(options.calls, before)
     else:
-        main(options.calls, options.rounds, before, history=options.history)
+        main(options.calls, options.rounds, before, history=options.history, run=max(1, options.run))
