@@ -5,8 +5,10 @@ contextforge``).
 The measuring client is the SDK's ``Client`` in every case. Two groups, by the server behind:
 
 - ``everything``: ``@modelcontextprotocol/server-everything``'s ``echo`` over stdio, called directly,
-  through ``mcpdeck gateway --stdio``, through ``mcpdeck gateway --port`` and through
-  ``mcp-proxy --port`` (which serves one stdio server over streamable HTTP);
+  through ``mcpdeck gateway --stdio``, through ``mcpdeck gateway --port``, through the simplest
+  gateway the SDK alone makes (``bench/servers/sdk_proxy.py``: its ``Server`` on its
+  ``stdio_server``, each call forwarded by its ``Client``; the cost of the extra hop with no host
+  around it) and through ``mcp-proxy --port`` (which serves one stdio server over streamable HTTP);
 - ``conformance``: ``tests/servers/conformance_server.py --http`` (a Python SDK server), called
   directly over HTTP, through ``mcpdeck gateway --port``, through ``mcpdeck gateway --stdio``,
   through ``mcp-proxy`` in its other mode (stdio in front of a streamable HTTP server) and through
@@ -268,6 +270,13 @@ def _cases(
         Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__everything__echo", _echo),
         Case("mcpdeck gateway --port", gateway_url, "mcp__everything__echo", _echo, lambda: [gateway.pid]),
     ]
+    sdk_proxy = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bench.servers.sdk_proxy", "everything", str(EVERYTHING)],
+        cwd=str(ROOT),
+        env=dict(os.environ),
+    )
+    everything.append(Case("the SDK alone (Server + Client)", sdk_proxy, "mcp__everything__echo", _echo))
     if history:
         recording = {**os.environ, "MCPDECK_HISTORY": str(folder / "history.sqlite3")}
         recorded = StdioServerParameters(
