@@ -21,7 +21,7 @@ when the absolute numbers do not. The CPU each server-side process used per call
 is printed beside it. With one call per turn (the default) every call finds its processes' caches
 cold, as a client calling now and then does; ``--run 50`` measures a client calling steadily.
 
-    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3] [--run 1] [--history] [--before PATH/src]
+    .venv/bin/python -m bench.gateway [--calls 400] [--rounds 3] [--run 1] [--history] [--before PATH/src] [--no-peers]
     .venv/bin/python -m bench.gateway --instructions [--calls 500]
 
 ``--instructions`` counts instead of timing, which other load on the machine cannot move: the
@@ -216,8 +216,10 @@ def _report(title: str, cases: list[Case]) -> None:
         )
 
 
-def main(calls: int, rounds: int, before: Path | None = None, *, history: bool = False, run: int = 1) -> None:
-    """Start the servers, the gateways, mcp-proxy and ContextForge; measure both groups; print the tables."""
+def main(
+    calls: int, rounds: int, before: Path | None = None, *, history: bool = False, run: int = 1, peers: bool = True
+) -> None:
+    """Start the servers, the gateways, mcp-proxy and ContextForge (``peers``); measure both groups; print tables."""
     folder = Path(tempfile.mkdtemp(prefix="mcpdeck-bench-gateway-"))
     os.environ["MCPDECK_HISTORY"] = "off"  # the cost of the gateway, not of the history database
     os.environ["MCPDECK_LOG_DIR"] = str(folder / "logs")
@@ -229,7 +231,7 @@ def main(calls: int, rounds: int, before: Path | None = None, *, history: bool =
         return process
 
     try:
-        everything, conformance = _cases(folder, start, before, history=history)
+        everything, conformance = _cases(folder, start, before, history=history, peers=peers)
         anyio.run(_measure_group, everything, calls, rounds, run)
         anyio.run(_measure_group, conformance, calls, rounds, run)
     finally:
@@ -251,10 +253,16 @@ def main(calls: int, rounds: int, before: Path | None = None, *, history: bool =
 
 
 def _cases(
-    folder: Path, start: Callable[..., subprocess.Popen[str]], before: Path | None = None, *, history: bool = False
+    folder: Path,
+    start: Callable[..., subprocess.Popen[str]],
+    before: Path | None = None,
+    *,
+    history: bool = False,
+    peers: bool = True,
 ) -> tuple[list[Case], list[Case]]:
     """Start what stands between client and servers; the cases of both groups (``history``: also
-    ``gateway --stdio`` recording every call, as it does by default)."""
+    ``gateway --stdio`` recording every call, as it does by default; ``peers``: mcp-proxy and
+    ContextForge too)."""
     upstream = start([sys.executable, "-m", "tests.servers.conformance_server", "--http"], stdout=subprocess.PIPE)
     direct_url = _line_with(upstream, "http://")
     config = folder / "mcp.json"
@@ -301,6 +309,9 @@ def _cases(
         ),
         Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__conf__json_schema_2020_12_tool", _named),
     ]
+    if not peers:
+        print("mcp-proxy and ContextForge: not started (--no-peers)")
+        return everything, conformance
     proxy = peer("mcp-proxy")
     status = proxy.status()
     if status.get("ok"):
@@ -548,9 +559,21 @@ if __name__ == "__main__":
         help="sequential calls in a row on one case before the next case's turn (1: every call cold, "
         "after a call on each other case; 50: a client calling steadily)",
     )
+    parser.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="leave mcp-proxy and ContextForge out (fewer processes on the machine; mcpdeck and the SDK alone)",
+    )
     options = parser.parse_args()
     before = options.before.resolve() if options.before else None
     if options.instructions:
         instructions(options.calls, before)
     else:
-        main(options.calls, options.rounds, before, history=options.history, run=max(1, options.run))
+        main(
+            options.calls,
+            options.rounds,
+            before,
+            history=options.history,
+            run=max(1, options.run),
+            peers=not options.no_peers,
+        )
