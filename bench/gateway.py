@@ -565,6 +565,8 @@ if __name__ == "__main__":
         help="leave mcp-proxy and ContextForge out (fewer processes on the machine; mcpdeck and the SDK alone)",
     )
     options = parser.parse_args()
+    if options.run < 1:
+        parser.error(f"--run must be 1 or more (calls in a row per case), not {options.run}")
     before = options.before.resolve() if options.before else None
     if options.instructions:
         instructions(options.calls, before)
@@ -574,6 +576,6 @@ if __name__ == "__main__":
             options.rounds,
             before,
             history=options.history,
-            run=max(1, options.run),
+            run=options.run,
             peers=not options.no_peers,
         )
