@@ -8,7 +8,10 @@ The measuring client is the SDK's ``Client`` in every case. Two groups, by the s
   through ``mcpdeck gateway --stdio``, through ``mcpdeck gateway --port``, through the simplest
   gateway the SDK alone makes (``bench/servers/sdk_proxy.py``: its ``Server`` on its
   ``stdio_server``, each call forwarded by its ``Client``; the cost of the extra hop with no host
-  around it) and through ``mcp-proxy --port`` (which serves one stdio server over streamable HTTP);
+  around it), through the same on mcpdeck's stdio pipes with the SDK's idle spans left out
+  (``sdk_proxy --pipes``: all the gateway has on a call's path but its host layer, so the gateway's
+  distance from it is what the host layer costs) and through ``mcp-proxy --port`` (which serves one
+  stdio server over streamable HTTP);
 - ``conformance``: ``tests/servers/conformance_server.py --http`` (a Python SDK server), called
   directly over HTTP, through ``mcpdeck gateway --port``, through ``mcpdeck gateway --stdio``,
   through ``mcp-proxy`` in its other mode (stdio in front of a streamable HTTP server) and through
@@ -285,6 +288,8 @@ def _cases(
         env=dict(os.environ),
     )
     everything.append(Case("the SDK alone (Server + Client)", sdk_proxy, "mcp__everything__echo", _echo))
+    on_pipes = sdk_proxy.model_copy(update={"args": ["-m", "bench.servers.sdk_proxy", "--pipes", *sdk_proxy.args[2:]]})
+    everything.append(Case("the SDK on mcpdeck's pipes (floor)", on_pipes, "mcp__everything__echo", _echo))
     if history:
         recording = {**os.environ, "MCPDECK_HISTORY": str(folder / "history.sqlite3")}
         recorded = StdioServerParameters(

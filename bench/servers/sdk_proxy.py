@@ -1,18 +1,27 @@
-"""The simplest gateway the SDK alone makes: its low-level ``Server`` on its own ``stdio_server``,
-each ``tools/call`` forwarded through an SDK ``Client`` to one stdio server. No mcpdeck code.
+"""The simplest gateway the SDK makes: its low-level ``Server`` serving stdio, each ``tools/call``
+forwarded through an SDK ``Client`` to one stdio server.
 
-For ``python -m bench.gateway``: the cost of one extra hop built from the SDK's server and client
-and nothing else (no catalog, no gate, no history, no supervision), beside ``mcpdeck gateway
---stdio``. The tools are listed under the gateway's names (``mcp__<server>__<tool>``), so the
-measuring client can call them as it calls the gateway's, and the SDK's client finds the tool it
-calls in the list. Run it from the repository root as a module:
+For ``python -m bench.gateway``, two floors beside ``mcpdeck gateway --stdio``:
 
-    python -m bench.servers.sdk_proxy NAME COMMAND [ARG ...]
+- by default, the SDK alone: its ``Server`` on its own ``stdio_server`` and its ``Client`` on its
+  own ``stdio_client``, no mcpdeck code: the cost of one extra hop built from the SDK and nothing
+  else (no catalog, no gate, no history, no supervision);
+- with ``--pipes``, the same ``Server`` and ``Client`` on mcpdeck's stdio pipes (``gateway._stdio``
+  towards the client, ``_stdio.stdio_transport`` towards the server) with the SDK's idle spans left
+  out, as the gateway runs them: everything the gateway has on a call's path except mcpdeck's host
+  layer. The gateway's distance from it is what the host layer costs per call.
+
+The tools are listed under the gateway's names (``mcp__<server>__<tool>``), so the measuring
+client can call them as it calls the gateway's, and the SDK's client finds the tool it calls in
+the list. Run it from the repository root as a module:
+
+    python -m bench.servers.sdk_proxy [--pipes] NAME COMMAND [ARG ...]
 """
 
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -22,9 +31,20 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 
-async def main(name: str, command: str, args: list[str]) -> None:
+async def main(name: str, command: str, args: list[str], pipes: bool = False) -> None:
     prefix = f"mcp__{name}__"
-    async with Client(StdioServerParameters(command=command, args=args), mode="legacy") as upstream:
+    params = StdioServerParameters(command=command, args=args)
+    upstream_target: Any = params
+    serving: AbstractAsyncContextManager[Any] = stdio_server()
+    if pipes:
+        from mcpdeck._stdio import stdio_transport
+        from mcpdeck.gateway._spans import drop_idle_client_spans
+        from mcpdeck.gateway._stdio import stdio_streams
+
+        drop_idle_client_spans()
+        upstream_target = stdio_transport(params, sys.stderr, max_message=64 << 20)
+        serving = stdio_streams()
+    async with Client(upstream_target, mode="legacy") as upstream:
         listed = (await upstream.list_tools()).tools
         tools = [tool.model_copy(update={"name": prefix + tool.name}) for tool in listed]
 
@@ -38,9 +58,13 @@ async def main(name: str, command: str, args: list[str]) -> None:
             )
 
         server = Server("sdk-proxy", on_list_tools=list_tools, on_call_tool=call_tool)
-        async with stdio_server() as (read, write):
+        if pipes:  # the SDK's server span, a no-op without a tracer provider, left out as the gateway does
+            server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
+        async with serving as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3:])
+    pipes = sys.argv[1:2] == ["--pipes"]
+    rest = sys.argv[2:] if pipes else sys.argv[1:]
+    anyio.run(main, rest[0], rest[1], rest[2:], pipes)
