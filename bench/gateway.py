@@ -10,8 +10,9 @@ The measuring client is the SDK's ``Client`` in every case. Two groups, by the s
   ``stdio_server``, each call forwarded by its ``Client``; the cost of the extra hop with no host
   around it), through the same on mcpdeck's stdio pipes with the SDK's idle spans left out
   (``sdk_proxy --pipes``: all the gateway has on a call's path but its host layer, so the gateway's
-  distance from it is what the host layer costs) and through ``mcp-proxy --port`` (which serves one
-  stdio server over streamable HTTP);
+  distance from it is what the host layer costs), through the SDK alone serving streamable HTTP
+  (``sdk_proxy --port``: the floor beside ``gateway --port``) and through ``mcp-proxy --port`` (which
+  serves one stdio server over streamable HTTP);
 - ``conformance``: ``tests/servers/conformance_server.py --http`` (a Python SDK server), called
   directly over HTTP, through ``mcpdeck gateway --port``, through ``mcpdeck gateway --stdio``,
   through ``mcp-proxy`` in its other mode (stdio in front of a streamable HTTP server) and through
@@ -290,6 +291,12 @@ def _cases(
     everything.append(Case("the SDK alone (Server + Client)", sdk_proxy, "mcp__everything__echo", _echo))
     on_pipes = sdk_proxy.model_copy(update={"args": ["-m", "bench.servers.sdk_proxy", "--pipes", *sdk_proxy.args[2:]]})
     everything.append(Case("the SDK on mcpdeck's pipes (floor)", on_pipes, "mcp__everything__echo", _echo))
+    sdk_args = ["--port", "0", "everything", str(EVERYTHING)]
+    sdk_served = start([sys.executable, "-m", "bench.servers.sdk_proxy", *sdk_args], stdout=subprocess.PIPE)
+    sdk_url = _line_with(sdk_served, "http://")
+    everything.append(
+        Case("the SDK alone over HTTP", sdk_url, "mcp__everything__echo", _echo, lambda: [sdk_served.pid])
+    )
     if history:
         recording = {**os.environ, "MCPDECK_HISTORY": str(folder / "history.sqlite3")}
         recorded = StdioServerParameters(
