@@ -505,9 +505,17 @@ def instructions(calls: int, before: Path | None = None) -> None:
     def served(port: int) -> list[str]:
         return _gateway_cmd(config, "--port", str(port), "--no-token")
 
+    def floor(*face: str) -> Callable[[int], list[str]]:
+        """``bench.servers.sdk_proxy`` with the options ``face`` (``PORT``: the port it is given)."""
+        module = [sys.executable, "-m", "bench.servers.sdk_proxy"]
+        return lambda port: [*module, *(a.replace("PORT", str(port)) for a in face), "everything", str(EVERYTHING)]
+
     cases: list[tuple[str, Callable[[int], list[str]], str, bool, dict[str, str] | None]] = [
         ("mcpdeck gateway --stdio", stdio, tool, False, None),
+        ("the SDK on mcpdeck's pipes (floor)", floor("--pipes"), tool, False, None),
+        ("the SDK alone (Server + Client)", floor(), tool, False, None),
         ("mcpdeck gateway --port", served, tool, True, None),
+        ("the SDK alone over HTTP", floor("--port", "PORT"), tool, True, None),
     ]
     if before is not None:
         env = _before_env(folder, before)
