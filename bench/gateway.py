@@ -141,6 +141,11 @@ def _gateway_cmd(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "gateway", *extra]
 
 
+def _sdk_proxy(*face: str) -> list[str]:
+    """The command of ``bench.servers.sdk_proxy`` in front of server-everything (``face``: its options)."""
+    return [sys.executable, "-m", "bench.servers.sdk_proxy", *face, "everything", str(EVERYTHING)]
+
+
 def _before_env(folder: Path, before: Path) -> dict[str, str]:
     """The environment of the ``--before`` gateway: its ``src`` first on the path, and ``httptools`` hidden
     (not a dependency before 2026-11-24; uvicorn then parses HTTP with h11, as it did)."""
@@ -282,17 +287,15 @@ def _cases(
         Case("mcpdeck gateway --stdio", stdio_gateway, "mcp__everything__echo", _echo),
         Case("mcpdeck gateway --port", gateway_url, "mcp__everything__echo", _echo, lambda: [gateway.pid]),
     ]
-    sdk_proxy = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "bench.servers.sdk_proxy", "everything", str(EVERYTHING)],
-        cwd=str(ROOT),
-        env=dict(os.environ),
-    )
-    everything.append(Case("the SDK alone (Server + Client)", sdk_proxy, "mcp__everything__echo", _echo))
-    on_pipes = sdk_proxy.model_copy(update={"args": ["-m", "bench.servers.sdk_proxy", "--pipes", *sdk_proxy.args[2:]]})
-    everything.append(Case("the SDK on mcpdeck's pipes (floor)", on_pipes, "mcp__everything__echo", _echo))
-    sdk_args = ["--port", "0", "everything", str(EVERYTHING)]
-    sdk_served = start([sys.executable, "-m", "bench.servers.sdk_proxy", *sdk_args], stdout=subprocess.PIPE)
+
+    def floor(*face: str) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable, args=_sdk_proxy(*face)[1:], cwd=str(ROOT), env=dict(os.environ)
+        )
+
+    everything.append(Case("the SDK alone (Server + Client)", floor(), "mcp__everything__echo", _echo))
+    everything.append(Case("the SDK on mcpdeck's pipes (floor)", floor("--pipes"), "mcp__everything__echo", _echo))
+    sdk_served = start(_sdk_proxy("--port", "0"), stdout=subprocess.PIPE)
     sdk_url = _line_with(sdk_served, "http://")
     everything.append(
         Case("the SDK alone over HTTP", sdk_url, "mcp__everything__echo", _echo, lambda: [sdk_served.pid])
@@ -505,17 +508,12 @@ def instructions(calls: int, before: Path | None = None) -> None:
     def served(port: int) -> list[str]:
         return _gateway_cmd(config, "--port", str(port), "--no-token")
 
-    def floor(*face: str) -> Callable[[int], list[str]]:
-        """``bench.servers.sdk_proxy`` with the options ``face`` (``PORT``: the port it is given)."""
-        module = [sys.executable, "-m", "bench.servers.sdk_proxy"]
-        return lambda port: [*module, *(a.replace("PORT", str(port)) for a in face), "everything", str(EVERYTHING)]
-
     cases: list[tuple[str, Callable[[int], list[str]], str, bool, dict[str, str] | None]] = [
         ("mcpdeck gateway --stdio", stdio, tool, False, None),
-        ("the SDK on mcpdeck's pipes (floor)", floor("--pipes"), tool, False, None),
-        ("the SDK alone (Server + Client)", floor(), tool, False, None),
+        ("the SDK on mcpdeck's pipes (floor)", lambda _: _sdk_proxy("--pipes"), tool, False, None),
+        ("the SDK alone (Server + Client)", lambda _: _sdk_proxy(), tool, False, None),
         ("mcpdeck gateway --port", served, tool, True, None),
-        ("the SDK alone over HTTP", floor("--port", "PORT"), tool, True, None),
+        ("the SDK alone over HTTP", lambda port: _sdk_proxy("--port", str(port)), tool, True, None),
     ]
     if before is not None:
         env = _before_env(folder, before)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -41,7 +42,7 @@ async def main(name: str, command: str, args: list[str], pipes: bool = False, po
     prefix = f"mcp__{name}__"
     params = StdioServerParameters(command=command, args=args)
     upstream_target: Any = params
-    serving: AbstractAsyncContextManager[Any] = stdio_server()
+    serve_stdio: Callable[[], AbstractAsyncContextManager[Any]] = stdio_server
     if pipes:
         from mcpdeck._stdio import stdio_transport
         from mcpdeck.gateway._spans import drop_idle_client_spans
@@ -49,7 +50,7 @@ async def main(name: str, command: str, args: list[str], pipes: bool = False, po
 
         drop_idle_client_spans()
         upstream_target = stdio_transport(params, sys.stderr, max_message=64 << 20)
-        serving = stdio_streams()
+        serve_stdio = stdio_streams
     async with Client(upstream_target, mode="legacy") as upstream:
         listed = (await upstream.list_tools()).tools
         tools = [tool.model_copy(update={"name": prefix + tool.name}) for tool in listed]
@@ -74,7 +75,7 @@ async def main(name: str, command: str, args: list[str], pipes: bool = False, po
             config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
             await uvicorn.Server(config).serve(sockets=[listening])
             return
-        async with serving as (read, write):
+        async with serve_stdio() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
 
