@@ -412,6 +412,9 @@ async def test_disabling_a_server_keeps_its_config_and_takes_its_tools_away(conf
         assert host.catalog.for_server("alpha") == []
         with pytest.raises(ServerUnavailableError, match="disabled"):
             await host.call_tool("mcp__alpha__echo", {"text": "x"})
+        with pytest.raises(ServerUnavailableError, match=r"is disabled, so it was not reconnected; enable it first"):
+            await host.reconnect("alpha")  # not a silent no-op
+        assert host.servers["alpha"].state is ServerState.DISABLED
         assert host.servers["beta"].state is ServerState.CONNECTED
 
         status = await host.set_server_disabled("alpha", False)

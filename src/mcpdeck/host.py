@@ -35,7 +35,7 @@ from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
 from mcpdeck.connection import ProgressCallback
-from mcpdeck.errors import InvalidArgumentsError
+from mcpdeck.errors import InvalidArgumentsError, ServerUnavailableError
 from mcpdeck.events import EventBus
 from mcpdeck.permissions import ApprovalCallback, PermissionGate, PermissionRules
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
@@ -393,8 +393,18 @@ class Host:
         return await self._servers.get(name).wait_settled()
 
     async def reconnect(self, name: str) -> ServerStatus:
-        """Close the server's session and connect again."""
-        return await self._servers.get(name).reconnect()
+        """Close the server's session and connect again.
+
+        Raises:
+            ServerUnavailableError: The server is disabled: it is not connected until enabled
+                (``set_server_disabled(name, False)``).
+        """
+        connection = self._servers.get(name)
+        if connection.config.disabled:
+            raise ServerUnavailableError(
+                name, f"is disabled, so it was not reconnected; enable it first (`mcpdeck enable {name}`)"
+            )
+        return await connection.reconnect()
 
     async def disconnect(self, name: str) -> ServerStatus:
         """Close the server's session and leave it stopped; its config is kept."""

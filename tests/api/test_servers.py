@@ -78,14 +78,34 @@ async def test_add_with_a_bad_config_says_which_key_and_why_and_saves_nothing(ap
     assert "bad" not in api.file()["mcpServers"]
 
 
-async def test_a_server_that_does_not_start_is_saved_and_reported_failed(api: Api) -> None:
-    answer = await api.client.post(
-        "/api/servers", json={"name": "ghost", "config": {"command": "mcpdeck-test-no-such-command"}}
-    )
-    assert answer.status_code == 201
-    status = answer.json()["status"]
+async def test_a_server_that_does_not_start_is_not_saved_unless_asked_to_save_it_anyway(api: Api) -> None:
+    # As `mcpdeck add`: it is tried first and saved only if it connects ...
+    before = api.config.read_text()
+    config = {"command": "mcpdeck-test-no-such-command"}
+    answer = await api.client.post("/api/servers", json={"name": "ghost", "config": config})
+    assert answer.status_code == 502, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "did-not-connect"
+    assert error["message"].startswith("'ghost' did not connect, so it was not saved: command")
+    assert "was not found on PATH" in error["message"]
+    assert "saveAnyway" in error["message"]  # ... and the message says how to save it all the same
+    assert api.config.read_text() == before
+    assert "ghost" not in api.host.servers
+    # ... or whatever happens, when the caller says so.
+    anyway = await api.client.post("/api/servers", json={"name": "ghost", "config": config, "saveAnyway": True})
+    assert anyway.status_code == 201, anyway.text
+    status = anyway.json()["status"]
     assert status["state"] == "failed"
     assert "was not found on PATH" in status["error"]
+    assert api.file()["mcpServers"]["ghost"] == config
+
+
+async def test_a_disabled_server_is_saved_without_trying_it(api: Api) -> None:
+    config = {"command": "mcpdeck-test-no-such-command", "disabled": True}
+    answer = await api.client.post("/api/servers", json={"name": "later", "config": config})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["status"]["state"] == "disabled"
+    assert api.file()["mcpServers"]["later"] == config
 
 
 async def test_update_sends_back_the_masked_config_and_the_real_secret_is_kept(api: Api) -> None:
@@ -139,6 +159,19 @@ async def test_disable_enable_disconnect_reconnect_move_the_server(api: Api) -> 
     back = await api.client.post("/api/servers/basic/reconnect")
     assert back.json()["state"] == "connected"
     assert back.json()["pid"] not in (None, pid)
+
+
+async def test_reconnect_refuses_a_disabled_server_and_says_to_enable_it(api: Api) -> None:
+    await api.client.post("/api/servers/basic/disable")
+    answer = await api.client.post("/api/servers/basic/reconnect")
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"] == {
+        "code": "server-disabled",
+        "message": "server 'basic' is disabled, so it was not reconnected; enable it first "
+        "(POST /api/servers/basic/enable, `mcpdeck enable basic`, or its switch in the console)",
+    }
+    assert api.host.servers["basic"].state == "disabled"
+    assert api.file()["mcpServers"]["basic"]["disabled"] is True
 
 
 async def test_remove_disconnects_and_deletes_the_entry(api: Api) -> None:

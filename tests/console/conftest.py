@@ -78,6 +78,8 @@ class Console:
     config: Path
     page: Page
     errors: list[str] = field(default_factory=list[str])
+    pid: int | None = None
+    """The ``mcpdeck serve`` process (None for the in-process app)."""
 
     def open(self, route: str = "#/servers") -> Page:
         self.page.goto(f"{self.url}/?token={self.token}")  # sets the cookie, redirects to /
@@ -163,7 +165,7 @@ def console_for(browser: BrowserContext, tmp_path: Path) -> Iterator[Callable[..
         page = browser.new_page()
         errors = watch_errors(page)
         started.append((serving, page))
-        return Console(serving.url, serving.token, serving.config, page, errors)
+        return Console(serving.url, serving.token, serving.config, page, errors, serving.process.pid)
 
     yield start
     for serving, page in started:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -13,7 +14,7 @@ from mcpdeck.api._errors import ApiError
 from mcpdeck.api._secrets import mask_url
 from mcpdeck.status import ServerState, ServerStatus
 
-__all__ = ["Changing", "Ctx", "get_ctx", "require_server", "server_json"]
+__all__ = ["Changing", "Ctx", "changing", "get_ctx", "require_server", "server_json", "until_disconnected"]
 
 
 async def get_ctx(request: Request) -> ApiContext:
@@ -24,10 +25,11 @@ async def get_ctx(request: Request) -> ApiContext:
 Ctx = Annotated[ApiContext, Depends(get_ctx)]
 
 
-async def _changing(request: Request) -> AsyncGenerator[None]:
+@contextmanager
+def changing(ctx: ApiContext) -> Iterator[None]:
+    """While the host changes the config file (for ``Changing``, or around a part of an endpoint)."""
     # The host writes the file before (not atomically with) switching what runs; while such
-    # a request is in flight the config follower holds off, so it never applies a half-made change.
-    ctx: ApiContext = request.app.state.ctx
+    # a change is in flight the config follower holds off, so it never applies a half-made change.
     ctx.changing += 1
     try:
         yield
@@ -35,8 +37,21 @@ async def _changing(request: Request) -> AsyncGenerator[None]:
         ctx.changing -= 1
 
 
+async def _changing(request: Request) -> AsyncGenerator[None]:
+    with changing(request.app.state.ctx):
+        yield
+
+
 Changing = Depends(_changing)
 """For endpoints that change the config file: ``dependencies=[Changing]``."""
+
+
+async def until_disconnected(request: Request) -> None:
+    """Return once the client has gone (it closed the connection): for a long wait it could abandon.
+
+    Call it only once the body has been read (FastAPI has read it for a parsed body)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def server_json(ctx: ApiContext, status: ServerStatus) -> dict[str, Any]:

@@ -121,6 +121,11 @@ class ServerIn(BaseModel):
     name: str = Field(min_length=1, max_length=48)
     config: dict[str, Any] = Field(description='The entry as in a config file: {"command": ..., "args": [...]}.')
     force: bool = Field(default=False, description="Replace a server of the same name.")
+    saveAnyway: bool = Field(
+        default=False,
+        description="Save it whatever happens. Without it the server is tried first and saved only if it connects "
+        "(502 `did-not-connect` otherwise), as `mcpdeck add` does; a disabled entry is saved without trying.",
+    )
 
 
 class ServerConfigIn(BaseModel):

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio.to_thread
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from mcpdeck.api._common import Changing, Ctx, require_server, server_json
+from mcpdeck.api._common import Changing, Ctx, changing, require_server, server_json, until_disconnected
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._models import (
@@ -26,6 +26,7 @@ from mcpdeck.api._models import (
 )
 from mcpdeck.api._secrets import mask_config, restore_masked
 from mcpdeck.config import (
+    AnyServerConfig,
     ImportResult,
     InProcessServerConfig,
     StdioServerConfig,
@@ -37,6 +38,7 @@ from mcpdeck.config import (
 )
 from mcpdeck.errors import ConfigError
 from mcpdeck.host import ServerTest
+from mcpdeck.status import ServerState
 
 __all__ = ["router"]
 
@@ -84,18 +86,51 @@ async def get_server(ctx: Ctx, name: str) -> dict[str, Any]:
     return _detail(ctx, name)
 
 
-@router.post(
-    "/servers", response_model=ServerDetailOut, status_code=201, summary="Add a server", dependencies=[Changing]
-)
-async def add_server(ctx: Ctx, body: ServerIn) -> dict[str, Any]:
-    """Save a new server to the config file and connect it; answers once it has connected or failed."""
-    validate_server_name(body.name)
+def _refuse_taken(ctx: ApiContext, body: ServerIn) -> None:
     if body.name in ctx.host.servers and not body.force:
         where = f" in {ctx.store.path}" if ctx.store is not None else ""
         raise ApiError(409, "server-exists", f"server {body.name!r} already exists{where}; use force to replace it")
+
+
+async def _try_first(ctx: ApiContext, request: Request, name: str, config: AnyServerConfig) -> None:
+    """Connect ``config`` apart (as ``mcpdeck add`` does) and refuse to save it if it does not connect.
+
+    A client that gives up waiting (it closes the connection) ends the try: nothing is saved."""
+    tried: list[ServerTest] = []
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            await until_disconnected(request)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        tried.append(await ctx.host.test_server(config, name=name))
+        tg.cancel_scope.cancel()
+    if not tried:
+        raise ApiError(499, "client-gone", f"the client went away while {name!r} was tried; nothing was saved")
+    if not tried[0].ok:
+        status = tried[0].status
+        raise ApiError(
+            502,
+            "did-not-connect",
+            f"{name!r} did not connect, so it was not saved: {status.error or status.state.value}\n"
+            'Fix it and add it again, or save it as it is with "saveAnyway": true.',
+        )
+
+
+@router.post("/servers", response_model=ServerDetailOut, status_code=201, summary="Add a server")
+async def add_server(ctx: Ctx, request: Request, body: ServerIn) -> dict[str, Any]:
+    """Try a new server and save it to the config file if it connects (or anyway, with ``saveAnyway``);
+    then connect it. Answers once it has connected or failed."""
+    validate_server_name(body.name)
+    _refuse_taken(ctx, body)
     stored = await _stored(ctx, body.name) if body.force else {}
     config = parse_server_config(body.name, restore_masked(body.config, stored))
-    await ctx.host.add_server(body.name, config)
+    if not body.saveAnyway and not config.disabled:
+        await _try_first(ctx, request, body.name, config)
+        _refuse_taken(ctx, body)  # another request may have added it meanwhile
+    with changing(ctx):
+        await ctx.host.add_server(body.name, config)
     return _detail(ctx, body.name)
 
 
@@ -156,8 +191,15 @@ async def disable_server(ctx: Ctx, name: str) -> dict[str, Any]:
 
 @router.post("/servers/{name}/reconnect", response_model=ServerOut, summary="Reconnect a server")
 async def reconnect_server(ctx: Ctx, name: str) -> dict[str, Any]:
-    """Close its session and connect again; answers once it has connected or failed."""
-    require_server(ctx, name)
+    """Close its session and connect again; answers once it has connected or failed. A disabled server is a 409."""
+    status = require_server(ctx, name)
+    if status.state is ServerState.DISABLED:
+        raise ApiError(
+            409,
+            "server-disabled",
+            f"server {name!r} is disabled, so it was not reconnected; enable it first "
+            f"(POST /api/servers/{name}/enable, `mcpdeck enable {name}`, or its switch in the console)",
+        )
     return server_json(ctx, await ctx.host.reconnect(name))
 
 

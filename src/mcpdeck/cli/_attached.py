@@ -196,7 +196,8 @@ def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, forc
                 raise
         else:
             raise ConfigError(f"server {name!r} already exists in {config}; use --force to replace it", server=name)
-    body = {"name": name, "config": entry, "force": force}
+    # Tried here (with this command's --startup-timeout and --root), so serve saves it without a second try.
+    body = {"name": name, "config": entry, "force": force, "saveAnyway": True}
     if entry.get("disabled"):
         api.request("POST", "/servers", body)
         click.echo(f"Saved {name!r} to {config} (not connected).")

@@ -15,7 +15,12 @@ const TRANSPORTS = [
   ['stdio', 'stdio: a local command'], ['http', 'Streamable HTTP'], ['sse', 'SSE (older servers)'],
   ['auto', 'URL: HTTP, falling back to SSE'],
 ];
-const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'timeout'];
+// Keys with a field of their own; every other key of the entry is edited as JSON under "More settings".
+const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'timeout', 'startupTimeout', 'protocol', 'maxMessageSize'];
+const PROTOCOLS = [
+  ['auto', 'auto: try 2026-07-28, fall back to the initialize handshake'], ['handshake', 'handshake: initialize only (older servers)'],
+  ['modern', 'modern: 2026-07-28 only'],
+];
 
 function transportOf(config) {
   if (config.command) return 'stdio';
@@ -73,7 +78,14 @@ function serverForm({ name = '', config = {}, locked = false }) {
   const cwd = h('input', { type: 'text', value: config.cwd || '', spellcheck: false, placeholder: '(the folder mcpdeck runs in)' });
   const url = h('input', { type: 'url', value: config.url || '', spellcheck: false, placeholder: 'https://example.com/mcp' });
   const headers = kvEditor('Headers', config.headers, { item: 'Header', keyHint: 'Authorization', valueHint: 'Bearer ${TOKEN}' });
-  const timeout = h('input', { type: 'number', min: 1, step: 1, value: config.timeout ?? '', placeholder: '60' });
+  const timeout = h('input', { type: 'number', min: 0, step: 'any', value: config.timeout ?? '', placeholder: '60', data: { key: 'timeout' } });
+  const startup = h('input', { type: 'number', min: 0, step: 'any', value: config.startupTimeout ?? '', placeholder: '30', data: { key: 'startupTimeout' } });
+  const protocol = h('select', { data: { key: 'protocol' } }, PROTOCOLS.map(([v, label]) => h('option', { value: v }, label)));
+  protocol.value = config.protocol || 'auto';
+  const maxMessage = h('input', { type: 'number', min: 1, step: 1, value: config.maxMessageSize ?? '', placeholder: String(128 * 1024 * 1024), data: { key: 'maxMessageSize' } });
+  const others = Object.fromEntries(Object.entries(config).filter(([key]) => !FORM_KEYS.includes(key)));
+  const more = h('textarea', { rows: 5, spellcheck: false, class: 'mono', placeholder: '{"autoApprove": ["read_*"], "tools": {"exclude": ["delete_*"]}}', data: { key: '*' } });
+  more.value = Object.keys(others).length ? JSON.stringify(others, null, 2) : '';
   const stdio = h('div', { class: 'group' },
     field('Command', command, 'The program to run (found on PATH, or a full path).'),
     field('Arguments', args, 'One per line, no quoting needed.'),
@@ -99,13 +111,26 @@ function serverForm({ name = '', config = {}, locked = false }) {
     field('Name', nameInput, locked ? 'Names are locked: to rename, remove the server and add it again.' : 'Letters, digits, - and _. Tools are named mcp__<name>__<tool>.'),
     field('Transport', transport),
     stdio, remote,
-    field('Request timeout (seconds)', timeout, 'Empty: the default (60 s; progress restarts it).'));
+    h('div', { class: 'row' },
+      field('Request timeout (seconds)', timeout, '"timeout": how long a request may take. Empty: 60 s (progress restarts it).'),
+      field('Startup timeout (seconds)', startup, '"startupTimeout": how long connecting and listing its tools may take. Empty: 30 s.')),
+    h('details', { class: 'more', open: Boolean(config.protocol || config.maxMessageSize || Object.keys(others).length) },
+      h('summary', {}, 'More settings'),
+      field('Protocol', protocol, '"protocol": how a session is opened.'),
+      field('Largest message (bytes)', maxMessage, '"maxMessageSize": the largest message read from the server. Empty: 128 MiB.'),
+      field('Other settings (JSON)', more, 'The rest of the entry as the config file keeps it: "autoApprove", "tools", "roots", "oauth", "disabled"… (see docs/config.md). A stored secret stays masked: leave it to keep it.')));
   return {
     element,
     nameInput,
+    /** The entry as the form has it; throws an Error that says what to fix. */
     value() {
-      const out = { ...config };
-      for (const key of FORM_KEYS) delete out[key];
+      let out = {};
+      if (more.value.trim()) {
+        try { out = JSON.parse(more.value); } catch (error) { throw new Error(`Other settings: that is not JSON (${error.message}).`); }
+        if (!out || typeof out !== 'object' || Array.isArray(out)) throw new Error('Other settings: give a JSON object, like {"autoApprove": ["read_*"]}.');
+        const own = Object.keys(out).filter((key) => FORM_KEYS.includes(key));
+        if (own.length) throw new Error(`Other settings: ${own.map((k) => `"${k}"`).join(', ')} ${own.length > 1 ? 'have fields' : 'has a field'} of its own above; set ${own.length > 1 ? 'them' : 'it'} there.`);
+      }
       if (transport.value === 'stdio') {
         out.command = command.value.trim();
         const list = args.value.split('\n').map((a) => a.trim()).filter(Boolean);
@@ -120,6 +145,9 @@ function serverForm({ name = '', config = {}, locked = false }) {
         if (Object.keys(hd).length) out.headers = hd;
       }
       if (timeout.value) out.timeout = Number(timeout.value);
+      if (startup.value) out.startupTimeout = Number(startup.value);
+      if (protocol.value !== 'auto') out.protocol = protocol.value;
+      if (maxMessage.value) out.maxMessageSize = Number(maxMessage.value);
       return { name: nameInput.value.trim(), config: out };
     },
   };
@@ -187,20 +215,27 @@ function pastePane(known, done, editInForm) {
       h('tbody', {}, entries.map(([name, config], i) => h('tr', {}, h('td', {}, checks[i]), h('td', {}, name, known.has(name) ? h('small', { class: 'warn-text' }, ' (exists)') : null), h('td', {}, h('code', {}, targetOf(config))), status[i])))),
     h('label', { class: 'inline' }, replace, ' Replace servers that exist'),
     button('Add selected', async () => {
-      let added = 0;
-      await Promise.all(entries.map(async ([name, config], i) => {
-        if (!checks[i].checked) return;
-        status[i].textContent = 'adding…';
-        try {
-          const r = await post('/servers', { name, config, force: replace.checked });
-          status[i].textContent = r.status.state === 'connected' ? `✓ ${r.status.toolCount} tools` : `added; ${r.status.state}: ${r.status.error || ''}`;
-          added += 1;
-        } catch (error) {
-          status[i].textContent = `✗ ${error.message}`;
-        }
-      }));
-      if (added) { toast(`Added ${added} server${added > 1 ? 's' : ''}`); done(); }
+      // Each is tried first and saved only if it connects; one that does not says why, with a
+      // button to save it anyway. The dialog stays open while any is left unsaved.
+      const results = await Promise.all(entries.map(([name, config], i) => (checks[i].checked ? addOne(name, config, i, false) : null)));
+      const added = results.filter((r) => r === true).length;
+      if (added) toast(`Added ${added} server${added > 1 ? 's' : ''}`);
+      if (added && !results.includes(false)) done();
     }, { class: 'primary' }));
+    async function addOne(name, config, i, anyway) {
+      add(clear(status[i]), anyway ? 'saving…' : 'trying…');
+      try {
+        const r = await post('/servers', { name, config, force: replace.checked, saveAnyway: anyway });
+        status[i].textContent = r.status.state === 'connected' ? `✓ ${r.status.toolCount} tools` : `saved; ${r.status.state}: ${r.status.error || ''}`;
+        checks[i].checked = false;
+        return true;
+      } catch (error) {
+        const why = error.code === 'did-not-connect' ? `not saved: ${error.message.split('\n')[0].replace(/^.*? so it was not saved: /, '')}` : error.message;
+        add(clear(status[i]), h('span', { class: 'error-text' }, `✗ ${why}`),
+          error.code === 'did-not-connect' ? [' ', button('Save anyway', () => addOne(name, config, i, true), { class: 'small', 'aria-label': `Save ${name} anyway` })] : null);
+        return false;
+      }
+    }
   }
   return h('div', {}, field('A "mcpServers" snippet (as in a README or another app\'s config)', area,
     'Both {"mcpServers": {"name": {...}}} and a bare {"name": {...}} work.'),
@@ -261,9 +296,10 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
   let form = serverForm({ name: name || '', config: detail?.config || {}, locked: editing });
   const formSlot = h('div', {}, form.element);
   const testBtn = button('Test', test);
-  const saveBtn = button(editing ? 'Save & reconnect' : 'Add & connect', save, { class: 'primary' });
+  const saveBtn = button(editing ? 'Save & reconnect' : 'Add & connect', () => save(), { class: 'primary' });
   const actions = [testBtn, saveBtn];
   let dialog;
+  let trying = null; // the AbortController of an add being tried: closing the dialog gives it up
   function finish() { dialog.close(); onDone(); }
 
   function busy(on, label) {
@@ -271,21 +307,61 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
     saveBtn.disabled = on;
     if (label) add(clear(report), h('p', { class: 'muted' }, label));
   }
+  const problem = (message) => add(clear(report), h('p', { class: 'error-text', role: 'alert' }, message));
+
+  /** The form's entry, or null after saying what is wrong with it. */
+  function entry() {
+    try { return form.value(); } catch (error) { problem(error.message); return null; }
+  }
 
   async function test() {
-    const { name: n, config } = form.value();
+    const value = entry();
+    if (!value) return;
     busy(true, 'Connecting to test it (nothing is saved)…');
     try {
-      add(clear(report), testReport(await post('/test', { name: n || 'test', config })));
+      add(clear(report), testReport(await post('/test', { name: value.name || 'test', config: value.config })));
       report.scrollIntoView({ block: 'nearest' });
     } catch (error) {
-      add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
+      problem(error.message);
     } finally { busy(false); }
   }
 
-  async function save() {
-    const { name: n, config } = form.value();
-    if (!n) { add(clear(report), h('p', { class: 'error-text', role: 'alert' }, 'Give the server a name.')); form.nameInput.focus(); return; }
+  // Adding tries the server first and saves it only if it connects, as `mcpdeck add` does; if it
+  // does not, the dialog says why and offers to save it anyway. Editing saves and reconnects.
+  async function save(anyway = false) {
+    const value = entry();
+    if (!value) return;
+    const { name: n, config } = value;
+    if (!n) { problem('Give the server a name.'); form.nameInput.focus(); return; }
+    if (editing || anyway || config.disabled) { await store(n, config); return; }
+    busy(true, `Trying ${n} first: it is saved once it connects (at most ${config.startupTimeout ?? 30} s, its startup timeout). Closing this dialog gives up, and nothing is saved.`);
+    trying = new AbortController();
+    try {
+      announce(n, (await post('/servers', { name: n, config }, { signal: trying.signal })).status);
+      finish();
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      if (error.code !== 'did-not-connect') { problem(error.message); return; }
+      // The API's message ends with how a script saves it anyway; here that is the button.
+      add(clear(report), h('div', { class: 'report bad', role: 'alert' },
+        h('p', { class: 'error-text' }, error.message.split('\n')[0]),
+        h('div', { class: 'report-actions' },
+          button('Save anyway', () => save(true), { title: `Save ${n} as it is; it shows as failed until it connects` }),
+          h('span', { class: 'hint' }, 'Fix it above and press Add & connect again, or save it as it is.'))));
+      report.scrollIntoView({ block: 'nearest' });
+    } finally {
+      trying = null;
+      if (dialog.open) busy(false);
+    }
+  }
+
+  function announce(n, s) {
+    if (s.state === 'connected' || s.state === 'disabled') toast(`${n}: ${s.state}${s.state === 'connected' ? `, ${s.toolCount} tools` : ''}`);
+    else toast(`${n} was saved but is ${s.state}: ${s.error || ''}`, 'error');
+  }
+
+  /** Save and connect (an edit, or an add the user chose to save whatever happens). */
+  async function store(n, config) {
     busy(true, editing ? 'Saving and reconnecting…' : 'Saving and connecting…');
     // The answer comes once the server has connected or failed, which for a slow or hanging
     // one is its whole startup timeout. Once the entry is saved (its status turns to
@@ -297,17 +373,12 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
       grace = setTimeout(() => { closed = true; toast(`${n}: saved, connecting…`); finish(); }, 1000);
     });
     try {
-      const r = editing ? await put(`/servers/${seg(name)}`, { config }) : await post('/servers', { name: n, config });
-      const s = r.status;
-      if (s.state === 'connected' || s.state === 'disabled') {
-        toast(`${n}: ${s.state}${s.state === 'connected' ? `, ${s.toolCount} tools` : ''}`);
-      } else {
-        toast(`${n} was saved but is ${s.state}: ${s.error || ''}`, 'error');
-      }
+      const r = editing ? await put(`/servers/${seg(name)}`, { config }) : await post('/servers', { name: n, config, saveAnyway: true });
+      announce(n, r.status);
       if (!closed) finish();
     } catch (error) {
       if (closed) toast(`${n}: ${error.message}`, 'error');
-      else add(clear(report), h('p', { class: 'error-text', role: 'alert' }, error.message));
+      else problem(error.message);
     } finally {
       off();
       clearTimeout(grace);
@@ -330,7 +401,7 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
     ], tab, (id) => { saveBtn.hidden = id !== 'form'; testBtn.hidden = id !== 'form'; });
     body = t.element;
   }
-  dialog = openDialog({ title: editing ? `Edit ${name}` : 'Add a server', body, actions, wide: true });
+  dialog = openDialog({ title: editing ? `Edit ${name}` : 'Add a server', body, actions, wide: true, onClose: () => trying?.abort() });
   dialog.dataset.id = uid('server-dialog');
   if (!editing && tab === 'form') form.nameInput.focus();
 }

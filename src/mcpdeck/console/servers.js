@@ -87,8 +87,9 @@ function mount(root) {
     const warnings = h('ul', { class: 'warnings' });
     const note = h('div', { class: 'note' });
     const toggle = h('input', { type: 'checkbox', role: 'switch', 'aria-label': `Enable ${name}`, on: { change: () => setEnabled(name, toggle.checked) } });
+    const reconnect = button('Reconnect', () => act(name, 'reconnect'), { class: 'small', title: `Reconnect ${name}` });
     const actions = h('div', { class: 'row-actions' },
-      button('Reconnect', () => act(name, 'reconnect'), { class: 'small', title: `Reconnect ${name}` }),
+      reconnect,
       button('Test', () => act(name, 'test'), { class: 'small', title: `Test ${name} (a separate connection)` }),
       button('Logs', () => navigate('logs', [name]), { class: 'small', title: `Logs of ${name}` }),
       button('Edit', () => openServerDialog({ name, onDone: refresh }), { class: 'small', title: `Edit ${name}` }),
@@ -102,7 +103,7 @@ function mount(root) {
       h('td', { class: 'detail' }, target, error, hint, warnings, note),
       h('td', {}, h('label', { class: 'switch' }, toggle, h('span', { class: 'slider', attrs: { 'aria-hidden': 'true' } }))),
       h('td', {}, actions));
-    return { tr, check, status, stateText, info, toolsLink, target, error, hint, warnings, note, toggle, name, haystack: '' };
+    return { tr, check, status, stateText, info, toolsLink, target, error, hint, warnings, note, toggle, reconnect, name, haystack: '' };
   }
 
   function paint(row, s) {
@@ -130,6 +131,9 @@ function mount(root) {
     row.note.textContent = n ? n.text : '';
     row.note.dataset.kind = n ? n.kind : '';
     row.toggle.checked = s.state !== 'disabled';
+    // A disabled server is not connected until it is enabled (the API answers 409 server-disabled).
+    row.reconnect.disabled = s.state === 'disabled';
+    row.reconnect.title = s.state === 'disabled' ? `${s.name} is disabled: turn its switch on to connect it` : `Reconnect ${s.name}`;
     row.haystack = [s.name, s.transport, s.target, s.state, s.error || '', ...(s.warnings || [])].join(' ').toLowerCase();
     const hide = Boolean(filter) && !row.haystack.includes(filter);
     if (row.tr.hidden !== hide) row.tr.hidden = hide;
