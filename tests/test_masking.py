@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpdeck._masking import Redactor, looks_like_token, mask_args, mask_url, mask_urls
+from mcpdeck._masking import Redactor, looks_like_token, mask_args, mask_command_line, mask_url, mask_urls
 from mcpdeck.config import McpConfig, parse_server_config
 from mcpdeck.config._expand import referenced_values
 from mcpdeck.history import secrets_of
@@ -60,6 +60,16 @@ def test_secret_looking_arguments_are_masked_and_others_kept() -> None:
         "${TOKEN}",
         "/home/user/project",
     ]
+
+
+def test_a_command_line_is_shown_as_a_shell_would_read_it_back() -> None:
+    args = ["-m", "server", "--note", "two words", "", "it's", "${TOKEN}", "--api-key", "abc def 123456", "*.md"]
+    shown = mask_command_line("/opt/my tools/python", args)
+    assert shown == (
+        "'/opt/my tools/python' -m server --note 'two words' '' 'it'\"'\"'s' '${TOKEN}' --api-key 'abc…****' '*.md'"
+    )
+    plain = mask_command_line("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"])
+    assert plain == "npx -y @modelcontextprotocol/server-filesystem /home/me/notes"  # nothing to quote
 
 
 @pytest.mark.parametrize(

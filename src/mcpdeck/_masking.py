@@ -10,6 +10,7 @@ are names, not secrets.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 from typing import Any, Protocol, cast
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -157,8 +158,14 @@ def _mask_arg(arg: str) -> str:
 
 
 def mask_command_line(command: str, args: Iterable[str]) -> str:
-    """The command line ``command args...`` for display, with secret-looking arguments masked."""
-    return " ".join([command, *mask_args(args)])
+    """The command line ``command args...`` for display, with secret-looking arguments masked.
+
+    Each word is quoted as a shell would need it to read the line back (``--note 'two words'``):
+    when the real word needs quoting, the shown one (masked or not) is quoted."""
+    real = [command, *args]
+    shown = [command, *mask_args(real[1:])]
+    quoted = (shlex.quote(word) if shlex.quote(raw) != raw else word for raw, word in zip(real, shown, strict=True))
+    return " ".join(quoted)
 
 
 class Redactor:

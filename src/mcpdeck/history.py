@@ -363,17 +363,33 @@ class History:
             )
         )
 
-    def tool_calls(self, *, limit: int = 50, server: str | None = None) -> list[ToolCallRecord]:
-        """The most recent calls, newest first (after the writes queued before)."""
-        sql = (
-            "SELECT call_id, started_at, server, tool, name, arguments, status, error, result_size, duration,"
-            " approved_by, caller FROM tool_calls"
-        )
+    @staticmethod
+    def _where(server: str | None, status: str | None, text: str | None) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
         params: list[Any] = []
         if server is not None:
-            sql += " WHERE server = ?"
+            clauses.append("server = ?")
             params.append(server)
-        sql += " ORDER BY started_at DESC, id DESC LIMIT ?"
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if text:
+            clauses.append("instr(lower(name), lower(?)) > 0")
+            params.append(text)
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    def tool_calls(
+        self, *, limit: int = 50, server: str | None = None, status: str | None = None, text: str | None = None
+    ) -> list[ToolCallRecord]:
+        """The most recent calls, newest first (after the writes queued before).
+
+        ``server``, ``status`` (``running``, ``ok``, ``tool-error``, ``error``, ``denied``) and
+        ``text`` (in the tool's name, any case) keep only the calls that match."""
+        where, params = self._where(server, status, text)
+        sql = (
+            "SELECT call_id, started_at, server, tool, name, arguments, status, error, result_size, duration,"
+            f" approved_by, caller FROM tool_calls{where} ORDER BY started_at DESC, id DESC LIMIT ?"
+        )
         params.append(limit)
         return [
             ToolCallRecord(
@@ -392,6 +408,12 @@ class History:
             )
             for row in self._read(sql, params)
         ]
+
+    def count_tool_calls(self, *, server: str | None = None, status: str | None = None, text: str | None = None) -> int:
+        """How many calls ``tool_calls`` with the same filters would list without a limit."""
+        where, params = self._where(server, status, text)
+        ((count,),) = self._read(f"SELECT count(*) FROM tool_calls{where}", params)
+        return int(count)
 
     # ----- conversations ---------------------------------------------------------------
 

@@ -119,6 +119,14 @@ async def test_history_lists_calls_with_filters(api: Api) -> None:
     assert [c["tool"] for c in errors] == ["fail"]
     text = (await api.client.get("/api/history/calls", params={"q": "ECHO", "limit": 1})).json()["toolCalls"]
     assert [c["tool"] for c in text] == ["echo"]
+    # `total` counts every call the filters match, not only the page the limit lets through.
+    assert every["total"] == 3
+    page = (await api.client.get("/api/history/calls", params={"limit": 2})).json()
+    assert (len(page["toolCalls"]), page["total"]) == (2, 3)
+    narrowed = (await api.client.get("/api/history/calls", params={"server": "basic", "q": "A", "limit": 1})).json()
+    assert ([c["tool"] for c in narrowed["toolCalls"]], narrowed["total"]) == (["fail"], 2)
+    ok = (await api.client.get("/api/history/calls", params={"status": "ok", "limit": 1})).json()
+    assert ([c["tool"] for c in ok["toolCalls"]], ok["total"]) == (["add"], 2)
     conversations = (await api.client.get("/api/history/conversations")).json()
     assert conversations["conversations"] == []
     missing = await api.client.get("/api/history/conversations/7")

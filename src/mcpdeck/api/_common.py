@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -26,7 +26,7 @@ Ctx = Annotated[ApiContext, Depends(get_ctx)]
 
 
 @contextmanager
-def changing(ctx: ApiContext) -> Iterator[None]:
+def changing(ctx: ApiContext) -> Generator[None]:
     """While the host changes the config file (for ``Changing``, or around a part of an endpoint)."""
     # The host writes the file before (not atomically with) switching what runs; while such
     # a change is in flight the config follower holds off, so it never applies a half-made change.

@@ -256,6 +256,7 @@ class HistoryOut(_Out):
     """Tool calls, newest first (``mcpdeck history --json``)."""
 
     path: str
+    total: int = Field(description="How many calls match the filters; `toolCalls` holds the newest `limit` of them.")
     toolCalls: list[dict[str, Any]]
 
 

@@ -27,7 +27,7 @@ from mcpdeck.api._models import (
     PermissionsIn,
     PermissionsOut,
 )
-from mcpdeck.history import History
+from mcpdeck.history import History, ToolCallRecord
 from mcpdeck.permissions import PermissionRules, parse_permissions
 
 __all__ = ["router"]
@@ -104,15 +104,13 @@ async def history_calls(
 ) -> dict[str, Any]:
     """Tool calls, newest first, with who approved each (``mcpdeck history --json``)."""
     db = _history(ctx)
-    filtered = status is not None or bool(q)
-    # status and text are filtered here, over a wider window of the newest calls
-    fetch = min(limit * 20, 10_000) if filtered else limit
-    calls = await anyio.to_thread.run_sync(lambda: db.tool_calls(limit=fetch, server=server))
-    if status is not None:
-        calls = [c for c in calls if c.status == status]
-    if q:
-        calls = [c for c in calls if q.casefold() in c.name.casefold()]
-    return {"path": str(db.path), "toolCalls": [c.to_json() for c in calls[:limit]]}
+
+    def read() -> tuple[list[ToolCallRecord], int]:
+        calls = db.tool_calls(limit=limit, server=server, status=status, text=q)
+        return calls, db.count_tool_calls(server=server, status=status, text=q)
+
+    calls, total = await anyio.to_thread.run_sync(read)
+    return {"path": str(db.path), "total": total, "toolCalls": [c.to_json() for c in calls]}
 
 
 @router.get("/history/conversations", response_model=ConversationsOut, tags=["history"], summary="Conversations")

@@ -37,6 +37,19 @@ export function add(el, ...children) {
   return el;
 }
 
+/**
+ * A name (a server's, a tool's) as nodes that wrap only after its separators (_ - . / :), never
+ * inside a word: its parts with a <wbr> between them. Use it as a child of h().
+ */
+export function breakable(name) {
+  const out = [];
+  for (const part of String(name).split(/(?<=[_\-./:])(?=[^_\-./:])/)) {
+    if (out.length) out.push(document.createElement('wbr'));
+    out.push(part);
+  }
+  return out;
+}
+
 export function clear(el) {
   el.replaceChildren();
   return el;

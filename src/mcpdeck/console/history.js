@@ -1,6 +1,6 @@
 // History: tool calls with filters, who approved each and which gateway client made it; conversations and their messages.
 import { get, on } from './api.js';
-import { add, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
+import { add, breakable, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
 import { contentBlock, tree } from './content.js';
 
 export default { title: 'History', mount };
@@ -34,7 +34,7 @@ function callsPane(offs) {
     const clients = r.toolCalls.some((c) => c.caller);
     const rows = r.toolCalls.map((c) => h('tr', {},
       h('td', {}, formatTime(c.startedAt)),
-      h('td', { class: 'mono' }, button(c.name, () => { add(clear(detail), h('h3', {}, `${c.name} · ${formatTime(c.startedAt)}`), h('p', {}, 'Arguments:'), tree(c.arguments || {}), c.error ? h('p', { class: 'error-text' }, c.error) : null); detail.scrollIntoView({ block: 'nearest' }); }, { class: 'ghost small', title: 'Show the arguments' })),
+      h('td', { class: 'mono' }, button(breakable(c.name), () => { add(clear(detail), h('h3', {}, `${c.name} · ${formatTime(c.startedAt)}`), h('p', {}, 'Arguments:'), tree(c.arguments || {}), c.error ? h('p', { class: 'error-text' }, c.error) : null); detail.scrollIntoView({ block: 'nearest' }); }, { class: 'ghost small', title: 'Show the arguments' })),
       h('td', {}, c.server),
       h('td', { class: `state-${c.status}` }, c.status),
       h('td', { class: 'num' }, c.duration == null ? '' : formatDuration(c.duration)),
@@ -42,7 +42,7 @@ function callsPane(offs) {
       clients ? h('td', { class: 'client', title: c.caller ? 'The gateway client that made the call' : 'Made by mcpdeck itself' }, c.caller || '—') : null,
       h('td', { class: 'error-text' }, c.error || '')));
     add(clear(out), 
-      h('p', { class: 'hint' }, `${r.toolCalls.length} calls · ${r.path}`),
+      h('p', { class: 'hint' }, `${countText(r.toolCalls.length, r.total)} · ${r.path}`),
       rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
         h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', clients ? 'Client' : null, 'Error'].filter(Boolean).map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
         h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'),
@@ -53,6 +53,13 @@ function callsPane(offs) {
   offs.push(on('ToolCallFinished', load), on('ToolCallStarted', load)); // live
   load();
   return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', load, { class: 'small' })), out);
+}
+
+/** "3 calls", or "the newest 50 of 1,234 calls" when the limit cut the list. */
+function countText(shown, total) {
+  const n = (x) => x.toLocaleString();
+  if (total === undefined || total <= shown) return `${n(shown)} call${shown === 1 ? '' : 's'}`;
+  return `the newest ${n(shown)} of ${n(total)} calls`;
 }
 
 function conversationsPane() {

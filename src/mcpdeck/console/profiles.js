@@ -2,7 +2,7 @@
 // listed with what each serves now, added, edited and deleted. The config file is the record:
 // the gateway follows it and tells a changed profile's connected clients to list again.
 import { del, get, on, put, seg } from './api.js';
-import { add, button, clear, confirmDialog, debounce, field, h, openDialog, toast } from './dom.js';
+import { add, breakable, button, clear, confirmDialog, debounce, field, h, openDialog, toast } from './dom.js';
 
 export default { title: 'Profiles', mount };
 
@@ -30,14 +30,14 @@ function mount(root) {
 
   function table(profiles) {
     const rows = profiles.map((p) => h('tr', {},
-      h('th', { class: 'mono', attrs: { scope: 'row' } }, p.name),
+      h('th', { class: 'mono', attrs: { scope: 'row' } }, breakable(p.name)),
       h('td', {}, p.config.servers ? p.servers.join(', ') || '—' : 'all servers',
         p.unknownServers.length ? h('div', { class: 'error-text' }, `not configured: ${p.unknownServers.join(', ')}`) : null),
       h('td', {}, filterText(p.config.tools)),
       h('td', {}, p.config.prefix === false ? 'their own' : 'mcp__<server>__<tool>'),
       h('td', {}, h('details', {}, h('summary', {}, `${p.tools.length} tool${p.tools.length === 1 ? '' : 's'}`),
-        h('ul', { class: 'plain mono' }, p.tools.map((t) => h('li', {}, t))))),
-      h('td', { class: 'mono' }, `${location.origin}${p.path}`),
+        h('ul', { class: 'plain mono' }, p.tools.map((t) => h('li', {}, breakable(t)))))),
+      h('td', { class: 'mono' }, breakable(`${location.origin}${p.path}`)),
       h('td', { class: 'actions' },
         button('Edit', () => edit(p), { class: 'small', 'aria-label': `Edit profile ${p.name}` }),
         button('Delete', () => remove(p), { class: 'small danger', 'aria-label': `Delete profile ${p.name}` }))));

@@ -189,8 +189,13 @@ export function parseSnippet(text) {
   return out;
 }
 
+/** A word as a shell would need it to read it back (as the API shows a command line). */
+function shellWord(word) {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'"'"'`)}'`;
+}
+
 function targetOf(entry) {
-  if (entry.command) return [entry.command, ...(entry.args || [])].join(' ');
+  if (entry.command) return [entry.command, ...(entry.args || [])].map((w) => shellWord(String(w))).join(' ');
   return entry.url || '';
 }
 

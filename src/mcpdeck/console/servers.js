@@ -1,7 +1,7 @@
 // Servers: every configured server with its live status; enable, reconnect, test, logs,
 // edit, remove per row; bulk actions; search and grouping.
 import { del, get, on, post, seg } from './api.js';
-import { add, button, clear, confirmDialog, debounce, formatDuration, h, toast } from './dom.js';
+import { add, breakable, button, clear, confirmDialog, debounce, formatDuration, h, toast } from './dom.js';
 import { href, navigate } from './router.js';
 import { openServerDialog } from './server-dialog.js';
 import { needsSignIn, signIn } from './sign-in.js';
@@ -43,10 +43,10 @@ function mount(root) {
   const bulkBar = h('div', { class: 'bulk', role: 'group', 'aria-label': 'Selected servers' }, bulkLabel, bulkButtons);
   const table = h('table', { class: 'servers' },
     h('caption', { class: 'visually-hidden' }, 'Configured MCP servers'),
-    h('colgroup', {}, h('col', { class: 'c-check' }), h('col', { class: 'c-status' }), h('col', { class: 'c-name' }), h('col', { class: 'c-transport' }), h('col', { class: 'c-tools' }), h('col', { class: 'c-detail' }), h('col', { class: 'c-on' }), h('col', { class: 'c-actions' })),
+    h('colgroup', {}, h('col', { class: 'c-check' }), h('col', { class: 'c-status' }), h('col', { class: 'c-name' }), h('col', { class: 'c-tools' }), h('col', { class: 'c-detail' }), h('col', { class: 'c-on' }), h('col', { class: 'c-actions' })),
     h('thead', {}, h('tr', {},
       h('th', { attrs: { scope: 'col' } }, selectAll), h('th', { attrs: { scope: 'col' } }, 'Status'), h('th', { attrs: { scope: 'col' } }, 'Server'),
-      h('th', { attrs: { scope: 'col' } }, 'Transport'), h('th', { attrs: { scope: 'col' }, class: 'num' }, 'Tools'), h('th', { attrs: { scope: 'col' } }, 'Command / URL · last error'),
+      h('th', { attrs: { scope: 'col' }, class: 'num' }, 'Tools'), h('th', { attrs: { scope: 'col' } }, 'Command / URL · last error'),
       h('th', { attrs: { scope: 'col' } }, 'Enabled'), h('th', { attrs: { scope: 'col' } }, 'Actions'))));
   const empty = h('div', { class: 'empty', hidden: true },
     h('p', {}, 'No servers yet.'),
@@ -72,7 +72,10 @@ function mount(root) {
     const stateText = h('span', { class: 'state-text' });
     const status = h('span', { class: 'status' }, dot, stateText);
     const info = h('small', { class: 'muted' });
+    // The tool count links to the Tools page only while there are tools to see there.
     const toolsLink = h('a', { href: href('tools', [], { server: name }) });
+    const toolsText = h('span', { class: 'muted' });
+    const toolsCell = h('td', { class: 'num' });
     const target = h('code', { class: 'target' });
     // A long error is folded to three lines; a click, Enter or Space shows all of it.
     const unfold = () => error.setAttribute('aria-expanded', String(error.classList.toggle('expanded')));
@@ -97,23 +100,27 @@ function mount(root) {
     const tr = h('tr', { data: { name } },
       h('td', {}, check),
       h('td', {}, status),
-      h('td', { class: 'name' }, h('strong', {}, name), h('br'), info),
-      h('td', { class: 'transport' }),
-      h('td', { class: 'num' }, toolsLink),
+      h('td', { class: 'name' }, h('strong', {}, breakable(name)), h('br'), info),
+      toolsCell,
       h('td', { class: 'detail' }, target, error, hint, warnings, note),
       h('td', {}, h('label', { class: 'switch' }, toggle, h('span', { class: 'slider', attrs: { 'aria-hidden': 'true' } }))),
       h('td', {}, actions));
-    return { tr, check, status, stateText, info, toolsLink, target, error, hint, warnings, note, toggle, reconnect, name, haystack: '' };
+    return { tr, check, status, stateText, info, toolsCell, toolsLink, toolsText, target, error, hint, warnings, note, toggle, reconnect, name, haystack: '' };
   }
 
   function paint(row, s) {
     row.status.dataset.state = s.state;
     row.stateText.textContent = s.state;
     row.status.title = s.state === 'connected' && s.uptime ? `connected for ${formatDuration(s.uptime)}` : s.state;
-    row.info.textContent = s.serverInfo ? `${s.serverInfo.name || ''} ${s.serverInfo.version || ''}`.trim() : '';
-    row.tr.children[3].textContent = s.transport;
-    row.toolsLink.textContent = String(s.toolCount ?? 0);
-    row.toolsLink.setAttribute('aria-label', `${s.toolCount ?? 0} tools of ${s.name}`);
+    const about = s.serverInfo ? `${s.serverInfo.name || ''} ${s.serverInfo.version || ''}`.trim() : '';
+    row.info.textContent = [s.transport, about].filter(Boolean).join(' · ');
+    const count = s.toolCount ?? 0;
+    const linked = s.state === 'connected' && count > 0;
+    if (row.toolsCell.firstChild !== (linked ? row.toolsLink : row.toolsText)) row.toolsCell.replaceChildren(linked ? row.toolsLink : row.toolsText);
+    row.toolsLink.textContent = String(count);
+    row.toolsLink.setAttribute('aria-label', `${count} tools of ${s.name}`);
+    row.toolsText.textContent = s.state === 'connected' ? '0' : '—';
+    row.toolsText.title = s.state === 'connected' ? `${s.name} has no tools` : `${s.name} is ${s.state}: no tools to see`;
     row.target.textContent = s.target || '';
     row.target.title = s.target || '';
     const failing = s.error && ['failed', 'reconnecting', 'stopped'].includes(s.state);
@@ -152,7 +159,7 @@ function mount(root) {
     const keys = [...groups.keys()].sort((a, b) => group === 'state' ? ORDER.indexOf(a) - ORDER.indexOf(b) : a.localeCompare(b));
     for (const key of keys) {
       const body = h('tbody', {});
-      if (group !== 'none') add(body, h('tr', { class: 'group' }, h('th', { attrs: { colspan: 8, scope: 'rowgroup' } }, `${key} (${groups.get(key).length})`)));
+      if (group !== 'none') add(body, h('tr', { class: 'group' }, h('th', { attrs: { colspan: 7, scope: 'rowgroup' } }, `${key} (${groups.get(key).length})`)));
       for (const name of groups.get(key)) add(body, rows.get(name).tr);
       add(table, body);
     }

@@ -1,7 +1,7 @@
 // Tools: every tool of every connected server; search; a form from its input schema that
 // calls it, with live progress and cancel; the result as text, images, audio, links and a tree.
 import { ApiError, get, newCallId, on, post, seg } from './api.js';
-import { add, button, clear, debounce, h, toast } from './dom.js';
+import { add, breakable, button, clear, debounce, h, toast } from './dom.js';
 import { toolResult, tree } from './content.js';
 import { navigate } from './router.js';
 import { schemaForm } from './schema-form.js';
@@ -45,7 +45,7 @@ function mount(root, route) {
     items.clear();
     for (const tool of tools) {
       const el = h('button', { type: 'button', class: 'list-item', role: 'listitem', data: { name: tool.name }, on: { click: () => navigate('tools', [tool.name], currentQuery()) } },
-        h('span', { class: 'title' }, tool.name), ' ', badges(tool.annotations),
+        h('span', { class: 'title' }, breakable(tool.name)), ' ', badges(tool.annotations),
         h('span', { class: 'desc' }, tool.title || tool.description || ''));
       if (selected && selected.name === tool.name) el.setAttribute('aria-current', 'true');
       items.set(tool.name, { el, tool, haystack: `${tool.name} ${tool.server} ${tool.title || ''} ${tool.description || ''}`.toLowerCase() });
