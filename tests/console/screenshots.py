@@ -45,17 +45,18 @@ def main(folder: Path) -> None:
 
 
 def _servers() -> dict[str, Any]:
+    # Started directly (not through the test suite's fork server), so the commands shown are real ones.
     return {
-        "basic": stdio_server("basic", env={"API_TOKEN": "s3cret-token-value-42", "PLAIN": "x"}),
-        "features": stdio_server("features"),
-        "notes": stdio_server("features"),
+        "basic": stdio_server("basic", direct=True, env={"API_TOKEN": "s3cret-token-value-42", "PLAIN": "x"}),
+        "features": stdio_server("features", direct=True),
+        "notes": stdio_server("features", direct=True),
         "github": {"command": "github-mcp-server", "args": ["stdio"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
         "remote": {
             "type": "http",
             "url": "http://127.0.0.1:9/mcp",
             "headers": {"Authorization": "Bearer abcdef123456"},
         },
-        "archive": {**stdio_server("basic"), "disabled": True},
+        "archive": {**stdio_server("basic", direct=True), "disabled": True},
     }
 
 

@@ -9,6 +9,7 @@ JSON; the few direct prints of server text call ``safe`` themselves. Python's lo
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 from typing import Any
 
@@ -40,7 +41,7 @@ def target_of(config: ServerConfig, *, show: bool = False) -> str:
     """The command line or URL of a server: masked (as ``ServerStatus.target`` is) unless ``show``."""
     if not show:
         return config.target
-    return config.url if isinstance(config, RemoteServerConfig) else " ".join([config.command, *config.args])
+    return config.url if isinstance(config, RemoteServerConfig) else shlex.join([config.command, *config.args])
 
 
 def status_row(status: ServerStatus, target: str | None = None) -> list[str]:
