@@ -105,7 +105,9 @@ def test_a_secret_expanded_into_a_url_is_in_no_output(tmp_path: Path, refusing_u
 def test_get_and_list_mask_arguments_and_env_unless_asked(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     # Started directly: ``list`` shows the command line, which the fork server's launcher would push out of its column.
-    server = stdio_server("basic", "--api-key", "sk-live-0123456789", direct=True, env={"MODE": "fast-mode-1"})
+    server = stdio_server(
+        "basic", "--api-key", "sk-live-0123456789", "--note", "two words", direct=True, env={"MODE": "fast-mode-1"}
+    )
     config.write_text(json.dumps({"mcpServers": {"basic": server}}))
 
     def go(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -115,14 +117,16 @@ def test_get_and_list_mask_arguments_and_env_unless_asked(tmp_path: Path) -> Non
         go, [["get", "basic", "--json"], ["list"], ["get", "basic", "--json", "--show-secrets"]]
     )
     data = json.loads(masked.stdout)
-    assert data["config"]["args"][-2:] == ["--api-key", "sk-…****"]
+    assert data["config"]["args"][-4:] == ["--api-key", "sk-…****", "--note", "two words"]
     assert data["config"]["env"] == {"MODE": "fas…****"}
     assert "sk-live-0123456789" not in masked.stdout + listed.stdout
     assert "--api-key sk-…****" in listed.stdout
     revealed = json.loads(shown.stdout)
-    assert revealed["config"]["args"][-1] == "sk-live-0123456789"
+    assert revealed["config"]["args"][-3] == "sk-live-0123456789"
     assert revealed["config"]["env"] == {"MODE": "fast-mode-1"}
-    assert revealed["status"]["target"].endswith("--api-key sk-live-0123456789")
+    # Both command lines as a shell would read them back.
+    assert data["status"]["target"].endswith("--api-key sk-…**** --note 'two words'")
+    assert revealed["status"]["target"].endswith("--api-key sk-live-0123456789 --note 'two words'")
 
 
 def mode(path: Path) -> int:
