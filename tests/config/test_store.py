@@ -61,7 +61,7 @@ def test_an_absent_or_empty_file_reads_as_no_servers(tmp_path: Path) -> None:
 
 def test_malformed_json_is_refused_with_its_line_and_the_file_is_never_written_over(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    text = '{\n  "mcpServers": {\n    "fs": {"command": "npx",}\n  }\n}\n'
+    text = '{\n  "mcpServers": {\n    "fs": {"command": "npx" "args": []}\n  }\n}\n'
     path.write_text(text)
     store = ConfigStore(path)
     with pytest.raises(ConfigError) as caught:
@@ -133,8 +133,9 @@ def test_put_server_replaces_an_entry_in_place_dropping_runtime_keys(path: Path)
     store = ConfigStore(path)
     web = store.read().servers["web"]
     store.put_server("web", web.model_copy(update={"timeout": 90.0}))
-    entry = doc(path)["mcpServers"]["web"]
-    assert entry == {"type": "http", "url": "https://example.com/mcp", "timeout": 90}
+    # The user's spelling of "type" still means the same, so it stays; the new timeout has no ".0".
+    line = '    "web": {"type": "streamableHttp", "url": "https://example.com/mcp", "timeout": 90}\n'
+    assert path.read_text() == DOCUMENT.replace(DOCUMENT.splitlines(keepends=True)[5], line)
     assert list(doc(path)["mcpServers"]) == ["fs", "web"]
 
 
