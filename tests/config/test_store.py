@@ -35,8 +35,8 @@ def doc(path: Path) -> dict[str, Any]:
 
 
 def files(path: Path) -> list[str]:
-    """The folder's files but the lock file, which stays (removing it would let two writers lock apart)."""
-    return sorted(p.name for p in path.parent.iterdir() if p.name != f".{path.name}.lock")
+    """The folder's files: the config alone (no temp file, no lock file)."""
+    return sorted(p.name for p in path.parent.iterdir())
 
 
 # ----- reading ---------------------------------------------------------------------------
