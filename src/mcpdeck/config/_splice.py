@@ -6,8 +6,9 @@ changed:
 
 - a value that changed is replaced where it stands; a number that means the same (``30``
   and ``30.0``) is no change, so the user's spelling stays;
-- a key (or array item) that went is cut with its own lines, or, on a shared line, with its
-  comma; the comma before a last one that went goes too;
+- a key (or array item) that went is cut with its own lines (and the comment lines right
+  above it), or, on a shared line, with its comma; the comma before a last one that went
+  goes too;
 - a key that came is added after the object's last remaining key (an array item after the
   array's last one), on a line of its own indented as its siblings are, or on their line
   when they share one;
@@ -43,6 +44,7 @@ _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|NaN|-?Infinity")
 _BLANK_REST = re.compile(r"[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)*\r?(?:\n|$)")
 _INDENT = re.compile(r"[ \t]*")
+_COMMENT_LINE = re.compile(r"[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)\r?\n")
 _LARGEST_EXACT = 2**53
 
 
@@ -190,6 +192,16 @@ def _line_end(text: str, pos: int) -> int | None:
     if text.endswith("\n", 0, end):
         end -= 2 if text.endswith("\r\n", 0, end) else 1
     return end
+
+
+def _comment_lines_above(text: str, start: int) -> int:
+    """The start of the comment lines right above the line at ``start`` (they are about it), else ``start``."""
+    while start > 0:
+        above = text.rfind("\n", 0, start - 1) + 1
+        if not _COMMENT_LINE.fullmatch(text, above, start):
+            break
+        start = above
+    return start
 
 
 def _next_line(text: str, end: int) -> int:
@@ -399,7 +411,7 @@ class _Splicer:
         text = self.text
         line_end = _line_end(text, entry.end)
         if line_end is not None and _begins_line(text, entry.start):
-            return text.rfind("\n", 0, entry.start) + 1, _next_line(text, line_end)
+            return _comment_lines_above(text, text.rfind("\n", 0, entry.start) + 1), _next_line(text, line_end)
         index = [id(each) for each in entries].index(id(entry))
         if index:
             return entries[index - 1].end, entry.end
