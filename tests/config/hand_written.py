@@ -121,3 +121,12 @@ ADDED = {
     ),
 }
 """Per style: the text before the new server's place, and the same text with the new server after it."""
+
+
+def offline(text: str) -> str:
+    """``text`` with commands that are not installed and a URL nothing answers: its servers fail at once."""
+    return (
+        text.replace('"npx"', '"mcpdeck-test-no-such-npx"')
+        .replace('"uvx"', '"mcpdeck-test-no-such-uvx"')
+        .replace("https://example.com/mcp", "http://127.0.0.1:9/mcp")
+    )
