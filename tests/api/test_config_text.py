@@ -39,7 +39,8 @@ async def test_every_save_through_the_api_touches_only_what_it_changed(style: st
 
         added = await client.post("/api/servers", json={"name": "git", "config": offline_entry(NEW_SERVER)})
         assert added.status_code == 201, added.text
-        assert file() == text.replace(*(offline(part) for part in ADDED[style])).encode()
+        before, after = ADDED[style]
+        assert file() == text.replace(offline(before), offline(after)).encode()
         assert (await client.delete("/api/servers/git")).status_code == 200
         assert file() == text.encode()
 

@@ -54,8 +54,9 @@ class _Unspliceable(Exception):
 
 def same_json(a: object, b: object) -> bool:
     """Whether two JSON values mean the same: ``30`` is ``30.0``, ``true`` is not ``1``, key order does not count."""
+    same_type = type(a) is type(b)
     if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
+        return same_type and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
@@ -64,7 +65,7 @@ def same_json(a: object, b: object) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         first, second = cast(list[object], a), cast(list[object], b)
         return len(first) == len(second) and all(map(same_json, first, second))
-    return type(a) is type(b) and a == b
+    return same_type and a == b
 
 
 # ----- the text's shape --------------------------------------------------------------------------
@@ -338,7 +339,7 @@ class _Splicer:
         for entry in kept:
             self.change(entry.value, old[cast(str, entry.key)], new[cast(str, entry.key)])
         gone = [entry for entry in entries if entry.key not in new]
-        added = [(key, value) for key, value in new.items() if key not in old]
+        added: list[tuple[str | None, object]] = [(key, value) for key, value in new.items() if key not in old]
         self._reshape(node, new, kept, gone, added)
 
     def _array(self, node: _Value, old: list[object], new: list[object]) -> None:
@@ -360,10 +361,14 @@ class _Splicer:
         self._reshape(node, new, kept, gone, [(None, item) for item in new[len(kept) :]])
 
     def _replace(self, node: _Value, new: object) -> None:
-        inline: bool | None = None
-        if node.entries and node.is_object == isinstance(new, dict) and isinstance(new, dict | list):
-            inline = "\n" not in self.text[node.start : node.end]
-        self.puts.append((node.start, node.end, render(new, self.style, _line_indent(self.text, node.start), inline)))
+        text = render(new, self.style, _line_indent(self.text, node.start), self._layout(node, new))
+        self.puts.append((node.start, node.end, text))
+
+    def _layout(self, node: _Value, new: object) -> bool | None:
+        """A container replacing one of its kind is laid out as that one was: on one line (True) or not (False)."""
+        if not node.entries or node.is_object != isinstance(new, dict) or not isinstance(new, dict | list):
+            return None
+        return "\n" not in self.text[node.start : node.end]
 
     def _reshape(
         self,
