@@ -184,3 +184,13 @@ def test_numbers_mean_what_they_say_and_true_is_not_one() -> None:
     assert not same_json({"a": 1}, {"a": 1, "b": None})
     assert not same_json([1, 2], [2, 1])
     assert same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order is the text's business
+
+
+def test_new_arrays_of_objects_go_one_item_a_line_and_empty_ones_stay_short() -> None:
+    entry = {"command": "x", "autoApprove": [], "roots": ["/srv"], "x-checks": [{"every": 5}, {"every": 60}]}
+    after = changed('{\n  "mcpServers": {}\n}\n', lambda doc: doc["mcpServers"].update(a=entry))
+    assert after == (
+        '{\n  "mcpServers": {\n    "a": {\n      "command": "x",\n      "autoApprove": [],\n'
+        '      "roots": ["/srv"],\n      "x-checks": [\n        {\n          "every": 5\n        },\n'
+        '        {\n          "every": 60\n        }\n      ]\n    }\n  }\n}\n'
+    )
