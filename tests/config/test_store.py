@@ -251,13 +251,18 @@ def test_put_server_keeps_the_users_spelling_of_what_still_means_the_same(tmp_pa
     store.put_server("web", web.model_copy(update={"type": "sse"}))
     assert '"type": "sse"' in path.read_text()
     legacy = tmp_path / "legacy.json"
-    legacy.write_text('{"mcpServers": {"old": {"transport": "sse", "url": "https://example.com/sse", "args": []}}}')
+    legacy.write_text(
+        '{"mcpServers": {"old": {"transport": "sse", "url": "https://example.com/sse", "disabled": false, '
+        '"auto_approve": ["read"]}}}'
+    )
     old = ConfigStore(legacy).read().servers["old"]
-    ConfigStore(legacy).put_server("old", old.model_copy(update={"timeout": 5.0}))
+    ConfigStore(legacy).put_server("old", old.model_copy(update={"timeout": 5.0, "auto_approve": ["list"]}))
+    # A field's Python name is not how the file spells it: the new list goes under "autoApprove" alone.
     assert json.loads(legacy.read_text())["mcpServers"]["old"] == {
         "transport": "sse",
         "url": "https://example.com/sse",
-        "args": [],
+        "disabled": False,
+        "autoApprove": ["list"],
         "timeout": 5,
     }
 

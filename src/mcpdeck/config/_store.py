@@ -32,7 +32,7 @@ from typing import Any, cast
 from mcpdeck._files import atomic_write, locked
 from mcpdeck._paths import config_path
 from mcpdeck.config._json import load_json, strip_jsonc
-from mcpdeck.config._models import RUNTIME_KEYS, ServerConfig, parse_server_config, validate_server_name
+from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.config._splice import rewrite, same_json
 from mcpdeck.errors import ConfigError
 
@@ -233,9 +233,11 @@ def _as_written(name: str, old: object, new: dict[str, Any]) -> dict[str, Any]:
         return new
     written = cast(dict[str, Any], old)
     try:
-        before = parse_server_config(name, written).to_json()
+        model = parse_server_config(name, written)
     except ConfigError:
         return new
+    before = model.to_json()
+    spelled = {field.alias or key for key, field in type(model).model_fields.items()}  # as to_json writes them
     missing = object()
     entry: dict[str, Any] = {}
     for key, value in written.items():
@@ -244,7 +246,7 @@ def _as_written(name: str, old: object, new: dict[str, Any]) -> dict[str, Any]:
         elif key == "transport":
             if "type" in new and same_json(before.get("type"), new["type"]):
                 entry[key] = value  # another host's spelling of "type"
-        elif key not in before and key not in RUNTIME_KEYS:
+        elif key in spelled and key not in before:
             entry[key] = value  # a default written out, still the default
     for key, value in new.items():
         if key not in entry and not (key == "type" and "transport" in entry):
