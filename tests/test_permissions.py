@@ -410,7 +410,7 @@ async def test_always_appends_an_allow_rule_to_the_file_keeping_everything_else(
     assert saved["permissions"] == {"deny": ["mcp__github__delete_*"], "allow": ["mcp__fs__write_file"]}
     assert saved["theme"] == "dark"
     assert saved["mcpServers"]["fs"] == {"command": "fs-server", "autoApprove": ["read.file"], "x-owner": "ops"}
-    assert sorted(p.name for p in config.parent.iterdir()) == [".mcp.json.lock", "mcp.json"]  # and no temp file
+    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]  # no temp file, no lock file
     assert (await gate.check(WRITE)).approved_by == "rule"
     assert len(approver.requests) == 1
     fresh = PermissionGate.from_store(store)
@@ -438,7 +438,7 @@ async def test_a_failing_save_leaves_the_file_intact_and_allows_for_the_session(
     assert (decision.allowed, decision.approved_by) == (True, "user-session")
     assert "saving the rule failed" in decision.reason
     assert await anyio.Path(config).read_bytes() == before
-    assert sorted(p.name for p in config.parent.iterdir()) == [".mcp.json.lock", "mcp.json"]  # and no temp file
+    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]  # no temp file, no lock file
 
 
 async def test_a_file_broken_since_loading_is_not_written_over(config: Path) -> None:

@@ -62,7 +62,7 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
         old = None
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:  # the text as it is: "\r\n" stays, "\n" too
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -101,35 +101,77 @@ def _keep_owner(temp: str, target: Path, old: os.stat_result) -> None:
 def locked(path: Path, *, timeout: float = LOCK_TIMEOUT) -> Generator[None]:
     """Hold the inter-process lock of ``path`` (a symlink's target) for a read-modify-write.
 
-    The lock is an ``flock`` (``msvcrt.locking`` on Windows) on a sidecar file
-    ``.<name>.lock`` next to the target, kept ``0600`` and never removed (removing it would
-    let two writers lock two different files). The lock goes with the open file, so a
-    process that dies releases it. Threads of one process exclude each other too.
+    The lock is an ``flock`` on the file itself, so nothing is left beside it. A write
+    replaces the file by renaming a new one over it (``atomic_write``), so the lock held is
+    on a file that the path no longer names once the write is done: a process that was
+    waiting for that lock then holds it on the old file. So a lock counts only while the
+    path still names the locked file; when it does not, the lock is let go and taken on the
+    file the path names now, which holds every change made so far. A missing file is
+    created empty to be locked (an empty file reads as an empty config), and removed again
+    if it is still empty when the lock is let go. The lock goes with the open file, so a
+    process that dies releases it; threads of one process exclude each other too.
+
+    On Windows a file cannot be renamed over while it is open, so there the lock is a
+    ``msvcrt`` lock on a file of its own in the temp folder, named by the target's path.
 
     Raises:
         TimeoutError: Another process held the lock for ``timeout`` seconds.
     """
     target = real_path(path)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock = target.with_name(f".{target.name}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + timeout
+    while True:
+        fd, created = _open_lock(target)
+        try:
+            _wait_for_lock(fd, target, deadline, timeout)
+            if _names(target, fd):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced (or removed) while we waited: lock what the path names now
     try:
-        deadline = time.monotonic() + timeout
-        pause = 0.001
-        while not _try_lock(fd):
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"another process has been changing {target} for {timeout:g} s (lock file {lock}); try again"
-                )
-            time.sleep(pause)  # a real wait for another process; there is nothing to be told by
-            pause = min(pause * 2, 0.05)
+        _forget_old_lock_file(target)
         yield
     finally:
-        os.close(fd)  # closing the last descriptor releases the lock
+        try:
+            if created and _names(target, fd) and os.fstat(fd).st_size == 0:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)  # made only to be locked, and nothing was written
+        finally:
+            os.close(fd)  # closing the last descriptor releases the lock
+
+
+def _wait_for_lock(fd: int, target: Path, deadline: float, timeout: float) -> None:
+    pause = 0.001
+    while not _try_lock(fd):
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"another process has been changing {target} for {timeout:g} s; try again")
+        time.sleep(pause)  # a real wait for another process; there is nothing to be told by
+        pause = min(pause * 2, 0.05)
+
+
+def _forget_old_lock_file(target: Path) -> None:
+    """Remove the empty ``.<name>.lock`` that earlier versions left beside the file (their lock)."""
+    old = target.with_name(f".{target.name}.lock")
+    with contextlib.suppress(OSError):
+        info = old.lstat()
+        if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+            old.unlink()
 
 
 if sys.platform == "win32":
+    import hashlib
     import msvcrt
+
+    def _open_lock(target: Path) -> tuple[int, bool]:
+        folder = Path(tempfile.gettempdir()) / "mcpdeck-locks"
+        folder.mkdir(exist_ok=True)
+        name = hashlib.sha256(os.path.normcase(str(target)).encode()).hexdigest()[:32]
+        return os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600), False
+
+    def _names(target: Path, fd: int) -> bool:
+        return True  # the lock file is never replaced
 
     def _try_lock(fd: int) -> bool:
         try:
@@ -140,6 +182,29 @@ if sys.platform == "win32":
 
 else:
     import fcntl
+
+    def _open_lock(target: Path) -> tuple[int, bool]:
+        """The file opened to be locked, and whether it was made for that (it was missing)."""
+        while True:
+            try:
+                return os.open(target, os.O_RDWR | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE), True
+            except FileExistsError:
+                pass
+            try:
+                return os.open(target, os.O_RDWR), False
+            except PermissionError:  # a read-only file: a lock needs no write access
+                return os.open(target, os.O_RDONLY), False
+            except FileNotFoundError:
+                continue  # removed meanwhile: make it
+
+    def _names(target: Path, fd: int) -> bool:
+        """Whether ``target`` still names the file open as ``fd``."""
+        try:
+            now = os.stat(target)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
 
     def _try_lock(fd: int) -> bool:
         try:

@@ -5,6 +5,10 @@ What is shown in place of a secret: ``****`` (query values, passwords, values), 
 first three characters and ``…****`` for a long value under a secret-sounding name, so the
 user can still tell which key it is. ``${VAR}`` references are shown as they are: they
 are names, not secrets.
+
+The same signs tell when a secret is being typed into a config (``literal_secret``), so the CLI
+and the console can offer a ``${VAR}`` reference in its place (``reference_for``). The console
+has these two in ``console/secret-hint.js``; a test holds both to the same answers.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = [
     "OAUTH_SECRET_KEYS",
     "Redactor",
     "is_reference",
+    "literal_secret",
     "looks_like_token",
     "mask_args",
     "mask_command_line",
@@ -27,6 +32,7 @@ __all__ = [
     "mask_url",
     "mask_urls",
     "mask_value",
+    "reference_for",
     "secret_name",
 ]
 
@@ -66,6 +72,49 @@ def looks_like_token(value: str) -> bool:
     if re.fullmatch(r"[0-9a-fA-F]{32,}", value):
         return True
     return bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[0-9]", value))
+
+
+_AUTH_SCHEMES = ("bearer", "basic", "token")
+_NOT_A_VARIABLE = re.compile(r"[^A-Za-z0-9]+")
+
+
+def literal_secret(name: str, value: str) -> bool:
+    """Whether ``value``, typed for the env variable or header ``name``, looks like a secret written out.
+
+    A ``Bearer``/``Basic``/``Token`` credential, a value of 8 characters or more under a
+    secret-sounding name (not a path or URL), or a token-looking value; never a value that holds a
+    ``${VAR}`` reference.
+    """
+    text = value.strip()
+    if not text or "${" in text:
+        return False
+    scheme, space, rest = text.partition(" ")
+    if space and scheme.lower() in _AUTH_SCHEMES and rest.strip():
+        return True
+    if secret_name(name) and len(text) >= 8 and " " not in text and "://" not in text and text[0] not in "/~.":
+        return True
+    return looks_like_token(text)
+
+
+def reference_for(server: str, name: str, value: str, *, header: bool) -> tuple[str, str]:
+    """The variable to keep a secret typed as env variable (or header) ``name`` in, and what to save instead.
+
+    An env variable keeps its own name (``GITHUB_TOKEN`` -> ``${GITHUB_TOKEN}``); a header is named
+    after the server (``Authorization: Bearer ghp_…`` of ``github`` -> ``Bearer ${GITHUB_TOKEN}``,
+    ``X-Api-Key`` -> ``${GITHUB_X_API_KEY}``), its scheme kept.
+    """
+    if not header and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        variable = name
+    else:
+        own = "TOKEN" if header and name.lower() == "authorization" else name
+        parts = [_NOT_A_VARIABLE.sub("_", part).strip("_").upper() for part in ([server, own] if header else [own])]
+        variable = "_".join(part for part in parts if part) or "SECRET"
+        if variable[0].isdigit():
+            variable = f"_{variable}"
+    scheme, space, rest = value.strip().partition(" ")
+    if space and scheme.lower() in _AUTH_SCHEMES and rest.strip():
+        return variable, f"{scheme} ${{{variable}}}"
+    return variable, f"${{{variable}}}"
 
 
 def mask_value(value: str) -> str:

@@ -71,11 +71,16 @@ async def running_api(
     in_process: bool | MCPServer = True,
     history: bool = True,
     auth_store: TokenStore | None = None,
+    text: str | None = None,
     **extra: Any,
 ) -> AsyncGenerator[Api]:
-    """Serve the API for a config of ``servers`` (default: basic over stdio, a dead remote, basic in-process)."""
+    """Serve the API for a config of ``servers`` (default: basic over stdio, a dead remote, basic in-process),
+    or for a config file of this ``text`` (its bytes as they are)."""
     config = folder / "mcp.json"
-    write_config(config, default_servers() if servers is None else servers, **extra)
+    if text is None:
+        write_config(config, default_servers() if servers is None else servers, **extra)
+    else:
+        config.write_bytes(text.encode())
     store = ConfigStore(config)
     db = History(folder / "history.sqlite3", redactor=Redactor(secrets_of(store.read()))) if history else None
     token = "test-token-" + "x" * 32

@@ -191,7 +191,7 @@ def test_add_json_accepts_other_hosts_spellings_and_rejects_bad_names(tmp_path: 
 
 def test_a_malformed_config_is_refused_with_its_line_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    text = '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}\n'
+    text = '{\n  "mcpServers": {\n    "a": {"command": "x" "args": []}\n  }\n}\n'
     path.write_text(text)
     for args in (["list"], ["add", "b", "--", "y"], ["disable", "a"]):
         done = run(path, *args)

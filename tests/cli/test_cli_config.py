@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.inprocess import mcpdeck
+from tests.config.hand_written import ADDED, STYLES
 from tests.helpers import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +66,26 @@ def test_twenty_concurrent_adds_keep_twenty_servers(tmp_path: Path) -> None:
     assert document["mcpServers"]["s7"]["args"] == ["7"]
     assert document["permissions"] == {"deny": ["mcp__x"]}
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_add_remove_enable_and_disable_touch_only_their_own_bytes_of_a_hand_written_file(
+    tmp_path: Path, style: str
+) -> None:
+    config = tmp_path / "mcp.json"
+    text = STYLES[style]
+    config.write_bytes(text.encode())
+    added = run(config, "add", "git", "--no-connect", "--env", "GIT_DIR=/srv/git", "--", "uvx", "mcp-git")
+    assert added.returncode == 0, added.stderr
+    assert config.read_bytes() == text.replace(*ADDED[style]).encode()
+    for args in [("disable", "api"), ("enable", "api"), ("remove", "git")]:
+        done = run(config, *args)
+        assert done.returncode == 0, done.stderr
+    assert config.read_bytes() == text.encode()
+    fs = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+    timeout = run(config, "add", "fs", "--force", "--no-connect", "--timeout", "45", "--", *fs)
+    assert timeout.returncode == 0, timeout.stderr
+    assert config.read_bytes() == text.replace('"timeout": 30', '"timeout": 45').encode()
 
 
 def test_adding_through_a_symlinked_config_updates_the_dotfile_and_keeps_the_link(tmp_path: Path) -> None:

@@ -205,3 +205,25 @@ def test_server_logs_and_their_rotations_are_private(tmp_path: Path) -> None:
         assert mode(tmp_path / "new" / "r.log") == 0o600 and mode(tmp_path / "new") == 0o700
     finally:
         os.umask(old)
+
+
+def test_add_with_a_secret_typed_out_says_it_is_saved_in_clear_and_how_to_keep_it_in_the_environment(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "mcp.json"
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    added = run(config, "add", "gh", "--no-connect", "--env", f"GITHUB_TOKEN={token}", "--env", "MODE=fast", "--", "gh")
+    assert added.returncode == 0, added.stderr
+    assert token not in added.stderr  # the hint names the variable, never its value
+    assert "hint: env GITHUB_TOKEN looks like a secret, saved in clear in" in added.stderr
+    assert "--env 'GITHUB_TOKEN=${GITHUB_TOKEN}'" in added.stderr
+    assert "from the environment of `mcpdeck serve`" in added.stderr
+    assert "MODE" not in added.stderr
+    # Doing as it says: the file keeps the name, and the value comes from the environment.
+    again = run(config, "add", "gh", "--force", "--no-connect", "--env", "GITHUB_TOKEN=${GITHUB_TOKEN}", "--", "gh")
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert json.loads(config.read_text())["mcpServers"]["gh"]["env"] == {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}
+    header = '{"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer sk-abcdefghijklmnop1234"}}'
+    remote = run(config, "add-json", "web", header, "--no-connect")
+    assert remote.returncode == 0, remote.stderr
+    assert '"Authorization": "Bearer ${WEB_TOKEN}" in its "headers"' in remote.stderr

@@ -11,6 +11,7 @@ import pytest
 
 from mcpdeck import ConfigError, ConfigStore, StdioServerConfig
 from mcpdeck.config import parse_config_document, parse_server_config, resolve_config_path
+from tests.config.hand_written import ADDED, NEW_SERVER, STYLES
 
 DOCUMENT = """{
   "theme": "dark",
@@ -35,8 +36,8 @@ def doc(path: Path) -> dict[str, Any]:
 
 
 def files(path: Path) -> list[str]:
-    """The folder's files but the lock file, which stays (removing it would let two writers lock apart)."""
-    return sorted(p.name for p in path.parent.iterdir() if p.name != f".{path.name}.lock")
+    """The folder's files: the config alone (no temp file, no lock file)."""
+    return sorted(p.name for p in path.parent.iterdir())
 
 
 # ----- reading ---------------------------------------------------------------------------
@@ -61,7 +62,7 @@ def test_an_absent_or_empty_file_reads_as_no_servers(tmp_path: Path) -> None:
 
 def test_malformed_json_is_refused_with_its_line_and_the_file_is_never_written_over(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    text = '{\n  "mcpServers": {\n    "fs": {"command": "npx",}\n  }\n}\n'
+    text = '{\n  "mcpServers": {\n    "fs": {"command": "npx" "args": []}\n  }\n}\n'
     path.write_text(text)
     store = ConfigStore(path)
     with pytest.raises(ConfigError) as caught:
@@ -133,8 +134,9 @@ def test_put_server_replaces_an_entry_in_place_dropping_runtime_keys(path: Path)
     store = ConfigStore(path)
     web = store.read().servers["web"]
     store.put_server("web", web.model_copy(update={"timeout": 90.0}))
-    entry = doc(path)["mcpServers"]["web"]
-    assert entry == {"type": "http", "url": "https://example.com/mcp", "timeout": 90}
+    # The user's spelling of "type" still means the same, so it stays; the new timeout has no ".0".
+    line = '    "web": {"type": "streamableHttp", "url": "https://example.com/mcp", "timeout": 90}\n'
+    assert path.read_text() == DOCUMENT.replace(DOCUMENT.splitlines(keepends=True)[5], line)
     assert list(doc(path)["mcpServers"]) == ["fs", "web"]
 
 
@@ -189,6 +191,80 @@ def test_put_server_refuses_a_bad_name(path: Path) -> None:
         with pytest.raises(ConfigError):
             ConfigStore(path).put_server(bad, StdioServerConfig(command="x"))
     assert path.read_bytes() == before
+
+
+# ----- the file's text -------------------------------------------------------------------
+
+
+@pytest.fixture(params=list(STYLES))
+def hand_written(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path]:
+    """A config file in one of the hand-written styles (written as bytes: its line breaks are its own)."""
+    style: str = request.param
+    file = tmp_path / "mcp.json"
+    file.write_bytes(STYLES[style].encode())
+    return style, file
+
+
+def test_saving_a_server_as_it_was_read_leaves_the_file_byte_identical(hand_written: tuple[str, Path]) -> None:
+    _, path = hand_written
+    before = path.read_bytes()
+    store = ConfigStore(path)
+    for name, server in store.read().servers.items():  # as the console saves an edited server: all of it
+        store.put_server(name, parse_server_config(name, server.to_json()))
+    assert path.read_bytes() == before  # 30 stays 30, 2.5 stays 2.5, every space and comment stays
+
+
+def test_each_store_change_touches_only_its_own_bytes(hand_written: tuple[str, Path]) -> None:
+    style, path = hand_written
+    text = STYLES[style]
+    store = ConfigStore(path)
+    store.put_server("git", parse_server_config("git", NEW_SERVER))
+    assert path.read_bytes() == text.replace(*ADDED[style]).encode()
+    store.remove_server("git")
+    assert path.read_bytes() == text.encode()
+    fs = store.read().servers["fs"]
+    store.put_server("fs", fs.model_copy(update={"timeout": 45.0}))
+    assert path.read_bytes() == text.replace('"timeout": 30', '"timeout": 45').encode()
+    store.put_server("fs", fs)
+    store.set_enabled(False)
+    store.set_enabled(True)
+    store.set_server_disabled("api", True)
+    store.set_server_disabled("api", False)
+    assert path.read_bytes() == text.encode()
+
+
+def test_put_server_keeps_the_users_spelling_of_what_still_means_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    entry = (
+        '{"type": "streamable-http", "url": "https://example.com/mcp", "tools": ["search"], '
+        '"disabled": false, "timeout": 30.0, "status": "connected"}'
+    )
+    path.write_text(f'{{"mcpServers": {{"web": {entry}}}}}\n')
+    store = ConfigStore(path)
+    web = store.read().servers["web"]
+    store.put_server("web", web)
+    # Only the key some hosts write at run time goes; "30.0" was the user's own spelling.
+    kept = entry.replace(', "status": "connected"', "")
+    assert path.read_text() == '{"mcpServers": {"web": ' + kept + "}}\n"
+    store.put_server("web", web.model_copy(update={"disabled": True}))
+    assert '"tools": ["search"], "disabled": true, "timeout": 30.0}' in path.read_text()
+    store.put_server("web", web.model_copy(update={"type": "sse"}))
+    assert '"type": "sse"' in path.read_text()
+    legacy = tmp_path / "legacy.json"
+    legacy.write_text(
+        '{"mcpServers": {"old": {"transport": "sse", "url": "https://example.com/sse", "disabled": false, '
+        '"auto_approve": ["read"]}}}'
+    )
+    old = ConfigStore(legacy).read().servers["old"]
+    ConfigStore(legacy).put_server("old", old.model_copy(update={"timeout": 5.0, "auto_approve": ["list"]}))
+    # A field's Python name is not how the file spells it: the new list goes under "autoApprove" alone.
+    assert json.loads(legacy.read_text())["mcpServers"]["old"] == {
+        "transport": "sse",
+        "url": "https://example.com/sse",
+        "disabled": False,
+        "autoApprove": ["list"],
+        "timeout": 5,
+    }
 
 
 # ----- writing atomically ---------------------------------------------------------------

@@ -3,7 +3,7 @@ a real ``mcpdeck serve`` process (or, for the 50-server load, the same app in a 
 in-process servers).
 
 One browser per test module. Chromium comes from the system (``/usr/bin/chromium``, installed
-by ``scripts/setup``), never from ``playwright install``.
+by ``scripts/setup-tests``, which ``scripts/test`` runs), never from ``playwright install``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ expect.set_options(timeout=WAIT_MS)
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     """One Chromium for the module, with a fresh profile folder."""
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run scripts/setup (it installs Debian's chromium when run as root)")
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/setup-tests (it installs Debian's chromium when run as root)")
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(

@@ -181,9 +181,18 @@ def _as_tried(entry: dict[str, Any]) -> dict[str, Any]:
     return tried
 
 
-def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, force: bool, save_anyway: bool) -> None:
+def _save(
+    api: Attached,
+    config: Path,
+    name: str,
+    entry: dict[str, Any],
+    *,
+    force: bool,
+    save_anyway: bool,
+    as_json: bool = False,
+) -> None:
     """``add`` through ``serve``: tried apart first (``/api/test``), then added (which saves and connects it)."""
-    from mcpdeck.cli._server_admin import finish_add
+    from mcpdeck.cli._server_admin import finish_add, warn_literal_secrets
     from mcpdeck.config import validate_server_name
     from mcpdeck.errors import ConfigError
 
@@ -201,6 +210,7 @@ def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, forc
     if entry.get("disabled"):
         api.request("POST", "/servers", body)
         click.echo(f"Saved {name!r} to {config} (not connected).")
+        warn_literal_secrets(name, entry, config, as_json=as_json)
         return
     report = api.request("POST", "/test", {"name": name, "config": _as_tried(entry)})
     finish_add(
@@ -212,6 +222,8 @@ def _save(api: Attached, config: Path, name: str, entry: dict[str, Any], *, forc
         error=report.get("error"),
         save_anyway=save_anyway,
         save=lambda: api.request("POST", "/servers", body),
+        entry=entry,
+        as_json=as_json,
     )
 
 
@@ -231,7 +243,7 @@ def _add_json(
     from mcpdeck.cli._server_admin import server_from_json
 
     entry = server_from_json(name, config_json).to_json()
-    _save(api, config, name, entry, force=force, save_anyway=save_anyway)
+    _save(api, config, name, entry, force=force, save_anyway=save_anyway, as_json=True)
 
 
 def _remove(api: Attached, config: Path, name: str, **_: Any) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -21,7 +22,14 @@ if TYPE_CHECKING:
     from mcpdeck.config import ServerConfig
     from mcpdeck.host import ServerTest
 
-__all__ = ["ADMIN_COMMANDS", "ServerOptions", "finish_add", "server_from_json", "server_from_options"]
+__all__ = [
+    "ADMIN_COMMANDS",
+    "ServerOptions",
+    "finish_add",
+    "server_from_json",
+    "server_from_options",
+    "warn_literal_secrets",
+]
 
 
 def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
@@ -97,7 +105,14 @@ async def _try(ctx: CliContext, name: str, server: ServerConfig) -> ServerTest:
 
 
 async def _check_and_save(
-    ctx: CliContext, name: str, server: ServerConfig, *, force: bool, connect: bool, save_anyway: bool
+    ctx: CliContext,
+    name: str,
+    server: ServerConfig,
+    *,
+    force: bool,
+    connect: bool,
+    save_anyway: bool,
+    as_json: bool = False,
 ) -> None:
     """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
     from mcpdeck.config import validate_server_name
@@ -109,6 +124,7 @@ async def _check_and_save(
     if not connect or server.disabled:
         ctx.store.put_server(name, server, replace=force)  # checked again under the lock: another add may race
         click.echo(f"Saved {name!r} to {ctx.path} (not connected).")
+        warn_literal_secrets(name, server.to_json(), ctx.path, as_json=as_json)
         return
     report = await _try(ctx, name, server)
     status = report.status
@@ -121,6 +137,8 @@ async def _check_and_save(
         error=status.error,
         save_anyway=save_anyway,
         save=lambda: ctx.store.put_server(name, server, replace=force),
+        entry=server.to_json(),
+        as_json=as_json,
     )
 
 
@@ -134,15 +152,22 @@ def finish_add(
     error: str | None,
     save_anyway: bool,
     save: Callable[[], object],
+    entry: Mapping[str, Any],
+    as_json: bool = False,
 ) -> None:
-    """What ``add`` does once the server was tried: ``save()`` it if it connected (or anyway, if asked), and say so."""
+    """What ``add`` does once the server was tried: ``save()`` it if it connected (or anyway, if asked), and say so.
+
+    ``entry`` is what is saved: a secret it holds in clear gets a hint (``warn_literal_secrets``).
+    """
     from mcpdeck.cli._output import state_label
 
     if ok:
         save()
         click.echo(f"{state_label(state)}: {tools} tools. Saved {name!r} to {path}.")
+        warn_literal_secrets(name, entry, path, as_json=as_json)
     elif save_anyway:
         save()
+        warn_literal_secrets(name, entry, path, as_json=as_json)
         fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
     else:
         fail(
@@ -150,6 +175,38 @@ def finish_add(
             "Fix it and run the command again, or save it as it is with --save-anyway.",
             1,
         )
+
+
+def warn_literal_secrets(name: str, entry: Mapping[str, Any], path: Path, *, as_json: bool = False) -> None:
+    """Say on stderr, for each env or header value of a server just saved that looks like a secret
+    written out, that the file holds it in clear and how to save a ``${VAR}`` reference instead
+    (as ``add`` options, or with ``as_json`` as ``add-json`` takes it)."""
+    from mcpdeck._masking import literal_secret, reference_for
+    from mcpdeck.cli._render import safe
+
+    for section, header in (("env", False), ("headers", True)):
+        values: object = entry.get(section)
+        if not isinstance(values, dict):
+            continue
+        for key, value in cast(dict[str, object], values).items():
+            if not isinstance(value, str) or not literal_secret(key, value):
+                continue
+            variable, reference = reference_for(name, key, value, header=header)
+            if as_json:
+                how = f'"{key}": "{reference}" in its "{section}"'
+            else:
+                how = (
+                    f"--header {shlex.quote(f'{key}: {reference}')}"
+                    if header
+                    else f"--env {shlex.quote(f'{key}={reference}')}"
+                )
+            what = f"header {key}" if header else f"env {key}"
+            message = (
+                f"hint: {what} looks like a secret, saved in clear in {path}. To keep it out of the file, add "
+                f"{name!r} again (--force) with {how}; mcpdeck then reads {variable} from the environment of "
+                "`mcpdeck serve` (or of the command, when no serve runs for this config)."
+            )
+            click.echo(click.style(safe(message), fg="yellow"), err=True)
 
 
 _SERVER_OPTIONS = option_group(
@@ -220,7 +277,7 @@ async def add_json(
       mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
     """
     server = server_from_json(name, config_json)
-    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
+    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway, as_json=True)
 
 
 @click.command()

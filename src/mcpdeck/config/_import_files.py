@@ -6,58 +6,16 @@ format's code never has to ask what a value is before reading it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import yaml
 
-from mcpdeck.config._json import load_json
+from mcpdeck.config._json import load_json, strip_jsonc
 from mcpdeck.errors import ConfigError
 
-__all__ = ["as_dict", "as_list", "load_json_object", "load_yaml_mapping", "servers_object", "strip_jsonc"]
-
-# A JSON string, to its closing quote or (unterminated) to the end of its line: never backtracks.
-_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
-# Everything up to the next comment (or trailing comma), strings included; greedy, so it never backtracks.
-_UP_TO_COMMENT = re.compile(rf"(?:[^\"/]+|{_STRING}|/(?![/*]))*")
-_UP_TO_TRAILING_COMMA = re.compile(rf"(?:[^\",]+|{_STRING}|,(?!\s*[}}\]]))*")
-
-
-def _blank(comment: str) -> str:
-    """Spaces as long as ``comment``, keeping its newlines."""
-    if "\n" not in comment:
-        return " " * len(comment)
-    return "\n".join(" " * len(line) for line in comment.split("\n"))
-
-
-def strip_jsonc(text: str) -> str:
-    """JSONC to JSON in linear time: comments, then trailing commas, become spaces.
-
-    Each pass visits every character once: the text between comments (or trailing commas)
-    is skipped by one pattern that never backtracks, a block comment's end is found with
-    ``str.find``. Newlines inside comments are kept, so the lines and columns of a later
-    parse error stay true. An unterminated ``/*`` runs to the end of the text.
-    """
-    out: list[str] = []
-    pos = 0
-    while (at := _UP_TO_COMMENT.match(text, pos).end()) < len(text):  # pyright: ignore[reportOptionalMemberAccess]
-        if text.startswith("//", at):
-            end = text.find("\n", at)
-        else:
-            end = text.find("*/", at + 2)
-            end = end + 2 if end != -1 else end
-        end = len(text) if end == -1 else end
-        out += (text[pos:at], _blank(text[at:end]))
-        pos = end
-    out.append(text[pos:])
-    text, out, pos = "".join(out), [], 0
-    while (at := _UP_TO_TRAILING_COMMA.match(text, pos).end()) < len(text):  # pyright: ignore[reportOptionalMemberAccess]
-        out += (text[pos:at], " ")
-        pos = at + 1
-    out.append(text[pos:])
-    return "".join(out)
+__all__ = ["as_dict", "as_list", "load_json_object", "load_yaml_mapping", "servers_object"]
 
 
 def load_json_object(text: str, path: Path) -> dict[str, Any]:

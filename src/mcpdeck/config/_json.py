@@ -3,7 +3,9 @@
 ``json.loads`` keeps the last of two equal keys without a word, and recurses once per level
 of nesting. A config read that way can lose a ``deny`` rule to a second ``"permissions"``
 key, or end in a traceback on a file nested 100,000 deep. :func:`load_json` refuses both,
-naming the key path and the line.
+naming the key path and the line. :func:`strip_jsonc` turns JSON with comments and trailing
+commas (JSONC: VS Code's files, and mcpdeck's own when the user writes comments) into JSON of
+the same lines and columns.
 """
 
 from __future__ import annotations
@@ -15,10 +17,52 @@ from typing import Any
 
 from mcpdeck.errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "load_json"]
+__all__ = ["MAX_DEPTH", "load_json", "strip_jsonc"]
 
 MAX_DEPTH = 64
 """How deeply objects and arrays may nest in a config file (real ones need fewer than ten)."""
+
+# A JSON string, to its closing quote or (unterminated) to the end of its line: never backtracks.
+_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
+# Everything up to the next comment (or trailing comma), strings included; greedy, so it never backtracks.
+_UP_TO_COMMENT = re.compile(rf"(?:[^\"/]+|{_STRING}|/(?![/*]))*")
+_UP_TO_TRAILING_COMMA = re.compile(rf"(?:[^\",]+|{_STRING}|,(?!\s*[}}\]]))*")
+
+
+def _blank(comment: str) -> str:
+    """Spaces as long as ``comment``, keeping its newlines."""
+    if "\n" not in comment:
+        return " " * len(comment)
+    return "\n".join(" " * len(line) for line in comment.split("\n"))
+
+
+def strip_jsonc(text: str) -> str:
+    """JSONC to JSON in linear time: comments, then trailing commas, become spaces.
+
+    Each pass visits every character once: the text between comments (or trailing commas)
+    is skipped by one pattern that never backtracks, a block comment's end is found with
+    ``str.find``. Newlines inside comments are kept, so the lines and columns of a later
+    parse error stay true. An unterminated ``/*`` runs to the end of the text.
+    """
+    out: list[str] = []
+    pos = 0
+    while (at := _UP_TO_COMMENT.match(text, pos).end()) < len(text):  # pyright: ignore[reportOptionalMemberAccess]
+        if text.startswith("//", at):
+            end = text.find("\n", at)
+        else:
+            end = text.find("*/", at + 2)
+            end = end + 2 if end != -1 else end
+        end = len(text) if end == -1 else end
+        out += (text[pos:at], _blank(text[at:end]))
+        pos = end
+    out.append(text[pos:])
+    text, out, pos = "".join(out), [], 0
+    while (at := _UP_TO_TRAILING_COMMA.match(text, pos).end()) < len(text):  # pyright: ignore[reportOptionalMemberAccess]
+        out += (text[pos:at], " ")
+        pos = at + 1
+    out.append(text[pos:])
+    return "".join(out)
+
 
 # A string (with its escapes) or one structural character; everything else is skipped.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]', re.DOTALL)

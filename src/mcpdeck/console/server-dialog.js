@@ -4,6 +4,7 @@
 // "keep the stored one" (the API restores it), so masked values are never replaced by accident.
 import { get, on, post, put, seg } from './api.js';
 import { add, button, clear, field, formatDuration, h, openDialog, tabs, toast, uid } from './dom.js';
+import { secretHint } from './secret-hint.js';
 import { signIn } from './sign-in.js';
 
 const MASKED = /^(?:\*{4}|.{0,3}…\*{4})$/;
@@ -31,7 +32,7 @@ function transportOf(config) {
 }
 
 /** Key/value rows whose values are masked (password inputs) until revealed. */
-function kvEditor(label, entries, { item, keyHint, valueHint }) {
+function kvEditor(label, entries, { item, keyHint, valueHint, header = false, server }) {
   const list = h('div', { class: 'kv-list' });
   const rows = [];
   function addRow(key = '', value = '') {
@@ -49,6 +50,7 @@ function kvEditor(label, entries, { item, keyHint, valueHint }) {
     const entry = { k, v, row };
     add(row, button('Remove', () => { row.remove(); rows.splice(rows.indexOf(entry), 1); }, { class: 'small', 'aria-label': `Remove this ${item.toLowerCase()}` }));
     if (stored) add(row, h('small', { class: 'hint kv-note' }, 'stored secret: kept unless you type a new value'));
+    add(row, secretHint(k, v, { header, server, kept: (value) => MASKED.test(value) }));
     rows.push(entry);
     add(list, row);
     return entry;
@@ -74,10 +76,10 @@ function serverForm({ name = '', config = {}, locked = false }) {
   const command = h('input', { type: 'text', value: config.command || '', spellcheck: false, placeholder: 'npx' });
   const args = h('textarea', { rows: 3, spellcheck: false, placeholder: '-y\n@modelcontextprotocol/server-filesystem\n/home/me/projects' });
   args.value = (config.args || []).join('\n');
-  const env = kvEditor('Environment variables', config.env, { item: 'Variable', keyHint: 'NAME', valueHint: 'value or ${VAR}' });
+  const env = kvEditor('Environment variables', config.env, { item: 'Variable', keyHint: 'NAME', valueHint: 'value or ${VAR}', server: () => nameInput.value.trim() });
   const cwd = h('input', { type: 'text', value: config.cwd || '', spellcheck: false, placeholder: '(the folder mcpdeck runs in)' });
   const url = h('input', { type: 'url', value: config.url || '', spellcheck: false, placeholder: 'https://example.com/mcp' });
-  const headers = kvEditor('Headers', config.headers, { item: 'Header', keyHint: 'Authorization', valueHint: 'Bearer ${TOKEN}' });
+  const headers = kvEditor('Headers', config.headers, { item: 'Header', keyHint: 'Authorization', valueHint: 'Bearer ${TOKEN}', header: true, server: () => nameInput.value.trim() });
   const timeout = h('input', { type: 'number', min: 0, step: 'any', value: config.timeout ?? '', placeholder: '60', data: { key: 'timeout' } });
   const startup = h('input', { type: 'number', min: 0, step: 'any', value: config.startupTimeout ?? '', placeholder: '30', data: { key: 'startupTimeout' } });
   const protocol = h('select', { data: { key: 'protocol' } }, PROTOCOLS.map(([v, label]) => h('option', { value: v }, label)));
