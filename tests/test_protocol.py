@@ -223,11 +223,15 @@ async def test_a_prompt_is_got_with_its_arguments_and_refused_without_the_requir
 
 
 async def test_completions_come_from_the_server_for_prompts_and_templates(host: Host) -> None:
-    assert await host.complete_prompt_argument("mcp__features__review", "language", "p") == [
-        lang for lang in LANGUAGES if lang.startswith("p")
-    ]
-    assert await host.complete_prompt_argument("mcp__features__review", "language", "") == LANGUAGES
-    assert await host.complete_resource_argument("features", TEMPLATE, "id", "s") == ["second"]
+    starting_p = [lang for lang in LANGUAGES if lang.startswith("p")]
+    assert await host.complete_prompt_argument("mcp__features__review", "language", "p") == types.Completion(
+        values=starting_p, total=len(starting_p), has_more=False
+    )
+    every = await host.complete_prompt_argument("mcp__features__review", "language", "")
+    assert every.values == LANGUAGES and every.total == len(LANGUAGES)
+    assert await host.complete_resource_argument("features", TEMPLATE, "id", "s") == types.Completion(
+        values=["second"], total=1, has_more=False
+    )
     with pytest.raises(PromptNotFoundError):
         await host.complete_prompt_argument("mcp__features__nope", "language", "p")
 

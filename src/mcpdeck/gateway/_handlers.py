@@ -42,6 +42,19 @@ __all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceReque
 logger = logging.getLogger(__name__)
 
 
+COMPLETION_VALUES = 100
+"""The most values one completion may carry (the protocol's limit)."""
+
+
+def _at_most(completion: types.Completion, limit: int) -> types.Completion:
+    """The server's completion as it gave it; one with more values than the protocol allows is cut, and then
+    says there are more (and how many, if the server did not)."""
+    if len(completion.values) <= limit:
+        return completion
+    total = completion.total if completion.total is not None else len(completion.values)
+    return types.Completion(values=completion.values[:limit], total=total, has_more=True)
+
+
 def _error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
@@ -77,6 +90,7 @@ class ToolRequests(Requests):
                     params.arguments,
                     progress=progress,
                     check_permission=check_permission,
+                    validate=False,  # the server judges its arguments: the client gets its own answer, as directly
                     approver=asker(ctx, who),
                 )
             except PermissionDeniedError as error:
@@ -85,7 +99,7 @@ class ToolRequests(Requests):
                 if servers_answer(error) is not None:  # the server answered with a protocol error: passed on
                     raise mcp_error(error) from None
                 return _error_result(str(error))  # it crashed, timed out or is down: said as the host says it
-            except MCPDeckError as error:  # arguments that do not fit ...
+            except MCPDeckError as error:  # anything else the host could not do, said as it says it
                 return _error_result(str(error))
             finally:
                 current_caller.reset(caller_set)
@@ -198,7 +212,11 @@ class PromptRequests(Requests):
         async def get() -> types.GetPromptResult:
             try:
                 return await host.get_prompt(
-                    entry.name, params.arguments, check_permission=check_permission, approver=asker(ctx, who)
+                    entry.name,
+                    params.arguments,
+                    check_permission=check_permission,
+                    validate=False,  # the server judges its arguments, as for tools
+                    approver=asker(ctx, who),
                 )
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
@@ -214,17 +232,19 @@ class PromptRequests(Requests):
                 entry = self.view().prompt(ref.name)
                 if entry is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
-                values = await self.host.complete_prompt_argument(entry.name, argument.name, argument.value, context)
+                completion = await self.host.complete_prompt_argument(
+                    entry.name, argument.name, argument.value, context
+                )
             else:
                 server = self.view().server_for_template(ref.uri)
                 if server is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"no resource template {ref.uri!r}")
-                values = await self.host.complete_resource_argument(
+                completion = await self.host.complete_resource_argument(
                     server, ref.uri, argument.name, argument.value, context
                 )
         except MCPDeckError as error:
             raise mcp_error(error) from None
-        return types.CompleteResult(completion=types.Completion(values=values[:100]))
+        return types.CompleteResult(completion=_at_most(completion, COMPLETION_VALUES))
 
 
 class LoggingRequests(Requests):
