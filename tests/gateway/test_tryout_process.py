@@ -387,3 +387,27 @@ async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_und
     assert "mcp__basic__echo" in names and "mcp__serve__mcp__basic__echo" not in names
     assert called["result"]["content"][0]["text"] == "through two gateways"
     assert "serving the servers of the mcpdeck serve on port" in said
+
+
+async def test_serve_stdio_through_a_running_serve_introduces_itself_as_that_serve_does(tmp_path: Path) -> None:
+    """Attached, ``serve --stdio`` is a window on the running serve's gateway: it called itself
+    ``mcpdeck/serve`` and its instructions named a profile 'serve' that the config does not have."""
+    config = _config(tmp_path, profiles={"coding": {"servers": ["basic"]}})
+    said: dict[str | None, tuple[Any, Any]] = {}
+    async with _serving(tmp_path, config) as (_, url, token):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            for profile in (None, "coding"):
+                transport = streamable_http_client(f"{url}/mcp" + (f"/{profile}" if profile else ""), http_client=http)
+                with anyio.fail_after(15):
+                    async with client(transport, Seen()) as direct:
+                        assert direct.server_info is not None
+                        said[profile] = (direct.server_info.name, direct.instructions)
+        for profile in (None, "coding"):
+            chosen = ("--profile", profile) if profile else ()
+            args = ("--config", str(config), "serve", "--stdio", *chosen)
+            async with _started(tmp_path, *args, MCPDECK_HISTORY="off") as stdio:
+                with anyio.fail_after(15):
+                    answer = (await _initialize_over_stdio(stdio))["result"]
+            assert (answer["serverInfo"]["name"], answer["instructions"]) == said[profile]
+    assert said[None][0] == "mcpdeck" and said["coding"][0] == "mcpdeck/coding"
+    assert "profile 'coding'" in said["coding"][1] and "'serve'" not in said["coding"][1]

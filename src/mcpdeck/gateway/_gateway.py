@@ -82,6 +82,8 @@ class Gateway:
         allowed_origins: list[str] | None = None,
         any_address: bool = False,
         modern: bool = False,
+        name: str | None = None,
+        instructions: str | None = None,
     ):
         """Create a gateway for an open host.
 
@@ -101,6 +103,10 @@ class Gateway:
                 that era a server cannot ask the client anything in the middle of a call, so the
                 servers' elicitation and sampling would be answered by the host instead of the
                 client. Clients that probe (``server/discover``) fall back to the handshake.
+            name: What it calls itself to clients (``serverInfo.name``); default ``mcpdeck``, or
+                ``mcpdeck/<profile>`` for a profile.
+            instructions: What it tells clients in ``initialize``; default one line saying what it serves.
+                (For a gateway that relays another one, which says it better.)
         """
         self.host = host
         self.profile = profile
@@ -110,6 +116,8 @@ class Gateway:
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins
         self.any_address = any_address
+        self._name = name
+        self._instructions = instructions
         self._fixed = (
             {
                 name: p if isinstance(p, ProfileConfig) else ProfileConfig.model_validate(dict(p))
@@ -184,8 +192,16 @@ class Gateway:
         except ConfigError:
             return False
 
+    def server_name(self, profile: str | None) -> str:
+        """What the gateway calls itself to a client of a profile (``serverInfo.name``)."""
+        if self._name is not None:
+            return self._name
+        return "mcpdeck" if profile is None else f"mcpdeck/{profile}"
+
     def instructions(self, profile: str | None) -> str:
         """What the gateway tells a client about itself in ``initialize``."""
+        if self._instructions is not None:
+            return self._instructions
         config = self.profile_config(profile)
         what = f"profile {profile!r} of " if profile else ""
         text = f"This is {what}an mcpdeck gateway: several MCP servers served as one."

@@ -68,7 +68,7 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # on_set_logging_level is deprecated as of 2026-07-28; older clients use it
         server = _GatewayServer(  # pyright: ignore[reportDeprecated]
-            "mcpdeck" if profile is None else f"mcpdeck/{profile}",
+            gateway.server_name(profile),
             version=__version__,
             instructions=gateway.instructions(profile),
             on_list_tools=tools.list_tools,
