@@ -372,6 +372,17 @@ class Host:
         self.client_handlers.roots = as_roots(roots)
         await self._servers.roots_changed()
 
+    async def roots_changed(self, servers: Iterable[str] | None = None, *, offer: bool = False) -> None:
+        """The roots some servers (all, or ``servers``) are given changed, because someone who decides them
+        (``client_handlers.roots_for``, e.g. a gateway's client) has others now: tell them.
+
+        A server connected in the handshake era with the roots capability gets
+        ``notifications/roots/list_changed`` (and asks again). With ``offer``, a server whose session was
+        opened without offering roots, and that would be offered some now (``client_handlers.roots_offered``),
+        connects again, offering them: a client's capabilities are fixed when it connects. Servers with
+        their own ``roots`` (a list, or ``false``) are left alone."""
+        await self._servers.roots_changed(servers, offer=offer)
+
     # ----- managing servers ------------------------------------------------------------
     async def add_server(self, name: str, config: ServerSpec, *, save: bool = True) -> ServerStatus:
         """Add a server, or replace its config, and (re)connect it. Waits until it has settled.

@@ -7,7 +7,9 @@ into what the server behind it said.
   ``resources/subscribe``, ``resources/unsubscribe``;
 - ``ListenRequests``: a 2026-07-28 client's ``subscriptions/listen`` stream;
 - ``PromptRequests``: ``prompts/list``, ``prompts/get``, ``completion/complete``;
-- ``LoggingRequests``: ``logging/setLevel``.
+- ``LoggingRequests``: ``logging/setLevel``;
+- ``RootsRequests``: ``notifications/initialized`` and ``notifications/roots/list_changed``, which
+  decide and change the roots the servers see.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from mcpdeck.gateway._requests import (
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
 
-__all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "ToolRequests"]
+__all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "RootsRequests", "ToolRequests"]
 
 logger = logging.getLogger(__name__)
 
@@ -255,3 +257,29 @@ class LoggingRequests(Requests):
         who.level = params.level
         await self.gateway.clients.lower_server_level(params.level, self.view().servers())
         return types.EmptyResult()
+
+
+class RootsRequests(Requests):
+    """A client's roots, as the servers see them (docs/gateway.md, "Roots").
+
+    The one client of a stdio face, once initialized, answers for the roots of its profile's servers:
+    those that connected without being offered roots connect again, offering them, and the others are
+    told their roots changed. A client's ``notifications/roots/list_changed`` is passed on to the servers
+    that see its roots: every server of the profile for that one client, the servers running one of its
+    calls for a client of a face with several.
+    """
+
+    async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        who = self.client(ctx)
+        calls = self.gateway.calls
+        if not who.sole or calls.sole is who:
+            return
+        calls.sole = who
+        if who.has_roots:
+            await self.host.roots_changed(self.view().servers(), offer=True)
+
+    async def roots_list_changed(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        who = self.client(ctx)
+        calls = self.gateway.calls
+        servers = self.view().servers() if who is calls.sole else calls.servers_of(who)
+        await self.host.roots_changed(servers)
