@@ -223,11 +223,15 @@ async def test_a_prompt_is_got_with_its_arguments_and_refused_without_the_requir
 
 
 async def test_completions_come_from_the_server_for_prompts_and_templates(host: Host) -> None:
-    assert await host.complete_prompt_argument("mcp__features__review", "language", "p") == [
-        lang for lang in LANGUAGES if lang.startswith("p")
-    ]
-    assert await host.complete_prompt_argument("mcp__features__review", "language", "") == LANGUAGES
-    assert await host.complete_resource_argument("features", TEMPLATE, "id", "s") == ["second"]
+    starting_p = [lang for lang in LANGUAGES if lang.startswith("p")]
+    assert await host.complete_prompt_argument("mcp__features__review", "language", "p") == types.Completion(
+        values=starting_p, total=len(starting_p), has_more=False
+    )
+    every = await host.complete_prompt_argument("mcp__features__review", "language", "")
+    assert every.values == LANGUAGES and every.total == len(LANGUAGES)
+    assert await host.complete_resource_argument("features", TEMPLATE, "id", "s") == types.Completion(
+        values=["second"], total=1, has_more=False
+    )
     with pytest.raises(PromptNotFoundError):
         await host.complete_prompt_argument("mcp__features__nope", "language", "p")
 
@@ -364,6 +368,30 @@ async def test_without_roots_asked_for_none_are_offered_and_the_capability_is_no
         with anyio.fail_after(WAIT):
             answer = json.loads((await host.call_tool("mcp__features__list_roots")).text())
     assert answer == {"capability": False, "roots": []}
+
+
+async def test_roots_someone_else_has_for_a_server_later_are_offered_by_connecting_again(
+    feature_server: FeatureServer, tmp_path: Path
+) -> None:
+    """A face that decides roots (a stdio gateway's client) may have some only once the server has connected
+    without the capability: ``roots_changed(offer=True)`` connects it again, offering them, and a call made at
+    once waits for the new session instead of going to the one being closed."""
+    given = [types.Root.model_validate({"uri": "file:///given", "name": "given"})]
+    has = {"roots": False}
+
+    async def roots_for(server: str) -> list[types.Root] | None:
+        return given
+
+    async with Host({"features": feature_server.spec}, log_dir=tmp_path / "logs") as host:
+        host.client_handlers.roots_offered = lambda server: has["roots"]
+        host.client_handlers.roots_for = roots_for
+        with anyio.fail_after(WAIT):
+            before = json.loads((await host.call_tool("mcp__features__list_roots")).text())
+            has["roots"] = True
+            await host.roots_changed(offer=True)
+            after = json.loads((await host.call_tool("mcp__features__list_roots")).text())
+    assert before == {"capability": False, "roots": []}
+    assert after == {"capability": True, "roots": [{"uri": "file:///given", "name": "given"}]}
 
 
 async def test_new_roots_reach_the_server_and_older_servers_are_told(

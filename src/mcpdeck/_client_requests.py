@@ -44,6 +44,9 @@ class ClientHandlers:
     roots_for: Callable[[str], Awaitable[list[types.Root] | None]] | None = None
     """Roots for a server that has none of its own, when someone else decides them (the gateway:
     the roots of the client whose call is running); None from it means the host's ``roots``."""
+    roots_offered: Callable[[str], bool] | None = None
+    """Whether ``roots_for`` has roots to give a server now (the gateway: its stdio client declared
+    roots); a server is offered the roots capability only where someone has roots to give."""
 
 
 def as_roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root] | None:
@@ -179,9 +182,13 @@ class ServerRequests:
 
     @property
     def offers_roots(self) -> bool:
-        """Whether this server is offered roots at all: its own ``roots`` list, the host's, or the ones
-        someone else decides (``roots_for``)."""
-        return self._roots is not None or self._handlers.roots is not None or self._handlers.roots_for is not None
+        """Whether this server is offered roots at all: its own ``roots`` list, the host's, or those of
+        someone who has some for it now (``roots_offered``)."""
+        handlers = self._handlers
+        if self._roots is not None or handlers.roots is not None:
+            return True
+        offered = handlers.roots_offered
+        return offered is not None and offered(self._server)
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
         """A log message from the server: to its log file and to the event bus."""

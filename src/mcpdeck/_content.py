@@ -3,7 +3,8 @@
 Each request finds its server first (by URI, by a prompt's public name, or by name), then
 passes the permission gate when asked to (as ``mcp__<server>__resource:<uri>`` or
 ``mcp__<server>__prompt:<name>``), then goes to that server's connection. A prompt's
-required arguments are checked here, so a missing one is refused before anything is sent.
+required arguments are checked here (unless the caller lets the server judge), so a missing
+one is refused before anything is sent.
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ class ServerContent:
         *,
         timeout: float | None,
         check_permission: bool,
+        validate: bool,
         approver: ApprovalCallback | EllipsisType | None,
     ) -> types.GetPromptResult:
-        """Get the prompt with public name ``name``; a missing required argument raises before anything is sent."""
+        """Get the prompt with public name ``name``; with ``validate``, a missing required argument raises before
+        anything is sent."""
         entry = self._registry.prompt(name)
         args = {key: str(value) for key, value in (arguments or {}).items()}
-        missing = [a.name for a in entry.arguments if a.required and a.name not in args]
+        missing = [a.name for a in entry.arguments if a.required and a.name not in args] if validate else []
         if missing:
             raise InvalidArgumentsError(name, [f"{arg!r} is a required argument" for arg in missing])
         if check_permission:
@@ -69,16 +72,16 @@ class ServerContent:
 
     async def complete_prompt_argument(
         self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None
-    ) -> list[str]:
-        """Completions the prompt's server suggests for one of its arguments."""
+    ) -> types.Completion:
+        """The completion the prompt's server gives for one of its arguments."""
         entry = self._registry.prompt(prompt)
         ref = types.PromptReference(type="ref/prompt", name=entry.original_name)
         return await _complete(self._registry.get(entry.server), ref, argument, value, context)
 
     async def complete_resource_argument(
         self, server: str, uri_template: str, argument: str, value: str, context: Mapping[str, str] | None
-    ) -> list[str]:
-        """Completions ``server`` suggests for a variable of one of its resource templates."""
+    ) -> types.Completion:
+        """The completion ``server`` gives for a variable of one of its resource templates."""
         ref = types.ResourceTemplateReference(type="ref/resource", uri=uri_template)
         return await _complete(self._registry.get(server), ref, argument, value, context)
 
@@ -89,6 +92,6 @@ async def _complete(
     argument: str,
     value: str,
     context: Mapping[str, str] | None,
-) -> list[str]:
+) -> types.Completion:
     result = await connection.complete(ref, {"name": argument, "value": value}, dict(context or {}))
-    return list(result.completion.values)
+    return result.completion  # as the server gave it: its values, and its ``total`` and ``hasMore`` when it said them

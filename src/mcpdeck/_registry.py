@@ -284,7 +284,11 @@ class ServerRegistry:
                 continue
             await connection.set_log_level(level)
 
-    async def roots_changed(self) -> None:
-        """Tell every connected server that the host's roots changed."""
-        for connection in self.connections.values():
-            await connection.roots_changed()
+    async def roots_changed(self, servers: Iterable[str] | None = None, *, offer: bool = False) -> None:
+        """Tell connected servers (all, or ``servers``) that their roots changed; with ``offer``, those opened
+        without roots that would be offered some now connect again (``ServerConnection.roots_changed``)."""
+        names = list(self.connections) if servers is None else list(servers)
+        for name in names:
+            connection = self.connections.get(name)
+            if connection is not None:
+                await connection.roots_changed(offer=offer)

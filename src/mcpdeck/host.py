@@ -326,13 +326,15 @@ class Host:
         *,
         timeout: float | None = None,
         check_permission: bool = False,
+        validate: bool = True,
         approver: ApprovalCallback | EllipsisType | None = ...,
     ) -> types.GetPromptResult:
         """Get a prompt by its public name (``mcp__<server>__<prompt>``), with its arguments.
 
         ``check_permission`` asks the gate about ``mcp__<server>__prompt:<name>`` (for prompts
         fetched on a model's or a remote client's behalf); it, ``approver`` and ``timeout`` are
-        as for ``call_tool``.
+        as for ``call_tool``. ``validate`` checks first that every required argument is given;
+        False lets the server judge (its own error then reaches the caller).
 
         Raises:
             PromptNotFoundError: No prompt of that name.
@@ -340,19 +342,20 @@ class Host:
             PermissionDeniedError: The gate refused it (nothing was sent).
         """
         return await self._content.get_prompt(
-            name, arguments, timeout=timeout, check_permission=check_permission, approver=approver
+            name, arguments, timeout=timeout, check_permission=check_permission, validate=validate, approver=approver
         )
 
     async def complete_prompt_argument(
         self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
-    ) -> list[str]:
-        """Completions the server suggests for an argument of a prompt."""
+    ) -> types.Completion:
+        """The server's completion of an argument of a prompt: ``values``, and ``total`` and ``has_more`` when
+        the server gives them."""
         return await self._content.complete_prompt_argument(prompt, argument, value, context)
 
     async def complete_resource_argument(
         self, server: str, uri_template: str, argument: str, value: str, context: Mapping[str, str] | None = None
-    ) -> list[str]:
-        """Completions the server suggests for a variable of one of its resource templates."""
+    ) -> types.Completion:
+        """The server's completion of a variable of one of its resource templates (as ``complete_prompt_argument``)."""
         return await self._content.complete_resource_argument(server, uri_template, argument, value, context)
 
     # ----- roots ---------------------------------------------------------------------------
@@ -368,6 +371,17 @@ class Host:
         it sees them from its next connect (``reconnect``)."""
         self.client_handlers.roots = as_roots(roots)
         await self._servers.roots_changed()
+
+    async def roots_changed(self, servers: Iterable[str] | None = None, *, offer: bool = False) -> None:
+        """The roots some servers (all, or ``servers``) are given changed, because someone who decides them
+        (``client_handlers.roots_for``, e.g. a gateway's client) has others now: tell them.
+
+        A server connected in the handshake era with the roots capability gets
+        ``notifications/roots/list_changed`` (and asks again). With ``offer``, a server whose session was
+        opened without offering roots, and that would be offered some now (``client_handlers.roots_offered``),
+        connects again, offering them: a client's capabilities are fixed when it connects. Servers with
+        their own ``roots`` (a list, or ``false``) are left alone."""
+        await self._servers.roots_changed(servers, offer=offer)
 
     # ----- managing servers ------------------------------------------------------------
     async def add_server(self, name: str, config: ServerSpec, *, save: bool = True) -> ServerStatus:

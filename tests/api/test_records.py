@@ -75,11 +75,12 @@ async def test_prompts_and_completions(features: Api) -> None:
     languages = await features.client.post(
         "/api/completions", json={"prompt": "mcp__features__review", "argument": "language", "value": "p"}
     )
-    assert languages.json() == {"values": [lang for lang in LANGUAGES if lang.startswith("p")]}
+    starting_p = [lang for lang in LANGUAGES if lang.startswith("p")]
+    assert languages.json() == {"values": starting_p, "total": len(starting_p), "hasMore": False}
     notes = await features.client.post(
         "/api/completions", json={"server": "features", "uriTemplate": TEMPLATE, "argument": "id", "value": "s"}
     )
-    assert notes.json() == {"values": ["second"]}
+    assert notes.json() == {"values": ["second"], "total": 1, "hasMore": False}
     neither = await features.client.post("/api/completions", json={"argument": "id"})
     assert neither.status_code == 422
 

@@ -10,8 +10,11 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientRequestContext
 
-from tests.gateway.support import Seen, client, served_gateway
-from tests.helpers import WAIT, stdio_server
+from mcpdeck import Host
+from mcpdeck.gateway import Gateway
+from mcpdeck.status import ServerState
+from tests.gateway.support import Seen, client, handshake_era, served_gateway
+from tests.helpers import NODE_BIN, WAIT, serve_asgi, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -57,6 +60,37 @@ async def test_a_server_asking_for_roots_mid_call_gets_the_callers_roots(log_dir
     assert host_roots and host_roots[0]["uri"] == Path.cwd().as_uri()  # the host's own roots
 
 
+async def test_a_clients_roots_change_reaches_the_servers_running_its_calls(log_dir: Path) -> None:
+    """Over HTTP a server sees the roots of the client whose call it runs: when that client's roots
+    change (``notifications/roots/list_changed``), the servers running its calls are told."""
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[])
+
+    started = anyio.Event()
+    told: list[object] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with served_gateway(log_dir, FEATURES, roots=[Path.cwd()]) as served:
+        async with client(served.url(), Seen(), list_roots_callback=roots) as via:
+            with anyio.fail_after(WAIT):
+                async with anyio.create_task_group() as tg:
+
+                    async def wait() -> None:
+                        await via.call_tool("mcp__features__wait_forever", {"key": "r"}, progress_callback=on_progress)
+
+                    tg.start_soon(wait)
+                    await started.wait()  # the server runs a call of this client
+                    with handshake_era():
+                        await via.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+                    counted = await via.call_tool("mcp__features__roots_changed_count", {"at_least": 1})
+                    told.append(counted.structured_content)
+                    tg.cancel_scope.cancel()
+    assert told == [{"result": 1}]
+
+
 async def test_a_url_elicitation_reaches_the_client_as_a_url(log_dir: Path) -> None:
     seen = Seen()
     async with served_gateway(log_dir, FEATURES) as served, client(served.url(), seen) as via:
@@ -82,3 +116,24 @@ async def test_a_server_added_to_the_host_shows_up_for_connected_clients(log_dir
             after = {tool.name for tool in (await via.list_tools()).tools}
     assert not any(name.startswith("mcp__basic__") for name in before)
     assert "mcp__basic__echo" in after
+
+
+async def test_servers_behind_a_gateway_are_offered_roots_only_where_there_are_some(log_dir: Path) -> None:
+    """As ``mcpdeck serve`` runs it: the gateway is open before the servers connect, the host has no roots.
+    server-everything lists ``get-roots-list`` only to a client that offers roots: it must not, here (nor
+    when a client with roots comes over HTTP: a face with several clients does not lend one client's roots
+    to the servers they share)."""
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///client/root", "name": "root"})])
+
+    servers = {"everything": {"command": str(NODE_BIN / "mcp-server-everything")}}
+    async with Host(servers, log_dir=log_dir, wait=False) as host, Gateway(host) as gateway:
+        async with serve_asgi(gateway.asgi()) as base:
+            with anyio.fail_after(WAIT):
+                status = await host.wait_settled("everything")
+                async with client(f"{base}/mcp", Seen(), list_roots_callback=roots) as with_roots:
+                    listed = {tool.name for tool in (await with_roots.list_tools()).tools}
+    assert status.state is ServerState.CONNECTED, status.error
+    assert "mcp__everything__echo" in listed
+    assert "mcp__everything__get-roots-list" not in listed

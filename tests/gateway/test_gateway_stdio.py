@@ -14,11 +14,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientRequestContext
 
 from mcpdeck.cli._gateway import client_config
 from mcpdeck.history import History
-from tests.gateway.support import Seen, client
+from tests.gateway.support import Seen, client, handshake_era
 from tests.helpers import NODE_BIN, ROOT, WAIT, stdio_server
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +122,53 @@ async def test_two_gateways_chained_pass_a_servers_question_to_the_first_client(
             asked: Any = await gateway.call_tool("mcp__inner__test_elicitation", {"message": "two hops?"})
     assert [e.message for e in seen.elicitations] == ["two hops?"]
     assert asked.content[0].text == 'User response: action=accept, content={"username": "deep", "email": "d@x"}'
+
+
+async def test_the_stdio_clients_roots_reach_the_servers_and_so_do_their_changes(tmp_path: Path) -> None:
+    """server-everything asks for roots when it connects and again on ``roots/list_changed``, outside any
+    call: through a stdio gateway, the one client is asked, as it would be directly. The gateway's host has
+    no roots of its own: the servers connected without the capability, and are offered it once the client
+    that has roots has initialized (they connect again)."""
+    folders = [tmp_path / "first"]
+    asked: list[int] = []
+    updates: list[str] = []
+    updated = anyio.Event()
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        asked.append(len(folders))
+        return types.ListRootsResult(roots=[types.Root(uri=f.as_uri(), name=f.name) for f in folders])  # pyright: ignore[reportArgumentType]
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        if isinstance(params.data, str) and params.data.startswith("Roots updated"):
+            updates.append(params.data)
+            updated.set()
+
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    gateway = Client(
+        _gateway(tmp_path, command=("gateway", "--stdio")),
+        list_roots_callback=roots,
+        logging_callback=on_log,
+        message_handler=on_message,
+    )
+    with anyio.fail_after(25):
+        async with gateway:
+            while "mcp__everything__get-roots-list" not in {t.name for t in (await gateway.list_tools()).tools}:
+                await changed.wait()  # the server connects again, offered roots, and lists the tool then
+                changed = anyio.Event()
+            first = await gateway.call_tool("mcp__everything__get-roots-list", {})
+            await updated.wait()
+            updated = anyio.Event()
+            folders[:] = [tmp_path / "second", tmp_path / "third"]
+            with handshake_era():
+                await gateway.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+            await updated.wait()  # the server asked again, and has the new roots
+            second = await gateway.call_tool("mcp__everything__get-roots-list", {})
+    assert (tmp_path / "first").as_uri() in str(first.content)
+    assert (tmp_path / "third").as_uri() in str(second.content) and "first" not in str(second.content)
+    assert updates[-1].startswith("Roots updated: 2 root(s)")
+    assert asked[-1] == 2

@@ -237,12 +237,12 @@ def _serve_url(line: str) -> tuple[str, str] | None:
 
 @asynccontextmanager
 async def _serving(
-    folder: Path, config: Path, *args: str, history: bool = False
+    folder: Path, config: Path, *args: str, history: bool = False, options: tuple[str, ...] = ()
 ) -> AsyncGenerator[tuple[Process, str, str]]:
-    """``mcpdeck serve --port 0 <args>`` (its history in ``folder`` if ``history``); the process, its base URL and
-    its token."""
+    """``mcpdeck <options> serve --port 0 <args>`` (its history in ``folder`` if ``history``); the process, its base
+    URL and its token."""
     env = {} if history else {"MCPDECK_HISTORY": "off"}
-    async with _started(folder, "--config", str(config), "serve", "--port", "0", *args, **env) as p:
+    async with _started(folder, "--config", str(config), *options, "serve", "--port", "0", *args, **env) as p:
         assert p.stdout is not None
         lines = BufferedByteReceiveStream(p.stdout)
         with anyio.fail_after(15):
@@ -387,3 +387,65 @@ async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_und
     assert "mcp__basic__echo" in names and "mcp__serve__mcp__basic__echo" not in names
     assert called["result"]["content"][0]["text"] == "through two gateways"
     assert "serving the servers of the mcpdeck serve on port" in said
+
+
+async def test_serve_stdio_through_a_running_serve_introduces_itself_as_that_serve_does(tmp_path: Path) -> None:
+    """Attached, ``serve --stdio`` is a window on the running serve's gateway: it called itself
+    ``mcpdeck/serve`` and its instructions named a profile 'serve' that the config does not have."""
+    config = _config(tmp_path, profiles={"coding": {"servers": ["basic"]}})
+    said: dict[str | None, tuple[Any, Any]] = {}
+    async with _serving(tmp_path, config) as (_, url, token):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            for profile in (None, "coding"):
+                transport = streamable_http_client(f"{url}/mcp" + (f"/{profile}" if profile else ""), http_client=http)
+                with anyio.fail_after(15):
+                    async with client(transport, Seen()) as direct:
+                        assert direct.server_info is not None
+                        said[profile] = (direct.server_info.name, direct.instructions)
+        for profile in (None, "coding"):
+            chosen = ("--profile", profile) if profile else ()
+            args = ("--config", str(config), "serve", "--stdio", *chosen)
+            async with _started(tmp_path, *args, MCPDECK_HISTORY="off") as stdio:
+                with anyio.fail_after(15):
+                    answer = (await _initialize_over_stdio(stdio))["result"]
+            assert (answer["serverInfo"]["name"], answer["instructions"]) == said[profile]
+    assert said[None][0] == "mcpdeck" and said["coding"][0] == "mcpdeck/coding"
+    assert "profile 'coding'" in said["coding"][1] and "'serve'" not in said["coding"][1]
+
+
+async def test_serve_stdio_through_a_running_serve_gives_its_clients_roots_to_a_server_asking_in_its_call(
+    tmp_path: Path,
+) -> None:
+    """docs/gateway.md#roots: a serve started with --root offers its servers roots; a server that asks during a
+    call through an attached ``serve --stdio`` gets the roots of that bridge's client (here a client with roots,
+    as VS Code is), not serve's own."""
+    config = _config(tmp_path, mcpServers={"features": stdio_server("features", "--legacy")})
+    served_root, client_root = tmp_path / "served", tmp_path / "client"
+    served_root.mkdir()
+    params: dict[str, Any] = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"roots": {"listChanged": True}},  # as VS Code says it
+        "clientInfo": {"name": "vscode", "version": "1.0"},
+    }
+    roots = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    async with _serving(tmp_path, config, options=("--root", str(served_root))):
+        async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
+            assert stdio.stdin is not None and stdio.stdout is not None
+            lines = BufferedByteReceiveStream(stdio.stdout)
+            with anyio.fail_after(20):
+                await stdio.stdin.send(json.dumps(roots).encode() + b"\n")
+                await lines.receive_until(b"\n", 1 << 20)
+                await stdio.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+                call: dict[str, Any] = {"name": "mcp__features__list_roots", "arguments": {}}
+                request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+                await stdio.stdin.send(json.dumps(request).encode() + b"\n")
+                while True:  # the client answers what it is asked (roots/list) until the call's answer comes
+                    message = json.loads(await lines.receive_until(b"\n", 1 << 20))
+                    if message.get("method") == "roots/list":
+                        listed = {"roots": [{"uri": client_root.as_uri(), "name": "client"}]}
+                        answer = {"jsonrpc": "2.0", "id": message["id"], "result": listed}
+                        await stdio.stdin.send(json.dumps(answer).encode() + b"\n")
+                    elif message.get("id") == 1:
+                        break
+    text = message["result"]["content"][0]["text"]
+    assert json.loads(text)["roots"] == [{"uri": client_root.as_uri(), "name": "client"}], text

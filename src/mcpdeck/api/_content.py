@@ -89,16 +89,23 @@ async def get_prompt(ctx: Ctx, name: str, body: PromptGetIn) -> dict[str, Any]:
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-@router.post("/completions", response_model=CompletionOut, tags=["prompts"], summary="Complete an argument")
+@router.post(
+    "/completions",
+    response_model=CompletionOut,
+    response_model_exclude_none=True,
+    tags=["prompts"],
+    summary="Complete an argument",
+)
 async def complete(ctx: Ctx, body: CompletionIn) -> dict[str, Any]:
-    """Completions the server suggests for an argument of a prompt, or of a resource template."""
+    """The server's completion of an argument of a prompt, or of a resource template: ``values``, and ``total``
+    and ``hasMore`` when the server gives them."""
     if body.prompt is not None:
-        values = await ctx.host.complete_prompt_argument(body.prompt, body.argument, body.value, body.context)
+        completion = await ctx.host.complete_prompt_argument(body.prompt, body.argument, body.value, body.context)
     elif body.server is not None and body.uriTemplate is not None:
         require_server(ctx, body.server)
-        values = await ctx.host.complete_resource_argument(
+        completion = await ctx.host.complete_resource_argument(
             body.server, body.uriTemplate, body.argument, body.value, body.context
         )
     else:
         raise ApiError(422, "invalid-request", "give either prompt, or server and uriTemplate")
-    return {"values": values}
+    return completion.model_dump(mode="json", by_alias=True, exclude_none=True)

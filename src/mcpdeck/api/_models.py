@@ -233,7 +233,11 @@ class CompletionIn(BaseModel):
 
 
 class CompletionOut(_Out):
+    """A server's completion, as it gave it."""
+
     values: list[str]
+    total: int | None = Field(default=None, description="How many values there are in all, when the server says.")
+    hasMore: bool | None = Field(default=None, description="Whether there are more values than these, when it says.")
 
 
 class LogOut(_Out):

@@ -250,11 +250,17 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     # forwardCaller: the serve's history names this stdio client (Claude Desktop ...), not this bridge
     upstream = {"serve": {"type": "http", "url": url, "headers": bearer, "forwardCaller": True}}
     window = {"serve": {"servers": ["serve"], "prefix": False}}
+    # Its client sees the running serve's gateway: that one's name, and its instructions once it answered.
+    name = "mcpdeck" if profile is None else f"mcpdeck/{profile}"
+    what = f"profile {profile!r} of " if profile else ""
+    said = f"This is {what}an mcpdeck gateway: several MCP servers served as one, by the mcpdeck serve on port {port}."
 
     async def main() -> None:
         async with Host(upstream, wait=False) as host:
             await _settled_or_late(host)
-            async with Gateway(host, profile="serve", profiles=window, check_permission=False) as gateway:
+            instructions = host.servers["serve"].instructions or said
+            options: dict[str, Any] = {"name": name, "instructions": instructions, "check_permission": False}
+            async with Gateway(host, profile="serve", profiles=window, **options) as gateway:
                 await gateway.run_stdio()
 
     await until_terminated(main)

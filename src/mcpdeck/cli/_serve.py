@@ -42,7 +42,9 @@ def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
 
             webbrowser.open(link)
 
-    options = ServeOptions(config=ctx.path, host=host, port=port, log_dir=ctx.log_dir, history=ctx.history())
+    options = ServeOptions(
+        config=ctx.path, host=host, port=port, log_dir=ctx.log_dir, history=ctx.history(), roots=ctx.roots
+    )
 
     async def main() -> None:
         await run_serve(options, ready=ready)

@@ -201,16 +201,28 @@ class ServerConnection:
         """End the supervisor for good."""
         self._supervisor.command(close=True)
 
-    async def roots_changed(self) -> None:
-        """Tell the server its roots changed (pre-2026 sessions; later ones ask per request)."""
-        client = self._supervisor.client
+    async def roots_changed(self, *, offer: bool = False) -> None:
+        """Tell the server its roots changed (pre-2026 sessions; later ones ask per request).
+
+        With ``offer``, a session opened without offering roots, to a server that would be offered
+        some now, is ended and the server connects again, offering them (a client's capabilities are
+        fixed when it connects)."""
+        if self._context.config.roots is not None:
+            return  # a server with its own roots, or none: the host's did not change for it
+        session, client = self._supervisor.session, self._supervisor.client
+        if offer and session is not None and session.offers_roots is False and self._requests.offers_roots:
+            if self.state in (ServerState.CONNECTING, ServerState.RECONNECTING, ServerState.CONNECTED):
+                logger.info("server %r: connecting again to offer it roots", self.name)
+                self._supervisor.command(want=True)
+            return
         if (
             client is None
+            or session is None
+            or not session.offers_roots
             or self.state is not ServerState.CONNECTED
             or client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            or self._context.config.roots is not None
         ):
-            return  # also not for a server with its own roots, or none: the host's did not change for it
+            return
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # roots notifications are deprecated as of 2026-07-28

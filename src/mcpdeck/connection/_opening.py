@@ -84,9 +84,10 @@ class Opener:
 
     def _client(self, session: Session, server: Transport | InProcessServer, mode: Literal["auto", "legacy"]) -> Client:
         requests = self._requests
-        # Roots only where someone asked: the server's own list, or the host's (Host(roots=...));
-        # never by default, since a server may trade its command line's folders for them.
+        # Roots only where someone has some: the server's own list, the host's (Host(roots=...)), or a
+        # gateway client's; never by default, since a server may trade its command line's folders for them.
         offers_roots = self._context.config.roots is not False and requests.offers_roots
+        session.offers_roots = offers_roots
         return Client(
             server,
             client_info=_CLIENT_INFO,

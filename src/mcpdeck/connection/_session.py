@@ -62,6 +62,8 @@ class Session:
             struggling server).
         give_up: It ended in a way a reconnect would only repeat.
         last_http_status: The last HTTP error status of this session.
+        offers_roots: Whether its client offers the server roots (fixed when the client is made, as the
+            handshake fixes a client's capabilities); None until then.
     """
 
     def __init__(self, context: ServerContext, lists: ServerLists, *, health_interval: float):
@@ -78,6 +80,7 @@ class Session:
         self.reconnect_at_once = False
         self.give_up = False
         self.last_http_status: int | None = None
+        self.offers_roots: bool | None = None
         self._http_error: str | None = None  # the last HTTP error, for messages
         self._serving: anyio.CancelScope | None = None  # while ``serve`` runs
         self._first_stray: str | None = None  # lines on stdout that are not messages: the first,

@@ -128,6 +128,10 @@ class Supervisor:
         if self._settled.is_set():
             self._settled = Flag()
         self._commanded = True
+        if self.want and not self._closing and not self._context.config.disabled:
+            # A reconnect: from now on requests wait for the next session, not the one being closed
+            # (the loop, which would say so, has not run yet).
+            self._set_state(ServerState.CONNECTING)
         if self._scope is not None:
             self._scope.cancel()
         self._wake.set()

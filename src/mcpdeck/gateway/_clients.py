@@ -10,6 +10,10 @@ request is a ``Running`` entry; ``Calls`` finds the client a server's own reques
 2. otherwise the calls running on that server: when they all come from one client, that
    client (a handshake-era server asks on its connection, with no link to the call);
 3. otherwise no one: the host's own handlers answer, as for the host's own calls.
+
+Roots are the one exception to 3: a gateway serving one client over stdio has that client
+(``Calls.sole``), which answers a server's ``roots/list`` outside calls too, and whose roots make
+the servers of its profile be offered the roots capability (``roots_offered``).
 """
 
 from __future__ import annotations
@@ -31,9 +35,25 @@ from mcp.shared.message import ServerMessageMetadata
 from mcpdeck._client_requests import ClientHandlers
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
 
-__all__ = ["LEVELS", "Calls", "Downstream", "Parked", "Running", "install_forwarding", "send_log"]
+__all__ = [
+    "LEVELS",
+    "ROOTS_WAIT",
+    "Calls",
+    "Downstream",
+    "Parked",
+    "Running",
+    "install_forwarding",
+    "send_log",
+    "sole_face",
+]
 
 logger = logging.getLogger(__name__)
+
+ROOTS_WAIT = 10.0
+"""Seconds a server's ``roots/list`` waits for the stdio client's answer outside a call."""
+
+sole_face: ContextVar[bool] = ContextVar("mcpdeck_gateway_sole_face", default=False)
+"""True in the tasks of a face that serves one client (``Gateway.run_stdio``)."""
 
 LEVELS: tuple[types.LoggingLevel, ...] = (
     "debug",
@@ -55,6 +75,8 @@ class Downstream:
     """The latest session object of its connection (any one reaches its standalone channel)."""
     profile: str | None
     token: str | None
+    sole: bool = False
+    """The one client of its face (a stdio gateway's): it answers for its roots outside calls too."""
     level: types.LoggingLevel | None = None
     """The level it asked for with ``logging/setLevel``; None: every message."""
     subscriptions: set[str] = field(default_factory=set[str])
@@ -210,6 +232,8 @@ class Calls:
 
     def __init__(self) -> None:
         self._by_server: dict[str, list[Running]] = {}
+        self.sole: Downstream | None = None
+        """The one client of a stdio face, once it has initialized."""
 
     def start(self, running: Running) -> Token[Running | None]:
         """Note a request as running (also for the current task); ``end`` it with what this returns."""
@@ -236,6 +260,10 @@ class Calls:
         """The requests running on a server now, oldest first."""
         return list(self._by_server.get(server) or [])
 
+    def servers_of(self, client: Downstream) -> list[str]:
+        """The servers running a request of ``client`` now."""
+        return [server for server, entries in self._by_server.items() if any(e.client is client for e in entries)]
+
 
 def _form_answer(result: types.ElicitResult) -> ElicitationResponse:
     content = result.content if result.action == "accept" else None
@@ -247,12 +275,14 @@ class _Forwarding:
     running, where it can answer: in the call's next round for a 2026-07-28 client, on the call's
     stream for the others; otherwise answered by the handlers the host had."""
 
-    def __init__(self, handlers: ClientHandlers, calls: Calls) -> None:
+    def __init__(self, handlers: ClientHandlers, calls: Calls, serves: Callable[[str | None, str], bool]) -> None:
         self._calls = calls
-        self._own_elicitation, self._own_sampling, self._own_roots = (
+        self._serves = serves  # (profile, server) -> whether the profile has the server
+        self._own_elicitation, self._own_sampling, self._own_roots, self._own_offered = (
             handlers.elicitation,
             handlers.sampling,
             handlers.roots_for,
+            handlers.roots_offered,
         )
 
     async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse:
@@ -291,6 +321,16 @@ class _Forwarding:
             raise RuntimeError("sampling is not available: the client did not offer it and no model is configured")
         return await self._own_sampling(request)
 
+    def _sole_with_roots(self, server: str) -> Downstream | None:
+        """The stdio face's client, if it declared roots and its profile has the server."""
+        sole = self._calls.sole
+        return sole if sole is not None and sole.has_roots and self._serves(sole.profile, server) else None
+
+    def roots_offered(self, server: str) -> bool:
+        if self._sole_with_roots(server) is not None:
+            return True
+        return self._own_offered is not None and self._own_offered(server)
+
     async def roots_for(self, server: str) -> list[types.Root] | None:
         running = self._calls.owner(server)
         if running is not None and running.client.has_roots:
@@ -304,18 +344,22 @@ class _Forwarding:
                 return list(result.roots)
             except NoBackChannelError:
                 pass
+        sole = self._sole_with_roots(server)
+        if sole is not None:  # outside a call: a stdio gateway's one client answers for its roots
+            with anyio.move_on_after(ROOTS_WAIT):
+                result = await sole.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+                return list(result.roots)
+            raise RuntimeError(f"{sole.name} did not answer within {ROOTS_WAIT:g} s")
         return await self._own_roots(server) if self._own_roots is not None else None
 
     def install(self, handlers: ClientHandlers) -> Callable[[], None]:
         """Put these in ``handlers``; returns the function that puts the host's own back."""
-        handlers.elicitation, handlers.sampling, handlers.roots_for = self.elicitation, self.sampling, self.roots_for
+        handlers.elicitation, handlers.sampling = self.elicitation, self.sampling
+        handlers.roots_for, handlers.roots_offered = self.roots_for, self.roots_offered
 
         def restore() -> None:
-            handlers.elicitation, handlers.sampling, handlers.roots_for = (
-                self._own_elicitation,
-                self._own_sampling,
-                self._own_roots,
-            )
+            handlers.elicitation, handlers.sampling = self._own_elicitation, self._own_sampling
+            handlers.roots_for, handlers.roots_offered = self._own_roots, self._own_offered
 
         return restore
 
@@ -353,9 +397,12 @@ async def _elicit_on_stream(running: Running, request: ElicitationRequest) -> El
     return _form_answer(result)
 
 
-def install_forwarding(handlers: ClientHandlers, calls: Calls) -> Callable[[], None]:
-    """Make servers' requests reach the gateway client whose call is running, where it can answer.
+def install_forwarding(
+    handlers: ClientHandlers, calls: Calls, serves: Callable[[str | None, str], bool]
+) -> Callable[[], None]:
+    """Make servers' requests reach the gateway client whose call is running, where it can answer (and a
+    server's ``roots/list`` the one client of a stdio face, whose profile ``serves`` that server).
 
     Falls back to the handlers the host had. Returns the function that puts those back.
     """
-    return _Forwarding(handlers, calls).install(handlers)
+    return _Forwarding(handlers, calls, serves).install(handlers)

@@ -32,7 +32,7 @@ from mcp.server.stdio import stdio_server
 from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
-from mcpdeck.gateway._clients import Calls, Parked, install_forwarding
+from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._registry import Clients
 from mcpdeck.gateway._server import build_server
@@ -82,6 +82,8 @@ class Gateway:
         allowed_origins: list[str] | None = None,
         any_address: bool = False,
         modern: bool = False,
+        name: str | None = None,
+        instructions: str | None = None,
     ):
         """Create a gateway for an open host.
 
@@ -101,6 +103,10 @@ class Gateway:
                 that era a server cannot ask the client anything in the middle of a call, so the
                 servers' elicitation and sampling would be answered by the host instead of the
                 client. Clients that probe (``server/discover``) fall back to the handshake.
+            name: What it calls itself to clients (``serverInfo.name``); default ``mcpdeck``, or
+                ``mcpdeck/<profile>`` for a profile.
+            instructions: What it tells clients in ``initialize``; default one line saying what it serves.
+                (For a gateway that relays another one, which says it better.)
         """
         self.host = host
         self.profile = profile
@@ -110,6 +116,8 @@ class Gateway:
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins
         self.any_address = any_address
+        self._name = name
+        self._instructions = instructions
         self._fixed = (
             {
                 name: p if isinstance(p, ProfileConfig) else ProfileConfig.model_validate(dict(p))
@@ -184,8 +192,16 @@ class Gateway:
         except ConfigError:
             return False
 
+    def server_name(self, profile: str | None) -> str:
+        """What the gateway calls itself to a client of a profile (``serverInfo.name``)."""
+        if self._name is not None:
+            return self._name
+        return "mcpdeck" if profile is None else f"mcpdeck/{profile}"
+
     def instructions(self, profile: str | None) -> str:
         """What the gateway tells a client about itself in ``initialize``."""
+        if self._instructions is not None:
+            return self._instructions
         config = self.profile_config(profile)
         what = f"profile {profile!r} of " if profile else ""
         text = f"This is {what}an mcpdeck gateway: several MCP servers served as one."
@@ -210,7 +226,7 @@ class Gateway:
         async with AsyncExitStack() as stack:
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
-            stack.callback(install_forwarding(self.host.client_handlers, self.calls))
+            stack.callback(install_forwarding(self.host.client_handlers, self.calls, self._serves))
             self._news, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
             stack.callback(self._news.close)
@@ -276,17 +292,25 @@ class Gateway:
     # ----- faces -----------------------------------------------------------------------
 
     async def run_stdio(self, profile: str | None = None) -> None:
-        """Serve one client over this process's stdin and stdout until it closes them."""
+        """Serve one client over this process's stdin and stdout until it closes them.
+
+        That client is the face's only one: once it has initialized, it answers the servers of its profile
+        for their roots, in calls and outside them (see docs/gateway.md).
+        """
         server = self.server(profile if profile is not None else self.profile)
         self.task_group  # noqa: B018 - the gateway must be open
         options = server.create_initialization_options()
         streams = stdio_server() if sys.platform == "win32" else stdio_streams()
-        async with streams as (read_stream, write_stream):
-            if self.modern:  # the client's first request picks the era
-                await server.run(read_stream, write_stream, options)
-                return
-            async with server.lifespan(server) as state:  # the handshake era only
-                await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
+        face = sole_face.set(True)  # the client registered in this face's tasks is its one client
+        try:
+            async with streams as (read_stream, write_stream):
+                if self.modern:  # the client's first request picks the era
+                    await server.run(read_stream, write_stream, options)
+                    return
+                async with server.lifespan(server) as state:  # the handshake era only
+                    await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
+        finally:
+            sole_face.reset(face)
 
     def asgi(self, prefix: str = "/mcp") -> GatewayApp:
         """The streamable HTTP face: ``<prefix>`` and ``<prefix>/<profile>``; see ``GatewayApp``."""

@@ -7,7 +7,9 @@ into what the server behind it said.
   ``resources/subscribe``, ``resources/unsubscribe``;
 - ``ListenRequests``: a 2026-07-28 client's ``subscriptions/listen`` stream;
 - ``PromptRequests``: ``prompts/list``, ``prompts/get``, ``completion/complete``;
-- ``LoggingRequests``: ``logging/setLevel``.
+- ``LoggingRequests``: ``logging/setLevel``;
+- ``RootsRequests``: ``notifications/initialized`` and ``notifications/roots/list_changed``, which
+  decide and change the roots the servers see.
 """
 
 from __future__ import annotations
@@ -37,9 +39,22 @@ from mcpdeck.gateway._requests import (
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
 
-__all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "ToolRequests"]
+__all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "RootsRequests", "ToolRequests"]
 
 logger = logging.getLogger(__name__)
+
+
+COMPLETION_VALUES = 100
+"""The most values one completion may carry (the protocol's limit)."""
+
+
+def _at_most(completion: types.Completion, limit: int) -> types.Completion:
+    """The server's completion as it gave it; one with more values than the protocol allows is cut, and then
+    says there are more (and how many, if the server did not)."""
+    if len(completion.values) <= limit:
+        return completion
+    total = completion.total if completion.total is not None else len(completion.values)
+    return types.Completion(values=completion.values[:limit], total=total, has_more=True)
 
 
 def _error_result(text: str) -> types.CallToolResult:
@@ -77,6 +92,7 @@ class ToolRequests(Requests):
                     params.arguments,
                     progress=progress,
                     check_permission=check_permission,
+                    validate=False,  # the server judges its arguments: the client gets its own answer, as directly
                     approver=asker(ctx, who),
                 )
             except PermissionDeniedError as error:
@@ -85,7 +101,7 @@ class ToolRequests(Requests):
                 if servers_answer(error) is not None:  # the server answered with a protocol error: passed on
                     raise mcp_error(error) from None
                 return _error_result(str(error))  # it crashed, timed out or is down: said as the host says it
-            except MCPDeckError as error:  # arguments that do not fit ...
+            except MCPDeckError as error:  # anything else the host could not do, said as it says it
                 return _error_result(str(error))
             finally:
                 current_caller.reset(caller_set)
@@ -198,7 +214,11 @@ class PromptRequests(Requests):
         async def get() -> types.GetPromptResult:
             try:
                 return await host.get_prompt(
-                    entry.name, params.arguments, check_permission=check_permission, approver=asker(ctx, who)
+                    entry.name,
+                    params.arguments,
+                    check_permission=check_permission,
+                    validate=False,  # the server judges its arguments, as for tools
+                    approver=asker(ctx, who),
                 )
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
@@ -214,17 +234,19 @@ class PromptRequests(Requests):
                 entry = self.view().prompt(ref.name)
                 if entry is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
-                values = await self.host.complete_prompt_argument(entry.name, argument.name, argument.value, context)
+                completion = await self.host.complete_prompt_argument(
+                    entry.name, argument.name, argument.value, context
+                )
             else:
                 server = self.view().server_for_template(ref.uri)
                 if server is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"no resource template {ref.uri!r}")
-                values = await self.host.complete_resource_argument(
+                completion = await self.host.complete_resource_argument(
                     server, ref.uri, argument.name, argument.value, context
                 )
         except MCPDeckError as error:
             raise mcp_error(error) from None
-        return types.CompleteResult(completion=types.Completion(values=values[:100]))
+        return types.CompleteResult(completion=_at_most(completion, COMPLETION_VALUES))
 
 
 class LoggingRequests(Requests):
@@ -235,3 +257,29 @@ class LoggingRequests(Requests):
         who.level = params.level
         await self.gateway.clients.lower_server_level(params.level, self.view().servers())
         return types.EmptyResult()
+
+
+class RootsRequests(Requests):
+    """A client's roots, as the servers see them (docs/gateway.md, "Roots").
+
+    The one client of a stdio face, once initialized, answers for the roots of its profile's servers:
+    those that connected without being offered roots connect again, offering them, and the others are
+    told their roots changed. A client's ``notifications/roots/list_changed`` is passed on to the servers
+    that see its roots: every server of the profile for that one client, the servers running one of its
+    calls for a client of a face with several.
+    """
+
+    async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        who = self.client(ctx)
+        calls = self.gateway.calls
+        if not who.sole or calls.sole is who:
+            return
+        calls.sole = who
+        if who.has_roots:
+            await self.host.roots_changed(self.view().servers(), offer=True)
+
+    async def roots_list_changed(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        who = self.client(ctx)
+        calls = self.gateway.calls
+        servers = self.view().servers() if who is calls.sole else calls.servers_of(who)
+        await self.host.roots_changed(servers)

@@ -38,7 +38,7 @@ from mcpdeck.events import (
     ServerLog,
     ToolsChanged,
 )
-from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log
+from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log, sole_face
 from mcpdeck.host import Host
 
 __all__ = ["Clients"]
@@ -75,7 +75,7 @@ class Clients:
         if isinstance(found, Downstream):
             found.session = ctx.session
             return found
-        client = Downstream(ctx.session, profile, token)
+        client = Downstream(ctx.session, profile, token, sole=sole_face.get())
         connection.state[_STATE_KEY] = client
         self._clients.append(client)
         connection.exit_stack.push_async_callback(self._gone, client)
@@ -84,6 +84,8 @@ class Clients:
     async def _gone(self, client: Downstream) -> None:
         if client in self._clients:
             self._clients.remove(client)
+        if self._calls.sole is client:
+            self._calls.sole = None
         for uri in list(client.subscriptions):
             with anyio.CancelScope(shield=True):
                 await self.unsubscribe(client, uri)

@@ -24,6 +24,7 @@ from mcpdeck.gateway._handlers import (
     LoggingRequests,
     PromptRequests,
     ResourceRequests,
+    RootsRequests,
     ToolRequests,
 )
 from mcpdeck.gateway._requests import Ctx
@@ -65,10 +66,11 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
     resources = ResourceRequests(gateway, profile)
     prompts = PromptRequests(gateway, profile)
     logs = LoggingRequests(gateway, profile)
+    roots = RootsRequests(gateway, profile)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # on_set_logging_level is deprecated as of 2026-07-28; older clients use it
         server = _GatewayServer(  # pyright: ignore[reportDeprecated]
-            "mcpdeck" if profile is None else f"mcpdeck/{profile}",
+            gateway.server_name(profile),
             version=__version__,
             instructions=gateway.instructions(profile),
             on_list_tools=tools.list_tools,
@@ -83,6 +85,10 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
             on_completion=prompts.complete,
             on_set_logging_level=logs.set_level,
         )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, roots.initialized)
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots.roots_list_changed
+    )
     if not tracing():  # the SDK's span middleware costs ~5% of a call even when the spans go nowhere
         server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
     if gateway.modern:

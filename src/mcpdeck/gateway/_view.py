@@ -16,8 +16,15 @@ from mcpdeck.config import ProfileConfig
 from mcpdeck.host import Host
 from mcpdeck.permissions import Access
 from mcpdeck.resources import PromptEntry
+from mcpdeck.status import ServerState
 
 __all__ = ["ProfileView"]
+
+
+def _scheme(uri: str) -> str:
+    """A URI's scheme (``file``, ``demo`` ...), lower-cased; empty when it has none."""
+    scheme, colon, _ = uri.partition(":")
+    return scheme.lower() if colon and scheme.isascii() and scheme[:1].isalpha() else ""
 
 
 @dataclass(frozen=True)
@@ -77,16 +84,33 @@ class ProfileView:
         return [e.template for e in self.host.resource_templates if self._shown("resource", e.server, e.uri_template)]
 
     def server_for_uri(self, uri: str) -> str | None:
-        """The server that answers for a URI: the first of the profile's servers (in config order) that
-        lists it or has a template matching it; with one server in the profile, that one; else None."""
+        """The server that answers for a URI: the first of the profile's servers (in config order) that lists
+        it, else the first with a template matching it. Else, among the profile's servers that offer resources
+        at all (servers need not list everything): the only one, or the only one whose resources and templates
+        use the URI's scheme. None when no server can be told to be the one to ask."""
         listed = [e.server for e in self.host.resources if e.uri == uri and self.profile.serves(e.server)]
         if listed:
             return self._first(listed)
         matching = [e.server for e in self.host.resource_templates if self.profile.serves(e.server) and e.matches(uri)]
         if matching:
             return self._first(matching)
-        servers = self.servers()
-        return servers[0] if len(servers) == 1 else None
+        offering = [
+            status.name
+            for status in self.host.servers.values()
+            if self.profile.serves(status.name)
+            and status.state is ServerState.CONNECTED
+            and status.capabilities is not None
+            and status.capabilities.resources is not None
+        ]
+        if len(offering) <= 1:
+            return offering[0] if offering else None
+        scheme = _scheme(uri)
+        if not scheme:
+            return None
+        claimed = {e.server for e in self.host.resources if _scheme(e.uri) == scheme}
+        claimed |= {e.server for e in self.host.resource_templates if _scheme(e.uri_template) == scheme}
+        same = [name for name in offering if name in claimed]
+        return same[0] if len(same) == 1 else None
 
     def server_for_template(self, uri_template: str) -> str | None:
         """The server with a resource template of this exact text (the first in config order)."""

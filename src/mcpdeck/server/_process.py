@@ -68,6 +68,7 @@ class ServeOptions:
         history: The history database tool calls are recorded in (None: off); closed on exit.
         follow_interval: Seconds between looks at the config file (0: don't follow it).
         token: The API token (None: a new random one).
+        roots: Folders offered to the servers as MCP roots (the global ``--root``); none: no roots.
     """
 
     config: Path
@@ -77,6 +78,7 @@ class ServeOptions:
     history: History | None = None
     follow_interval: float = 0.5
     token: str | None = None
+    roots: tuple[str, ...] = ()
 
 
 class _Server(uvicorn.Server):
@@ -190,6 +192,7 @@ def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock
         approve=chats.asks.approve,
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
+        roots=list(options.roots) or None,
     )
     context = ApiContext(host=host, store=store, history=options.history, chats=chats, log_dir=options.log_dir)
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
