@@ -471,7 +471,9 @@ class History:
         return [{"id": r[0], "startedAt": r[1], "model": r[2], "title": r[3], "messages": r[4]} for r in rows]
 
     def messages(self, conversation_id: int) -> list[dict[str, Any]]:
-        """A conversation's messages in order."""
+        """A conversation's messages in order (none for an id SQLite cannot hold)."""
+        if not -(2**63) <= conversation_id < 2**63:
+            return []
         rows = self._read(
             "SELECT at, role, content FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
         )

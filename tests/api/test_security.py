@@ -176,3 +176,27 @@ async def test_no_secret_in_any_answer(api: Api) -> None:
         assert SECRET not in text
         assert HEADER_SECRET not in text
     assert any("s3c…****" in text for text in bodies)  # the masked form is what shows
+
+
+async def test_a_bad_path_is_a_404_never_a_500(api: Api) -> None:
+    """NUL bytes, encoded slashes and dots, names too long for the file system, ids SQLite cannot hold."""
+    long = "a" * 5000
+    paths = [
+        "/console/app.js%00.html",
+        "/console/%00",
+        f"/console/{long}.js",
+        "/console/..%2F..%2Fpyproject.toml",
+        "/console/%2e%2e",
+        "/console/..%2Fserver%2F_app.py",
+        "/console/",
+        f"/api/servers/{long}",
+        "/api/servers/%00",
+        "/api/servers/..%2Fhost",
+        "/api/history/conversations/99999999999999999999999",
+        "/api/history/conversations/-99999999999999999999999",
+    ]
+    for path in paths:
+        answer = await api.client.get(path)
+        assert answer.status_code == 404, (path[:60], answer.status_code, answer.text[:200])
+        assert answer.json()["error"]["code"].endswith("not-found"), path[:60]
+    assert (await api.client.get("/console/app.js")).status_code == 200
