@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,35 @@ async def test_a_bad_path_is_a_404_never_a_500(api: Api) -> None:
         assert answer.status_code == 404, (path[:60], answer.status_code, answer.text[:200])
         assert answer.json()["error"]["code"].endswith("not-found"), path[:60]
     assert (await api.client.get("/console/app.js")).status_code == 200
+
+
+async def test_a_body_over_the_limit_is_refused_unread_or_cut_off(api: Api) -> None:
+    """150 MB of permissions once went into the config file (and the process's memory)."""
+    before = api.config.read_text()
+    huge = json.dumps({"allow": ["x" * (5 * 1024 * 1024)]})
+    answer = await api.client.put("/api/permissions", content=huge, headers={"content-type": "application/json"})
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "too-large"
+    assert "4 MiB" in answer.json()["error"]["message"]
+
+    sent = 0
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: chunked, up to 150 MB if nobody stops it
+        nonlocal sent
+        yield b'{"allow": ["'
+        while sent < 150 * 1024 * 1024:
+            sent += 64 * 1024
+            yield b"x" * (64 * 1024)
+
+    try:
+        chunked = await api.client.put(
+            "/api/permissions", content=chunks(), headers={"content-type": "application/json"}
+        )
+    except httpx2.TransportError:  # the server answered and closed while the client was still sending
+        pass
+    else:
+        assert chunked.status_code == 413
+    assert sent < 64 * 1024 * 1024  # cut off near the bound (what the sockets hold on the way), not read to the end
+    assert api.config.read_text() == before
+    small = await api.client.put("/api/permissions", json={"allow": ["mcp__basic__echo"]})
+    assert small.status_code == 200

@@ -42,6 +42,7 @@ _ERRORS = {
         403: "The Host header does not name this server, or a change came from another origin.",
         404: "No such server, tool, prompt, resource or call.",
         409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
+        413: "The request body is over 4 MiB.",
         422: "The request does not fit its schema.",
         429: "Too many wrong tokens from this address: wait `Retry-After` seconds.",
         502: "The server failed the request.",

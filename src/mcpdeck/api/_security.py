@@ -22,6 +22,10 @@ user. Every request passes, in this order:
    authenticate with the ``Authorization`` header (curl, the CLI); a cookie alone never
    suffices without an Origin. ``Sec-Fetch-Site: cross-site`` is refused too.
 
+5. **Body size.** A body over ``MAX_BODY`` (4 MiB, the bound the SDK's gateway transport keeps too)
+   is refused with 413: a ``Content-Length`` over it unread, a chunked body as soon as it passes it.
+   Only then does the app see the request, with the body read.
+
 No CORS headers are ever sent, so another origin's page cannot read an answer. Every
 answer gets ``Cache-Control: no-store`` (API) and headers that keep it out of frames and
 stop content sniffing.
@@ -39,11 +43,15 @@ from http.cookies import SimpleCookie
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode
 
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpdeck._listen import ANY_ADDRESS, names_an_address
 
-__all__ = ["Guard", "allowed_hosts"]
+__all__ = ["MAX_BODY", "Guard", "allowed_hosts"]
+
+MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The largest request body any path takes (the SDK's bound for the gateway's own port, 4 MiB)."""
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
@@ -139,6 +147,7 @@ class Guard:
         any_address: bool = False,
         max_failures: int = 10,
         window: float = 60.0,
+        max_body: int = MAX_BODY,
     ):
         self._app = app
         self._token = token.encode()
@@ -148,6 +157,7 @@ class Guard:
         self._origins = {f"http://{h}" for h in self._hosts}
         self._cookie = cookie_name(port)
         self._failures = _Failures(max_failures, window)
+        self._max_body = max_body
 
     def _presented(self, scope: Scope) -> tuple[str | None, str]:
         """The token the request carries and how: ``bearer``, ``cookie``, ``query`` or ``none``."""
@@ -191,8 +201,10 @@ class Guard:
             await refusal.send(send)
         elif how == "query":
             await self._set_cookie(scope, send, token or "")
+        elif isinstance(bounded := await _bounded(scope, receive, self._max_body), _Refusal):
+            await bounded.send(send)
         else:
-            await self._app(scope, receive, _with_headers(send, api=scope.get("path", "").startswith("/api")))
+            await self._app(scope, bounded, _with_headers(send, api=scope.get("path", "").startswith("/api")))
 
     def _sender(self, headers: dict[str, str]) -> str:
         """The rate limit's bucket within one address: another site's pages, or everything else."""
@@ -299,6 +311,46 @@ class Guard:
             await send({"type": "websocket.close", "code": 1008})
             return
         await self._app(scope, receive, send)
+
+
+def _too_large(limit: int, *, close: bool) -> _Refusal:
+    return _Refusal(
+        413,
+        "too-large",
+        f"the request body is over {limit // (1024 * 1024)} MiB, the most mcpdeck takes; send less "
+        "(for a large tool argument, a path or a URL the server can read instead)",
+        [(b"connection", b"close")] if close else [],
+    )
+
+
+async def _bounded(scope: Scope, receive: Receive, limit: int) -> Receive | _Refusal:
+    """Read the request's body up to ``limit`` bytes: a ``receive`` that hands it on, or the refusal.
+
+    A ``Content-Length`` over the limit is refused before anything is read (the HTTP server throws
+    away what the client still sends, so the client reads its 413). A body sent in chunks is read
+    until it ends or passes the limit, and then the connection is closed: no more than ``limit``
+    bytes are ever held, and no more are taken in.
+    """
+    length = dict(_decoded(scope)).get("content-length", "")
+    if length.strip().isdigit() and int(length) > limit:
+        return _too_large(limit, close=False)
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: hand that on
+            held: list[Message] = [message]
+            break
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return _too_large(limit, close=True)
+        if not message.get("more_body", False):
+            held = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+            break
+
+    async def replay() -> Message:
+        return held.pop(0) if held else await receive()
+
+    return replay
 
 
 def _decoded(scope: Scope) -> Iterable[tuple[str, str]]:
