@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mcpdeck._masking import mask_url
 from mcpdeck.api._secrets import mask_config, restore_masked
 from mcpdeck.config import parse_server_config
 from mcpdeck.errors import ConfigError
+from tests.api.conftest import running_api
+from tests.helpers import stdio_server
 
 STORED = {
     "url": "https://api.example.com/mcp?key=abcdef123456&team=x",
@@ -61,3 +65,22 @@ def test_masked_arguments_come_back_as_the_stored_ones() -> None:
     assert restored["args"] == stored["args"]
     with pytest.raises(ConfigError, match="args holds masked values"):
         restore_masked({"args": shown["args"][:2]}, stored)
+
+
+@pytest.mark.anyio
+async def test_a_secret_a_variable_brings_in_is_hidden_in_answers_and_the_traffic_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's redactor knew the literal secrets only: a tool that echoed ``${VAR}``'s value showed it."""
+    value = "from-the-environment-9b7c"
+    monkeypatch.setenv("DECK_API_TEST_SECRET", value)
+    servers = {"basic": stdio_server("basic", env={"FROM_VAR": "${DECK_API_TEST_SECRET}"})}
+    async with running_api(tmp_path, servers, in_process=False) as api:
+        echoed = await api.client.post("/api/tools/mcp__basic__env/call", json={"arguments": {"name": "FROM_VAR"}})
+        assert echoed.status_code == 200
+        assert echoed.json()["content"][0]["text"] == "****"
+        answers = [echoed, await api.client.get("/api/traffic"), await api.client.get("/api/servers/basic/traffic")]
+        for answer in answers:
+            assert answer.status_code == 200
+            assert value not in answer.text
+        assert "****" in answers[1].text

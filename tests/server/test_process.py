@@ -35,7 +35,7 @@ class Serving:
         return httpx2.AsyncClient(base_url=self.state["url"], headers=headers, timeout=WAIT)
 
 
-def environment(folder: Path) -> dict[str, str]:
+def environment(folder: Path, **extra: str) -> dict[str, str]:
     import os
 
     return {
@@ -44,17 +44,21 @@ def environment(folder: Path) -> dict[str, str]:
         "MCPDECK_LOG_DIR": str(folder / "logs"),
         "MCPDECK_HISTORY": "off",
         "NO_COLOR": "1",
+        **extra,
     }
 
 
 @asynccontextmanager
-async def serving(folder: Path, servers: dict[str, Any], *args: str) -> AsyncGenerator[Serving]:
-    """Start ``mcpdeck serve --port 0`` for a config of ``servers``; yield once it has printed its URL."""
+async def serving(
+    folder: Path, servers: dict[str, Any], *args: str, env: dict[str, str] | None = None
+) -> AsyncGenerator[Serving]:
+    """Start ``mcpdeck serve --port 0`` for a config of ``servers`` (``env``: more variables for it);
+    yield once it has printed its URL."""
     config = folder / "mcp.json"
     config.write_text(json.dumps({"mcpServers": servers}))
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0", *args]
     with (folder / "stderr.txt").open("wb") as errors:
-        process = await anyio.open_process(command, env=environment(folder), cwd=ROOT, stderr=errors)
+        process = await anyio.open_process(command, env=environment(folder, **(env or {})), cwd=ROOT, stderr=errors)
     output: list[str] = []
     try:
         assert process.stdout is not None

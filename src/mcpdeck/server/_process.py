@@ -116,6 +116,7 @@ async def run_serve(
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
             if history is not None:
+                history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
                 parts.host.events.on(history.record)
             if options.follow_interval > 0:
                 await parts.follower.prime()
