@@ -23,15 +23,19 @@ def bare(api: Api, **headers: str) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(base_url=api.url, headers=headers, timeout=WAIT, follow_redirects=False)
 
 
-async def test_no_token_is_401_everywhere(api: Api) -> None:
+async def test_no_token_is_401_everywhere_but_the_consoles_own_files(api: Api) -> None:
     async with bare(api) as client:
-        for path in ("/", "/api/servers", "/api/openapi.json", "/api/events", "/mcp", "/api/nothing"):
+        for path in ("/api/servers", "/api/openapi.json", "/api/events", "/mcp", "/api/nothing", "/api/login"):
             answer = await client.get(path)
             assert answer.status_code == 401, path
             assert answer.json()["error"]["code"] == "unauthorized"
             assert answer.headers["www-authenticate"].startswith("Bearer")
         post = await client.post("/api/servers", json={"name": "x", "config": {"command": "touch"}})
         assert post.status_code == 401
+        for path in ("/", "/console/app.js"):  # the package's own files: no data, and how a tab signs in
+            page = await client.get(path)
+            assert page.status_code == 200, path
+            assert page.headers["content-security-policy"].startswith("default-src 'none'")
     assert "x" not in api.host.servers
 
 
@@ -40,27 +44,43 @@ async def test_a_wrong_token_is_401_in_every_form(api: Api) -> None:
         assert (await client.get("/api/servers")).status_code == 401
     async with bare(api, authorization=f"Basic {api.token}") as client:
         assert (await client.get("/api/servers")).status_code == 401
-    async with bare(api, cookie=f"mcpdeck-{api.port}=nope") as client:
-        assert (await client.get("/api/servers")).status_code == 401
-    async with bare(api, cookie=f"mcpdeck-1={api.token}") as client:  # another port's cookie name
-        assert (await client.get("/api/servers")).status_code == 401
 
 
-async def test_the_printed_url_sets_an_httponly_strict_cookie_and_redirects_to_the_clean_url(api: Api) -> None:
+async def test_the_token_in_a_cookie_or_the_query_is_no_credential(api: Api) -> None:
+    """A cookie for 127.0.0.1 goes to every port on it, and a URL with the token stays in the history."""
+    async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}") as client:
+        assert (await client.get("/api/servers")).status_code == 401
     async with bare(api) as client:
-        answer = await client.get("/", params={"token": api.token, "tab": "tools"})
-        assert answer.status_code == 303
-        assert answer.headers["location"] == "/?tab=tools"
-        cookie = answer.headers["set-cookie"]
-        assert cookie.startswith(f"mcpdeck-{api.port}={api.token};")
-        assert "HttpOnly" in cookie
-        assert "SameSite=Strict" in cookie
-        page = await client.get("/?tab=tools")  # the client keeps the cookie, as a browser does
+        answer = await client.get("/api/servers", params={"token": api.token})
+        assert answer.status_code == 401
+        page = await client.get("/", params={"token": api.token})
         assert page.status_code == 200
-        assert "mcpdeck" in page.text
-        assert (await client.get("/api/servers")).status_code == 200
-        wrong = await client.get("/", params={"token": "nope"})
-        assert wrong.status_code == 401
+        assert "set-cookie" not in page.headers
+
+
+async def test_a_login_code_opens_one_session_once(api: Api) -> None:
+    made = await api.client.post("/api/login")
+    assert made.status_code == 200
+    code = made.json()["code"]
+    assert made.json()["url"] == f"{api.url}/#code={code}"  # in the fragment: never sent to a server
+    origin = {"origin": api.url}
+    async with bare(api) as client:
+        assert (await client.post("/api/session", json={"code": code})).status_code == 403  # not from a page of ours
+        assert (
+            await client.post("/api/session", json={"code": code}, headers={"origin": "http://evil.example"})
+        ).status_code == 403
+        opened = await client.post("/api/session", json={"code": code}, headers=origin)
+        assert opened.status_code == 200
+        session = opened.json()["token"]
+        assert session not in (api.token, code)
+        again = await client.post("/api/session", json={"code": code}, headers=origin)
+        assert again.status_code == 401
+        assert "spent" in again.json()["error"]["message"]
+        assert (await client.post("/api/session", json={"nope": 1}, headers=origin)).status_code == 400
+    async with bare(api, authorization=f"Bearer {session}") as tab:
+        assert (await tab.get("/api/servers")).status_code == 200
+        another = await tab.post("/api/login")  # a signed-in tab may open another
+        assert another.status_code == 200
 
 
 async def test_a_wrong_host_header_is_refused_even_with_the_token(api: Api) -> None:
@@ -86,16 +106,6 @@ async def test_a_cross_origin_post_is_refused(api: Api) -> None:
         assert answer.json()["error"]["code"] == "bad-origin"
     assert api.config.read_text() == before
     assert "evil" not in api.host.servers
-
-
-async def test_a_cookie_alone_cannot_change_anything_without_a_matching_origin(api: Api) -> None:
-    async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}") as client:
-        refused = await client.post("/api/servers/basic/disconnect")
-        assert refused.status_code == 403
-        assert api.host.servers["basic"].state == "connected"
-        allowed = await client.post("/api/servers/basic/disconnect", headers={"origin": f"http://127.0.0.1:{api.port}"})
-        assert allowed.status_code == 200
-        assert allowed.json()["state"] == "stopped"
 
 
 async def test_no_cors_headers_are_ever_sent(api: Api) -> None:

@@ -106,7 +106,8 @@ async def test_a_signal_stops_it_cleanly_with_no_child_left(tmp_path: Path, sign
     # Started directly: the server must be a child of serve's, and gone with it.
     async with serving(tmp_path, {"basic": stdio_server("basic", direct=True)}) as run:
         printed = "".join(run.output)
-        assert f"console: {run.state['url']}/?token={run.state['token']}" in printed
+        assert f"console: {run.state['url']}/#code=" in printed  # a one-time login code, not the token
+        assert run.state["token"] not in printed
         assert run.state["url"].startswith("http://127.0.0.1:")
         async with run.client() as client:
             status = await wait_connected(client, "basic")  # it listens before servers are up
@@ -234,11 +235,16 @@ async def test_ui_without_a_browser_prints_the_url_and_serves(tmp_path: Path) ->
                 if "Press Ctrl-C" in printed:
                     break
         link = printed.split("console: ")[1].split()[0]
-        async with httpx2.AsyncClient(timeout=WAIT, follow_redirects=True) as client:
-            page = await client.get(link)  # the token in the URL: a redirect that sets the cookie
+        base, _, code = link.partition("/#code=")
+        async with httpx2.AsyncClient(timeout=WAIT) as client:
+            page = await client.get(link)  # the page; the code is in the fragment, which is never sent
             assert page.status_code == 200
             assert "mcpdeck" in page.text
-            assert "token=" not in str(page.url)
+            signed_in = await client.post(f"{base}/api/session", json={"code": code}, headers={"origin": base})
+            assert signed_in.status_code == 200
+            session = signed_in.json()["token"]
+            servers = await client.get(f"{base}/api/servers", headers={"authorization": f"Bearer {session}"})
+            assert servers.status_code == 200
         process.send_signal(signal.SIGINT)
         with anyio.fail_after(WAIT):
             assert await process.wait() == 0

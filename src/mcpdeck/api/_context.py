@@ -14,6 +14,7 @@ import anyio
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpdeck.api._login import Logins
 from mcpdeck.api._sessions import ChatRoom
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore, InProcessServerConfig, McpConfig
@@ -58,6 +59,7 @@ class ApiContext:
         auth_store: Where sign-ins store OAuth tokens: the host's store (None: the default one).
         log_dir: Where the host writes server logs (None: the default), for a sign-in's own connect.
         sign_ins: The sign-ins waiting for a browser, by server (a new one cancels the old).
+        logins: The console's login codes and sessions (the guard checks them; ``POST /api/login`` makes codes).
     """
 
     host: Host
@@ -71,6 +73,7 @@ class ApiContext:
     auth_store: TokenStore | None = None
     log_dir: Path | None = None
     sign_ins: dict[str, CancelScope] = field(default_factory=dict[str, CancelScope])
+    logins: Logins = field(default_factory=Logins)
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0

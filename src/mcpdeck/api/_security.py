@@ -6,10 +6,13 @@ user. Every request passes, in this order:
 1. **Host.** The ``Host`` header must name the address the process listens on
    (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``, or the ``--host`` given). A page
    on another site that rebinds its DNS name to 127.0.0.1 sends its own name: refused (403).
-2. **Token.** The token printed at start-up, given as ``Authorization: Bearer TOKEN``, as
-   the ``HttpOnly; SameSite=Strict`` cookie the console gets, or once as ``?token=TOKEN`` on
-   a ``GET``, which sets that cookie and redirects to the same URL without it (so the token
-   does not stay in the address bar or the history). Compared in constant time. None: 401.
+2. **Token.** ``Authorization: Bearer`` with the token printed at start-up (the CLI, scripts,
+   MCP clients) or a console session's token (see ``_login``: a browser signs in with a
+   one-time code and keeps its session token in ``sessionStorage``, never in a cookie, which
+   every other port on the same address would get). Compared in constant time. None: 401.
+   Served to anyone: the console's own files (``GET /`` and ``/console/...``: the package's
+   code, no data), and ``POST /api/session``, where a login code is traded for a session
+   (a wrong code counts as a wrong token).
 3. **Rate limit.** After ``max_failures`` wrong tokens within ``window`` seconds from one
    address, every request from it is refused (429, ``Retry-After``) until the window has
    passed, right tokens included: a guesser learns nothing meanwhile. What a browser sends
@@ -19,8 +22,8 @@ user. Every request passes, in this order:
    CLI out.
 4. **Origin (CSRF).** A request that can change something (any method but GET, HEAD,
    OPTIONS) must carry an ``Origin`` naming this server, or carry no ``Origin`` and
-   authenticate with the ``Authorization`` header (curl, the CLI); a cookie alone never
-   suffices without an Origin. ``Sec-Fetch-Site: cross-site`` is refused too.
+   authenticate with the ``Authorization`` header (curl, the CLI). ``Sec-Fetch-Site:
+   cross-site`` is refused too.
 
 5. **Body size.** A body over ``MAX_BODY`` (4 MiB, the bound the SDK's gateway transport keeps too)
    is refused with 413: a ``Content-Length`` over it unread, a chunked body as soon as it passes it.
@@ -39,14 +42,13 @@ import socket
 import time
 from collections import deque
 from collections.abc import Iterable
-from http.cookies import SimpleCookie
-from typing import NamedTuple
-from urllib.parse import parse_qsl, urlencode
+from typing import Any, NamedTuple, cast
 
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpdeck._listen import ANY_ADDRESS, names_an_address
+from mcpdeck.api._login import Logins
 
 __all__ = ["MAX_BODY", "Guard", "allowed_hosts"]
 
@@ -70,11 +72,6 @@ def allowed_hosts(host: str, port: int) -> set[str]:
     elif host not in ("127.0.0.1", "localhost", "::1"):
         names.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
     return {name.lower() for name in names}
-
-
-def cookie_name(port: int) -> str:
-    """The cookie that carries the token. Cookies are not kept apart by port: the name is."""
-    return f"mcpdeck-{port}"
 
 
 class _Refusal(NamedTuple):
@@ -148,6 +145,7 @@ class Guard:
         max_failures: int = 10,
         window: float = 60.0,
         max_body: int = MAX_BODY,
+        logins: Logins | None = None,
     ):
         self._app = app
         self._token = token.encode()
@@ -155,32 +153,23 @@ class Guard:
         self._any_address = any_address  # listening on every address: IP-address Hosts are let in too
         self._hosts = {h.lower() for h in hosts}
         self._origins = {f"http://{h}" for h in self._hosts}
-        self._cookie = cookie_name(port)
+        self.logins = logins or Logins()
         self._failures = _Failures(max_failures, window)
         self._max_body = max_body
 
     def _presented(self, scope: Scope) -> tuple[str | None, str]:
-        """The token the request carries and how: ``bearer``, ``cookie``, ``query`` or ``none``."""
-        headers = dict(_decoded(scope))
-        auth = headers.get("authorization", "")
+        """The token the request carries and how: ``bearer`` or ``none`` (no cookie, no query: see ``_login``)."""
+        auth = dict(_decoded(scope)).get("authorization", "")
         if auth:
             scheme, _, value = auth.partition(" ")
             return (value.strip() if scheme.lower() == "bearer" else ""), "bearer"
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
-        if "token" in query and scope.get("method", "GET") == "GET":
-            return query["token"], "query"
-        cookies = SimpleCookie()
-        try:
-            cookies.load(headers.get("cookie", ""))
-        except Exception:  # a malformed cookie header carries no token
-            return None, "none"
-        morsel = cookies.get(self._cookie)
-        if morsel is not None:
-            return morsel.value, "cookie"
         return None, "none"
 
     def _valid(self, token: str | None) -> bool:
-        return token is not None and hmac.compare_digest(token.encode(), self._token)
+        if token is None:
+            return False
+        right = hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self._token)
+        return right or self.logins.session(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -191,7 +180,16 @@ class Guard:
             return
         headers = dict(_decoded(scope))
         client = (scope["client"][0] if scope.get("client") else "?") + self._sender(headers)
-        refusal = self._host_refusal(headers) or self._rate_refusal(client)
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        refusal = self._host_refusal(headers)
+        if refusal is None and method in ("GET", "HEAD") and (path == "/" or path.startswith("/console/")):
+            await self._app(scope, receive, _with_headers(send, api=False))  # the console's files: no data in them
+            return
+        refusal = refusal or self._rate_refusal(client)
+        if refusal is None and path == "/api/session":
+            refusal = self._origin_refusal(scope, headers, "none") or await self._sign_in(scope, receive, send, client)
+            if refusal is None:  # signed in: answered
+                return
         if refusal is not None:
             await refusal.send(send)
             return
@@ -199,8 +197,6 @@ class Guard:
         refusal = self._token_refusal(token, client) or self._origin_refusal(scope, headers, how)
         if refusal is not None:
             await refusal.send(send)
-        elif how == "query":
-            await self._set_cookie(scope, send, token or "")
         elif isinstance(bounded := await _bounded(scope, receive, self._max_body), _Refusal):
             await bounded.send(send)
         else:
@@ -256,8 +252,8 @@ class Guard:
         return _Refusal(
             401,
             "unauthorized",
-            "a token is needed: open the URL `mcpdeck serve` printed (with ?token=), "
-            "or send `Authorization: Bearer TOKEN` (the token is in the state file)",
+            "a token is needed: send `Authorization: Bearer TOKEN` (the token is in the state file); "
+            "for the console, run `mcpdeck ui`, which opens a signed-in tab",
             [(b"www-authenticate", b'Bearer realm="mcpdeck"')],
         )
 
@@ -277,30 +273,45 @@ class Guard:
             )
         return None
 
-    async def _set_cookie(self, scope: Scope, send: Send, token: str) -> None:
-        """Answer ``?token=`` with the cookie and a redirect to the same URL without the token."""
-        query = [
-            (k, v)
-            for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-            if k != "token"
-        ]
-        path = scope.get("root_path", "") + scope.get("path", "/")
-        location = path + (f"?{urlencode(query)}" if query else "")
-        cookie = f"{self._cookie}={token}; Path=/; HttpOnly; SameSite=Strict"
+    async def _sign_in(self, scope: Scope, receive: Receive, send: Send, client: str) -> _Refusal | None:
+        """``POST /api/session`` with ``{"code": CODE}``: spend a login code, answer ``{"token": SESSION}``."""
+        if scope.get("method") != "POST":
+            return _Refusal(405, "method-not-allowed", 'sign in with POST /api/session and {"code": CODE}')
+        bounded = await _bounded(scope, receive, 4096)
+        if isinstance(bounded, _Refusal):
+            return bounded
+        message = await bounded()
+        try:
+            data: object = json.loads(message.get("body", b"") or b"null")
+        except ValueError:
+            data = None
+        code = cast(dict[str, Any], data).get("code") if isinstance(data, dict) else None
+        if not isinstance(code, str):
+            return _Refusal(400, "invalid-request", 'send {"code": CODE}, the login code of a console link')
+        session = self.logins.redeem(code)
+        if session is None:
+            self._failures.add(client)
+            return _Refusal(
+                401,
+                "unauthorized",
+                "that login code is unknown, spent or expired: each opens one tab, once; "
+                "run `mcpdeck ui` for a new one",
+            )
+        body = json.dumps({"token": session}).encode()
         await send(
             {
                 "type": "http.response.start",
-                "status": 303,
+                "status": 200,
                 "headers": [
-                    (b"location", location.encode("latin-1", "replace")),
-                    (b"set-cookie", cookie.encode()),
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
                     (b"cache-control", b"no-store"),
-                    (b"content-length", b"0"),
                     *_SECURITY_HEADERS,
                 ],
             }
         )
-        await send({"type": "http.response.body", "body": b""})
+        await send({"type": "http.response.body", "body": body})
+        return None
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(_decoded(scope))

@@ -1,5 +1,5 @@
 // The shell: theme, nav, hash router, the event stream. Pages live in their own modules (pages.js).
-import { connectEvents } from './api.js';
+import { connectEvents, signIn } from './api.js';
 import { add, clear, h } from './dom.js';
 import { PAGES } from './pages.js';
 import { parseRoute } from './router.js';
@@ -89,7 +89,19 @@ async function route() {
   handle = module.mount(root, routeInfo) || null;
 }
 
-window.addEventListener('hashchange', route);
-connectEvents();
-route();
+function notSignedIn(why) {
+  add(clear(main), h('section', { class: 'empty' },
+    h('h1', {}, 'Not signed in'),
+    h('p', {}, why),
+    h('p', {}, 'Run ', h('code', {}, 'mcpdeck ui'), ' for this config: it opens a signed-in tab (also while ',
+      h('code', {}, 'mcpdeck serve'), ' runs). A login link works once; ', h('code', {}, 'mcpdeck ui --no-browser'),
+      ' prints a new one.')));
+}
+
+signIn().then((signedIn) => {
+  if (signedIn !== true) { notSignedIn(signedIn); return; }
+  window.addEventListener('hashchange', route);
+  connectEvents();
+  route();
+});
 

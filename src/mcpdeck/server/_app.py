@@ -61,4 +61,11 @@ def build_app(
     inner = Starlette(
         routes=[*console_routes(), Mount("/api", app=create_api(context))], exception_handlers={404: _not_found}
     )
-    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port, any_address=any_address)
+    return Guard(
+        _Paths(inner, gateway or _no_gateway),
+        token=token,
+        hosts=hosts,
+        port=port,
+        any_address=any_address,
+        logins=context.logins,
+    )
