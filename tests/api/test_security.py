@@ -121,32 +121,83 @@ async def test_no_cors_headers_are_ever_sent(api: Api) -> None:
     assert answer.headers["cache-control"] == "no-store"
 
 
-async def test_wrong_tokens_are_rate_limited_then_every_attempt_waits(tmp_path: Path) -> None:
-    async with running_api(tmp_path, {}, in_process=False, history=False) as api:
-        async with bare(api, authorization="Bearer guess") as client:
-            codes = [(await client.get("/api/servers")).status_code for _ in range(12)]
-        assert codes[:10] == [401] * 10
-        assert codes[10:] == [429, 429]
-        locked = await api.client.get("/api/servers")  # the right token waits too: guessing learns nothing
-        assert locked.status_code == 429
-        assert int(locked.headers["retry-after"]) > 0
-        assert locked.json()["error"]["code"] == "too-many-attempts"
+async def guesses_from_many_addresses(url: str, path: str, count: int) -> list[int]:
+    """``count`` requests with a wrong token, each from its own loopback address (127.0.x.y binds on Linux),
+    as plain HTTP/1.1 over a socket (an HTTP client per address would cost more than the request)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    codes: list[int] = []
+    for i in range(count):
+        request = (
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer guess-{i}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        async with await anyio.connect_tcp(host, int(port), local_host=f"127.0.{1 + i // 250}.{1 + i % 250}") as stream:
+            await stream.send(request + body)
+            head = b""
+            while b"\r\n" not in head:
+                head += await stream.receive()
+        codes.append(int(head.split()[1]))
+    return codes
 
 
-async def test_another_sites_wrong_tokens_do_not_lock_out_the_console_or_the_cli(tmp_path: Path) -> None:
-    """A page on another site can make the browser send ``?token=guess`` (an <img>, a form): its
-    failures are counted apart and hold back only what such pages send."""
+async def test_wrong_tokens_from_200_loopback_addresses_are_limited_yet_the_right_token_passes(tmp_path: Path) -> None:
+    """They were counted per address, and 127.0.0.0/8 has 16 million: 200 guesses all got 401."""
     async with running_api(tmp_path, {}, in_process=False, history=False) as api:
-        foreign = {"sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image"}
-        async with bare(api, **foreign) as client:
-            codes = [(await client.get("/api/servers", params={"token": f"guess{i}"})).status_code for i in range(12)]
+        codes = await guesses_from_many_addresses(api.url, "/api/servers/x/reconnect", 200)
         assert codes[:10] == [401] * 10
-        assert codes[10:] == [429, 429]  # that site's guesses are limited
-        assert (await api.client.get("/api/servers")).status_code == 200  # the CLI is not locked out
-        async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}", **{"sec-fetch-site": "same-origin"}) as page:
-            assert (await page.get("/api/servers")).status_code == 200  # nor is the console
-        async with bare(api, **{"sec-fetch-site": "same-site"}) as other_port:  # 127.0.0.1:OTHER is same-site
-            assert (await other_port.get("/api/servers", params={"token": api.token})).status_code == 429
+        assert set(codes[10:]) == {429}
+        assert (await api.client.get("/api/servers")).status_code == 200  # the user is never locked out
+        async with bare(api, authorization="Bearer wrong") as client:
+            answer = await client.get("/api/servers")
+        assert answer.status_code == 429
+        assert int(answer.headers["retry-after"]) > 0
+        assert answer.json()["error"]["code"] == "too-many-attempts"
+        code = (await api.client.post("/api/login")).json()["code"]
+        async with bare(api, origin=api.url) as page:  # a login code is a token too: counted, and refused now
+            assert (await page.post("/api/session", json={"code": "guess"})).status_code == 429
+            assert (await page.post("/api/session", json={"code": code})).status_code == 200  # the user's own
+
+
+_OTHER_USER = """
+import http.client, json, sys
+port, token = json.loads(sys.stdin.read())
+codes = []
+for guess in [f"guess-{i}" for i in range(12)] + [token]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/api/servers", headers={"Authorization": f"Bearer {guess}"})
+    codes.append(connection.getresponse().status)
+    connection.close()
+print(json.dumps(codes))
+"""
+
+
+async def test_another_local_user_is_held_back_alone_and_cannot_lock_the_user_out(tmp_path: Path) -> None:
+    """Counted by the user that owns the connection: theirs is refused before it is compared, right
+    token included; the user serve runs as gets in meanwhile."""
+    import subprocess
+
+    async with running_api(tmp_path, {}, in_process=False, history=False) as api:
+
+        def as_nobody() -> list[int]:
+            done = subprocess.run(
+                ["/usr/bin/python3", "-c", _OTHER_USER],
+                input=json.dumps([api.port, api.token]),
+                capture_output=True,
+                text=True,
+                user=65534,
+                group=65534,
+                timeout=WAIT,
+                check=True,
+                cwd="/",
+            )
+            return json.loads(done.stdout)
+
+        codes = await anyio.to_thread.run_sync(as_nobody)
+        assert codes[:10] == [401] * 10
+        assert codes[10:] == [429, 429, 429]  # the right token too: nothing is compared for them now
+        assert (await api.client.get("/api/servers")).status_code == 200
 
 
 async def test_no_secret_in_any_answer(api: Api) -> None:

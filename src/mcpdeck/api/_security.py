@@ -13,13 +13,12 @@ user. Every request passes, in this order:
    Served to anyone: the console's own files (``GET /`` and ``/console/...``: the package's
    code, no data), and ``POST /api/session``, where a login code is traded for a session
    (a wrong code counts as a wrong token).
-3. **Rate limit.** After ``max_failures`` wrong tokens within ``window`` seconds from one
-   address, every request from it is refused (429, ``Retry-After``) until the window has
-   passed, right tokens included: a guesser learns nothing meanwhile. What a browser sends
-   for a page of another site (``Sec-Fetch-Site: cross-site`` or ``same-site``, or a foreign
-   ``Origin``) is counted apart and held back apart: any page the user visits can make the
-   browser send ``?token=guess`` (an ``<img>``), and that must not lock the console and the
-   CLI out.
+3. **Rate limit.** Wrong tokens (and login codes) are counted against who sent them, not the
+   address: a local user by the uid owning the connection, anything else by its address (see
+   ``mcpdeck._guesses``). Past ``max_failures`` within ``window`` seconds (or 100 from everyone
+   together), a sender's tokens are refused (429, ``Retry-After``) before they are compared, so a
+   guesser learns nothing; the user ``serve`` runs as always gets in with the right token, so no
+   one else can lock them out.
 4. **Origin (CSRF).** A request that can change something (any method but GET, HEAD,
    OPTIONS) must carry an ``Origin`` naming this server, or carry no ``Origin`` and
    authenticate with the ``Authorization`` header (curl, the CLI). ``Sec-Fetch-Site:
@@ -39,14 +38,13 @@ from __future__ import annotations
 import hmac
 import json
 import socket
-import time
-from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, cast
 
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcpdeck._guesses import Guesses
 from mcpdeck._listen import ANY_ADDRESS, names_an_address
 from mcpdeck.api._login import Logins
 
@@ -100,37 +98,6 @@ class _Refusal(NamedTuple):
         await send({"type": "http.response.body", "body": body})
 
 
-class _Failures:
-    """Wrong tokens per client address within a sliding window."""
-
-    def __init__(self, limit: int, window: float):
-        self.limit = limit
-        self.window = window
-        self._seen: dict[str, deque[float]] = {}
-
-    def _recent(self, client: str, now: float) -> deque[float]:
-        times = self._seen.setdefault(client, deque())
-        while times and now - times[0] > self.window:
-            times.popleft()
-        return times
-
-    def blocked_for(self, client: str) -> float:
-        """Seconds until ``client`` may try again (0: it may now)."""
-        now = time.monotonic()
-        times = self._recent(client, now)
-        if len(times) < self.limit:
-            if not times:
-                self._seen.pop(client, None)
-            return 0.0
-        return max(self.window - (now - times[0]), 0.1)
-
-    def add(self, client: str) -> None:
-        times = self._recent(client, time.monotonic())
-        times.append(time.monotonic())
-        if len(self._seen) > 10_000:  # a flood of addresses must not grow this forever
-            self._seen.clear()
-
-
 class Guard:
     """ASGI middleware: Host, token, rate limit and Origin checks before ``app`` sees a request."""
 
@@ -154,7 +121,7 @@ class Guard:
         self._hosts = {h.lower() for h in hosts}
         self._origins = {f"http://{h}" for h in self._hosts}
         self.logins = logins or Logins()
-        self._failures = _Failures(max_failures, window)
+        self._guesses = Guesses(per_sender=max_failures, window=window)
         self._max_body = max_body
 
     def _presented(self, scope: Scope) -> tuple[str | None, str]:
@@ -179,35 +146,26 @@ class Guard:
             await self._websocket(scope, receive, send)
             return
         headers = dict(_decoded(scope))
-        client = (scope["client"][0] if scope.get("client") else "?") + self._sender(headers)
         path, method = scope.get("path", ""), scope.get("method", "GET")
         refusal = self._host_refusal(headers)
         if refusal is None and method in ("GET", "HEAD") and (path == "/" or path.startswith("/console/")):
             await self._app(scope, receive, _with_headers(send, api=False))  # the console's files: no data in them
             return
-        refusal = refusal or self._rate_refusal(client)
         if refusal is None and path == "/api/session":
-            refusal = self._origin_refusal(scope, headers, "none") or await self._sign_in(scope, receive, send, client)
+            refusal = self._origin_refusal(scope, headers, "none") or await self._sign_in(scope, receive, send)
             if refusal is None:  # signed in: answered
                 return
         if refusal is not None:
             await refusal.send(send)
             return
         token, how = self._presented(scope)
-        refusal = self._token_refusal(token, client) or self._origin_refusal(scope, headers, how)
+        refusal = self._token_refusal(scope, token) or self._origin_refusal(scope, headers, how)
         if refusal is not None:
             await refusal.send(send)
         elif isinstance(bounded := await _bounded(scope, receive, self._max_body), _Refusal):
             await bounded.send(send)
         else:
             await self._app(scope, bounded, _with_headers(send, api=scope.get("path", "").startswith("/api")))
-
-    def _sender(self, headers: dict[str, str]) -> str:
-        """The rate limit's bucket within one address: another site's pages, or everything else."""
-        origin = headers.get("origin")
-        if headers.get("sec-fetch-site") in ("cross-site", "same-site") or self._foreign(origin, headers):
-            return " (another site)"
-        return ""
 
     def _host_refusal(self, headers: dict[str, str]) -> _Refusal | None:
         """1. The Host header must name this server (DNS rebinding)."""
@@ -231,31 +189,32 @@ class Guard:
         host = headers.get("host", "").lower()
         return not (origin == f"http://{host}" and self._names_us(host))
 
-    def _rate_refusal(self, client: str) -> _Refusal | None:
-        """3. A client that sent too many wrong tokens waits, whatever it sends now."""
-        wait = self._failures.blocked_for(client)
-        if not wait:
+    def _judged(self, scope: Scope, right: Callable[[], bool], wrong: _Refusal) -> _Refusal | None:
+        """2 and 3. ``right()`` compares what the request carries, unless its sender must wait first."""
+        ok, wait = self._guesses.judge(scope.get("client"), scope.get("server"), right)
+        if ok:
             return None
-        return _Refusal(
-            429,
-            "too-many-attempts",
-            f"too many wrong tokens; try again in {wait:.0f} s",
-            [(b"retry-after", str(int(wait) + 1).encode())],
-        )
+        if wait:
+            return _Refusal(
+                429,
+                "too-many-attempts",
+                f"too many wrong tokens; try again in {wait:.0f} s",
+                [(b"retry-after", str(int(wait) + 1).encode())],
+            )
+        return wrong
 
-    def _token_refusal(self, token: str | None, client: str) -> _Refusal | None:
-        """2. The right token, however it came; a wrong one counts against the client."""
-        if self._valid(token):
-            return None
-        if token is not None:
-            self._failures.add(client)
-        return _Refusal(
+    def _token_refusal(self, scope: Scope, token: str | None) -> _Refusal | None:
+        """2. The right token (a wrong one counts against its sender; none is simply 401)."""
+        unauthorized = _Refusal(
             401,
             "unauthorized",
             "a token is needed: send `Authorization: Bearer TOKEN` (the token is in the state file); "
             "for the console, run `mcpdeck ui`, which opens a signed-in tab",
             [(b"www-authenticate", b'Bearer realm="mcpdeck"')],
         )
+        if token is None:
+            return unauthorized
+        return self._judged(scope, lambda: self._valid(token), unauthorized)
 
     def _origin_refusal(self, scope: Scope, headers: dict[str, str], how: str) -> _Refusal | None:
         """4. A request that can change something comes from this server's pages, or with a bearer token."""
@@ -273,7 +232,7 @@ class Guard:
             )
         return None
 
-    async def _sign_in(self, scope: Scope, receive: Receive, send: Send, client: str) -> _Refusal | None:
+    async def _sign_in(self, scope: Scope, receive: Receive, send: Send) -> _Refusal | None:
         """``POST /api/session`` with ``{"code": CODE}``: spend a login code, answer ``{"token": SESSION}``."""
         if scope.get("method") != "POST":
             return _Refusal(405, "method-not-allowed", 'sign in with POST /api/session and {"code": CODE}')
@@ -288,15 +247,22 @@ class Guard:
         code = cast(dict[str, Any], data).get("code") if isinstance(data, dict) else None
         if not isinstance(code, str):
             return _Refusal(400, "invalid-request", 'send {"code": CODE}, the login code of a console link')
-        session = self.logins.redeem(code)
-        if session is None:
-            self._failures.add(client)
-            return _Refusal(
-                401,
-                "unauthorized",
-                "that login code is unknown, spent or expired: each opens one tab, once; "
-                "run `mcpdeck ui` for a new one",
-            )
+        opened: list[str] = []
+
+        def redeem() -> bool:
+            session = self.logins.redeem(code)
+            opened.extend([session] if session else [])
+            return session is not None
+
+        spent = _Refusal(
+            401,
+            "unauthorized",
+            "that login code is unknown, spent or expired: each opens one tab, once; run `mcpdeck ui` for a new one",
+        )
+        refusal = self._judged(scope, redeem, spent)
+        if refusal is not None:
+            return refusal
+        session = opened[0]
         body = json.dumps({"token": session}).encode()
         await send(
             {
