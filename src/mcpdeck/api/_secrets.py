@@ -164,11 +164,15 @@ def moved_secrets(
                 inner = _as_dict(given.get(section)) if section in given else None
                 result[section] = _dropped(inner, kept, keys)
         return result
-    host = _origin(new)[1] or new
     raise ApiError(
         409,
         "secrets-for-new-host",
-        f"the URL now points at {host}, not {_origin(old)[1] or old}: the stored {', '.join(carried)} would be "
-        f"sent there. Give {'it' if len(carried) == 1 else 'them'} again, or say keepSecrets=true to send the "
-        "stored values to the new host, or keepSecrets=false to drop them",
+        f"the URL now points at {_shown(new)}, not {_shown(old)}: the stored {', '.join(carried)} would be sent "
+        f"there. Give {'it' if len(carried) == 1 else 'them'} again, or confirm that the stored values go to the "
+        "new host (keepSecrets=true), or drop them (keepSecrets=false)",
     )
+
+
+def _shown(url: str) -> str:
+    scheme, host, port = _origin(url)
+    return f"{scheme}://{host}:{port}" if port is not None else f"{scheme}://{host}"

@@ -90,6 +90,9 @@ async function route() {
 }
 
 function notSignedIn(why) {
+  const conn = document.getElementById('conn');
+  conn.dataset.state = 'lost';
+  conn.textContent = 'not signed in';
   add(clear(main), h('section', { class: 'empty' },
     h('h1', {}, 'Not signed in'),
     h('p', {}, why),
@@ -98,10 +101,16 @@ function notSignedIn(why) {
       ' prints a new one.')));
 }
 
-signIn().then((signedIn) => {
-  if (signedIn !== true) { notSignedIn(signedIn); return; }
+async function start() {
+  const signedIn = await signIn();
+  if (signedIn !== true) {
+    notSignedIn(signedIn);
+    window.addEventListener('hashchange', start, { once: true }); // a login link opened in this tab
+    return;
+  }
   window.addEventListener('hashchange', route);
   connectEvents();
   route();
-});
+}
+start();
 
