@@ -23,7 +23,6 @@ user. Every request passes, in this order:
    OPTIONS) must carry an ``Origin`` naming this server, or carry no ``Origin`` and
    authenticate with the ``Authorization`` header (curl, the CLI). ``Sec-Fetch-Site:
    cross-site`` is refused too.
-
 5. **Body size.** A body over ``MAX_BODY`` (4 MiB, the bound the SDK's gateway transport keeps too)
    is refused with 413: a ``Content-Length`` over it unread, a chunked body as soon as it passes it.
    Only then does the app see the request, with the body read.
