@@ -79,7 +79,10 @@ def setup(console: Console) -> tuple[Page, list[str]]:
     """The console with its servers up, a profile, and the calls; the names to look for."""
     page = console.open()
     expect(page.locator(f"tr[data-name={SERVER}] .status")).to_have_attribute("data-state", "connected")
-    tools = page.evaluate(f"async () => (await (await fetch('/api/tools?server={SERVER}')).json())")
+    tools = page.evaluate(
+        f"async () => (await (await fetch('/api/tools?server={SERVER}', {{headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})).json())"
+    )
     long_tool = next(t["name"] for t in tools if t["tool"] == LONG_TOOL)
     echo = f"mcp__{SERVER}__echo"
     assert len(long_tool) == 64  # cut to the longest a catalog name may be, a hash at its end
