@@ -89,7 +89,9 @@ def setup(console: Console) -> tuple[Page, list[str]]:
     answers = page.evaluate(
         """async ([echo, long, count]) => {
           const call = async (name, args) => (await fetch(`/api/tools/${name}/call`, {method: 'POST',
-            headers: {'content-type': 'application/json'}, body: JSON.stringify({arguments: args})})).status;
+            headers: {'content-type': 'application/json',
+                      authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')},
+            body: JSON.stringify({arguments: args})})).status;
           const answers = [await call(long, {})];
           for (let i = 0; i < count; i++) answers.push(await call(echo, {text: `call ${i}`}));
           return answers;
@@ -99,7 +101,9 @@ def setup(console: Console) -> tuple[Page, list[str]]:
     assert answers == [200] * (CALLS + 1)
     status = page.evaluate(
         """async ([name, server]) => (await fetch(`/api/profiles/${name}`, {method: 'PUT',
-          headers: {'content-type': 'application/json'}, body: JSON.stringify({servers: [server]})})).status""",
+          headers: {'content-type': 'application/json',
+                    authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')},
+          body: JSON.stringify({servers: [server]})})).status""",
         [PROFILE, SERVER],
     )
     assert status == 200
