@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, serve_in_process
+from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, serve_in_process, sign_in
 from tests.console.test_load import FIRST_RENDER, KEYSTROKE, STATUS, LoadFigures, fifty, measure
 
 from bench.stats import median
@@ -35,7 +35,7 @@ def main() -> int:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         for number in range(args.rounds):
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(f"{served.url}/?token={served.token}")
+            sign_in(page, served.url, served.token)
             figures = measure(page, served)
             page.close()
             print(f"round {number + 1}: {figures}")

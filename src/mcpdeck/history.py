@@ -8,7 +8,9 @@ a newer one is refused rather than misread.
 
 Secrets never land in it: every text stored passes through a redactor that replaces the
 literal secret values of the config (env values, header values, OAuth client secrets) and
-the values its ``${VAR}`` references bring in from the environment with ``****``.
+the values its ``${VAR}`` references bring in from the environment with ``****``, and
+through any redactor added since (``add_redactor``: ``mcpdeck serve`` adds one that follows
+its config as servers are added and changed).
 
 It is private: the file (and SQLite's ``-wal`` and ``-shm`` beside it) is ``0600``, and a
 folder mcpdeck creates for it ``0700`` (mcpdeck's data folder is made ``0700`` too; a folder
@@ -196,7 +198,7 @@ class History:
 
     def __init__(self, path: str | Path | None = None, *, redactor: Redactor | None = None):
         self.path = Path(path) if path is not None else default_history_path()
-        self._redact = redactor or Redactor()
+        self._redactors: list[Callable[[str], str]] = [redactor or Redactor()]
         self._keys: dict[str, int] = {}  # conversation key -> id, filled by the writer thread only
         default = self.path == data_dir() / "history.sqlite3"  # mcpdeck's own folder, not one the user named
         ensure_private_dir(self.path.parent, tighten=default)
@@ -225,6 +227,19 @@ class History:
         self._unwritten: dict[str, _CallRow] = {}
         self._batch: list[_CallRow] | None = None
         self._rows_lock = threading.Lock()
+
+    def add_redactor(self, redact: Callable[[str], str]) -> None:
+        """Pass every text stored from now on through ``redact`` too (after the redactor given at start).
+
+        For secrets that come and go while the history is open: ``mcpdeck serve`` adds one that
+        follows its config (a server added while it runs brings its secrets).
+        """
+        self._redactors.append(redact)
+
+    def _redact(self, text: str) -> str:
+        for redact in self._redactors:
+            text = redact(text)
+        return text
 
     @property
     def schema_version(self) -> int:
@@ -422,7 +437,7 @@ class History:
     ) -> int:
         cursor = db.execute(
             "INSERT INTO conversations (started_at, model, title, key) VALUES (?, ?, ?, ?)",
-            (_now(), model, self._redact(title) if title else None, key),
+            (_now(), model, title, key),
         )
         conversation = int(cursor.lastrowid or 0)
         if key is not None:
@@ -438,11 +453,13 @@ class History:
             key: The key its tool-call events carry (``ToolCallStarted.conversation``), so
                 ``record`` files those calls under it.
         """
+        title = self._redact(title) if title else None  # here, not in the writer thread: redactors read live state
         return self._ask(lambda db: self._insert_conversation(db, model, title, key))
 
     def open_conversation(self, key: str, *, model: str | None = None, title: str | None = None) -> None:
         """A new conversation known by ``key``, without waiting: messages and the calls whose events
         carry ``key`` are filed under it (``add_message(key, ...)``)."""
+        title = self._redact(title) if title else None
         self._queue(lambda db: self._insert_conversation(db, model, title, key))
 
     def add_message(self, conversation: int | str, role: str, content: Any) -> None:
@@ -471,7 +488,9 @@ class History:
         return [{"id": r[0], "startedAt": r[1], "model": r[2], "title": r[3], "messages": r[4]} for r in rows]
 
     def messages(self, conversation_id: int) -> list[dict[str, Any]]:
-        """A conversation's messages in order."""
+        """A conversation's messages in order (none for an id SQLite cannot hold)."""
+        if not -(2**63) <= conversation_id < 2**63:
+            return []
         rows = self._read(
             "SELECT at, role, content FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
         )

@@ -184,6 +184,12 @@ class Host:
         return self._servers.get(name).config
 
     @property
+    def environ(self) -> Mapping[str, str]:
+        """The variables ``${VAR}`` references are expanded from: ``Host(environ=...)``, else the process's."""
+        given = self._servers.options.environ
+        return os.environ if given is None else given
+
+    @property
     def client_handlers(self) -> ClientHandlers:
         """How servers' requests to the host (elicitation, sampling, roots) are answered, for every
         connection. A face that serves other clients (the gateway) may wrap these to forward them."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +23,19 @@ def bare(api: Api, **headers: str) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(base_url=api.url, headers=headers, timeout=WAIT, follow_redirects=False)
 
 
-async def test_no_token_is_401_everywhere(api: Api) -> None:
+async def test_no_token_is_401_everywhere_but_the_consoles_own_files(api: Api) -> None:
     async with bare(api) as client:
-        for path in ("/", "/api/servers", "/api/openapi.json", "/api/events", "/mcp", "/api/nothing"):
+        for path in ("/api/servers", "/api/openapi.json", "/api/events", "/mcp", "/api/nothing", "/api/login"):
             answer = await client.get(path)
             assert answer.status_code == 401, path
             assert answer.json()["error"]["code"] == "unauthorized"
             assert answer.headers["www-authenticate"].startswith("Bearer")
         post = await client.post("/api/servers", json={"name": "x", "config": {"command": "touch"}})
         assert post.status_code == 401
+        for path in ("/", "/console/app.js"):  # the package's own files: no data, and how a tab signs in
+            page = await client.get(path)
+            assert page.status_code == 200, path
+            assert page.headers["content-security-policy"].startswith("default-src 'none'")
     assert "x" not in api.host.servers
 
 
@@ -39,27 +44,43 @@ async def test_a_wrong_token_is_401_in_every_form(api: Api) -> None:
         assert (await client.get("/api/servers")).status_code == 401
     async with bare(api, authorization=f"Basic {api.token}") as client:
         assert (await client.get("/api/servers")).status_code == 401
-    async with bare(api, cookie=f"mcpdeck-{api.port}=nope") as client:
-        assert (await client.get("/api/servers")).status_code == 401
-    async with bare(api, cookie=f"mcpdeck-1={api.token}") as client:  # another port's cookie name
-        assert (await client.get("/api/servers")).status_code == 401
 
 
-async def test_the_printed_url_sets_an_httponly_strict_cookie_and_redirects_to_the_clean_url(api: Api) -> None:
+async def test_the_token_in_a_cookie_or_the_query_is_no_credential(api: Api) -> None:
+    """A cookie for 127.0.0.1 goes to every port on it, and a URL with the token stays in the history."""
+    async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}") as client:
+        assert (await client.get("/api/servers")).status_code == 401
     async with bare(api) as client:
-        answer = await client.get("/", params={"token": api.token, "tab": "tools"})
-        assert answer.status_code == 303
-        assert answer.headers["location"] == "/?tab=tools"
-        cookie = answer.headers["set-cookie"]
-        assert cookie.startswith(f"mcpdeck-{api.port}={api.token};")
-        assert "HttpOnly" in cookie
-        assert "SameSite=Strict" in cookie
-        page = await client.get("/?tab=tools")  # the client keeps the cookie, as a browser does
+        answer = await client.get("/api/servers", params={"token": api.token})
+        assert answer.status_code == 401
+        page = await client.get("/", params={"token": api.token})
         assert page.status_code == 200
-        assert "mcpdeck" in page.text
-        assert (await client.get("/api/servers")).status_code == 200
-        wrong = await client.get("/", params={"token": "nope"})
-        assert wrong.status_code == 401
+        assert "set-cookie" not in page.headers
+
+
+async def test_a_login_code_opens_one_session_once(api: Api) -> None:
+    made = await api.client.post("/api/login")
+    assert made.status_code == 200
+    code = made.json()["code"]
+    assert made.json()["url"] == f"{api.url}/#code={code}"  # in the fragment: never sent to a server
+    origin = {"origin": api.url}
+    async with bare(api) as client:
+        assert (await client.post("/api/session", json={"code": code})).status_code == 403  # not from a page of ours
+        assert (
+            await client.post("/api/session", json={"code": code}, headers={"origin": "http://evil.example"})
+        ).status_code == 403
+        opened = await client.post("/api/session", json={"code": code}, headers=origin)
+        assert opened.status_code == 200
+        session = opened.json()["token"]
+        assert session not in (api.token, code)
+        again = await client.post("/api/session", json={"code": code}, headers=origin)
+        assert again.status_code == 401
+        assert "spent" in again.json()["error"]["message"]
+        assert (await client.post("/api/session", json={"nope": 1}, headers=origin)).status_code == 400
+    async with bare(api, authorization=f"Bearer {session}") as tab:
+        assert (await tab.get("/api/servers")).status_code == 200
+        another = await tab.post("/api/login")  # a signed-in tab may open another
+        assert another.status_code == 200
 
 
 async def test_a_wrong_host_header_is_refused_even_with_the_token(api: Api) -> None:
@@ -87,16 +108,6 @@ async def test_a_cross_origin_post_is_refused(api: Api) -> None:
     assert "evil" not in api.host.servers
 
 
-async def test_a_cookie_alone_cannot_change_anything_without_a_matching_origin(api: Api) -> None:
-    async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}") as client:
-        refused = await client.post("/api/servers/basic/disconnect")
-        assert refused.status_code == 403
-        assert api.host.servers["basic"].state == "connected"
-        allowed = await client.post("/api/servers/basic/disconnect", headers={"origin": f"http://127.0.0.1:{api.port}"})
-        assert allowed.status_code == 200
-        assert allowed.json()["state"] == "stopped"
-
-
 async def test_no_cors_headers_are_ever_sent(api: Api) -> None:
     preflight = await api.client.options(
         "/api/servers",
@@ -110,32 +121,83 @@ async def test_no_cors_headers_are_ever_sent(api: Api) -> None:
     assert answer.headers["cache-control"] == "no-store"
 
 
-async def test_wrong_tokens_are_rate_limited_then_every_attempt_waits(tmp_path: Path) -> None:
-    async with running_api(tmp_path, {}, in_process=False, history=False) as api:
-        async with bare(api, authorization="Bearer guess") as client:
-            codes = [(await client.get("/api/servers")).status_code for _ in range(12)]
-        assert codes[:10] == [401] * 10
-        assert codes[10:] == [429, 429]
-        locked = await api.client.get("/api/servers")  # the right token waits too: guessing learns nothing
-        assert locked.status_code == 429
-        assert int(locked.headers["retry-after"]) > 0
-        assert locked.json()["error"]["code"] == "too-many-attempts"
+async def guesses_from_many_addresses(url: str, path: str, count: int) -> list[int]:
+    """``count`` requests with a wrong token, each from its own loopback address (127.0.x.y binds on Linux),
+    as plain HTTP/1.1 over a socket (an HTTP client per address would cost more than the request)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    codes: list[int] = []
+    for i in range(count):
+        request = (
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer guess-{i}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        async with await anyio.connect_tcp(host, int(port), local_host=f"127.0.{1 + i // 250}.{1 + i % 250}") as stream:
+            await stream.send(request + body)
+            head = b""
+            while b"\r\n" not in head:
+                head += await stream.receive()
+        codes.append(int(head.split()[1]))
+    return codes
 
 
-async def test_another_sites_wrong_tokens_do_not_lock_out_the_console_or_the_cli(tmp_path: Path) -> None:
-    """A page on another site can make the browser send ``?token=guess`` (an <img>, a form): its
-    failures are counted apart and hold back only what such pages send."""
+async def test_wrong_tokens_from_200_loopback_addresses_are_limited_yet_the_right_token_passes(tmp_path: Path) -> None:
+    """They were counted per address, and 127.0.0.0/8 has 16 million: 200 guesses all got 401."""
     async with running_api(tmp_path, {}, in_process=False, history=False) as api:
-        foreign = {"sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image"}
-        async with bare(api, **foreign) as client:
-            codes = [(await client.get("/api/servers", params={"token": f"guess{i}"})).status_code for i in range(12)]
+        codes = await guesses_from_many_addresses(api.url, "/api/servers/x/reconnect", 200)
         assert codes[:10] == [401] * 10
-        assert codes[10:] == [429, 429]  # that site's guesses are limited
-        assert (await api.client.get("/api/servers")).status_code == 200  # the CLI is not locked out
-        async with bare(api, cookie=f"mcpdeck-{api.port}={api.token}", **{"sec-fetch-site": "same-origin"}) as page:
-            assert (await page.get("/api/servers")).status_code == 200  # nor is the console
-        async with bare(api, **{"sec-fetch-site": "same-site"}) as other_port:  # 127.0.0.1:OTHER is same-site
-            assert (await other_port.get("/api/servers", params={"token": api.token})).status_code == 429
+        assert set(codes[10:]) == {429}
+        assert (await api.client.get("/api/servers")).status_code == 200  # the user is never locked out
+        async with bare(api, authorization="Bearer wrong") as client:
+            answer = await client.get("/api/servers")
+        assert answer.status_code == 429
+        assert int(answer.headers["retry-after"]) > 0
+        assert answer.json()["error"]["code"] == "too-many-attempts"
+        code = (await api.client.post("/api/login")).json()["code"]
+        async with bare(api, origin=api.url) as page:  # a login code is a token too: counted, and refused now
+            assert (await page.post("/api/session", json={"code": "guess"})).status_code == 429
+            assert (await page.post("/api/session", json={"code": code})).status_code == 200  # the user's own
+
+
+_OTHER_USER = """
+import http.client, json, sys
+port, token = json.loads(sys.stdin.read())
+codes = []
+for guess in [f"guess-{i}" for i in range(12)] + [token]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/api/servers", headers={"Authorization": f"Bearer {guess}"})
+    codes.append(connection.getresponse().status)
+    connection.close()
+print(json.dumps(codes))
+"""
+
+
+async def test_another_local_user_is_held_back_alone_and_cannot_lock_the_user_out(tmp_path: Path) -> None:
+    """Counted by the user that owns the connection: theirs is refused before it is compared, right
+    token included; the user serve runs as gets in meanwhile."""
+    import subprocess
+
+    async with running_api(tmp_path, {}, in_process=False, history=False) as api:
+
+        def as_nobody() -> list[int]:
+            done = subprocess.run(
+                ["/usr/bin/python3", "-c", _OTHER_USER],
+                input=json.dumps([api.port, api.token]),
+                capture_output=True,
+                text=True,
+                user=65534,
+                group=65534,
+                timeout=WAIT,
+                check=True,
+                cwd="/",
+            )
+            return json.loads(done.stdout)
+
+        codes = await anyio.to_thread.run_sync(as_nobody)
+        assert codes[:10] == [401] * 10
+        assert codes[10:] == [429, 429, 429]  # the right token too: nothing is compared for them now
+        assert (await api.client.get("/api/servers")).status_code == 200
 
 
 async def test_no_secret_in_any_answer(api: Api) -> None:
@@ -176,3 +238,59 @@ async def test_no_secret_in_any_answer(api: Api) -> None:
         assert SECRET not in text
         assert HEADER_SECRET not in text
     assert any("s3c…****" in text for text in bodies)  # the masked form is what shows
+
+
+async def test_a_bad_path_is_a_404_never_a_500(api: Api) -> None:
+    """NUL bytes, encoded slashes and dots, names too long for the file system, ids SQLite cannot hold."""
+    long = "a" * 5000
+    paths = [
+        "/console/app.js%00.html",
+        "/console/%00",
+        f"/console/{long}.js",
+        "/console/..%2F..%2Fpyproject.toml",
+        "/console/%2e%2e",
+        "/console/..%2Fserver%2F_app.py",
+        "/console/",
+        f"/api/servers/{long}",
+        "/api/servers/%00",
+        "/api/servers/..%2Fhost",
+        "/api/history/conversations/99999999999999999999999",
+        "/api/history/conversations/-99999999999999999999999",
+    ]
+    for path in paths:
+        answer = await api.client.get(path)
+        assert answer.status_code == 404, (path[:60], answer.status_code, answer.text[:200])
+        assert answer.json()["error"]["code"].endswith("not-found"), path[:60]
+    assert (await api.client.get("/console/app.js")).status_code == 200
+
+
+async def test_a_body_over_the_limit_is_refused_unread_or_cut_off(api: Api) -> None:
+    """150 MB of permissions once went into the config file (and the process's memory)."""
+    before = api.config.read_text()
+    huge = json.dumps({"allow": ["x" * (5 * 1024 * 1024)]})
+    answer = await api.client.put("/api/permissions", content=huge, headers={"content-type": "application/json"})
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "too-large"
+    assert "4 MiB" in answer.json()["error"]["message"]
+
+    sent = 0
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: chunked, up to 150 MB if nobody stops it
+        nonlocal sent
+        yield b'{"allow": ["'
+        while sent < 150 * 1024 * 1024:
+            sent += 64 * 1024
+            yield b"x" * (64 * 1024)
+
+    try:
+        chunked = await api.client.put(
+            "/api/permissions", content=chunks(), headers={"content-type": "application/json"}
+        )
+    except httpx2.TransportError:  # the server answered and closed while the client was still sending
+        pass
+    else:
+        assert chunked.status_code == 413
+    assert sent < 64 * 1024 * 1024  # cut off near the bound (what the sockets hold on the way), not read to the end
+    assert api.config.read_text() == before
+    small = await api.client.put("/api/permissions", json={"allow": ["mcp__basic__echo"]})
+    assert small.status_code == 200

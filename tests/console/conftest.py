@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import anyio.from_thread
+import httpx2
 import pytest
 import uvicorn
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
@@ -82,12 +83,25 @@ class Console:
     """The ``mcpdeck serve`` process (None for the in-process app)."""
 
     def open(self, route: str = "#/servers") -> Page:
-        self.page.goto(f"{self.url}/?token={self.token}")  # sets the cookie, redirects to /
+        sign_in(self.page, self.url, self.token)
         self.page.goto(f"{self.url}/{route}")
         return self.page
 
     def config_file(self) -> dict[str, Any]:
         return json.loads(self.config.read_text())
+
+
+def login_link(url: str, token: str) -> str:
+    """A one-time link that signs one browser tab in to the console at ``url`` (as ``mcpdeck ui`` makes)."""
+    answer = httpx2.post(f"{url}/api/login", headers={"Authorization": f"Bearer {token}"}, timeout=WAIT)
+    assert answer.status_code == 200, answer.text
+    return f"{url}/#code={answer.json()['code']}"
+
+
+def sign_in(page: Page, url: str, token: str) -> None:
+    """Sign ``page`` in with a one-time link, and wait until its session is kept."""
+    page.goto(login_link(url, token))
+    page.wait_for_function("() => sessionStorage.getItem('mcpdeck-session') !== null")
 
 
 def watch_errors(page: Page) -> list[str]:

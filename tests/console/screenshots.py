@@ -15,7 +15,7 @@ from anyio.from_thread import start_blocking_portal
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.auth.oauth_server import oauth_servers
-from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, start_serve, stop_serve
+from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in, start_serve, stop_serve
 from tests.helpers import stdio_server
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
 
@@ -68,7 +68,7 @@ def _shoot_all(folder: Path, servers: dict[str, Any], **extra: Any) -> None:
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
                 page.emulate_media(color_scheme="light")
-                page.goto(f"{serving.url}/?token={serving.token}")
+                sign_in(page, serving.url, serving.token)
                 page.goto(f"{serving.url}/#/servers")
                 expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
                 expect(page.locator("tr[data-name=notes] .status")).to_have_attribute("data-state", "connected")

@@ -146,7 +146,8 @@ def test_a_disabled_server_cannot_be_reconnected_and_the_row_says_why(
     expect(reconnect).to_be_disabled()
     expect(reconnect).to_have_attribute("title", "off is disabled: turn its switch on to connect it")
     answer = page.evaluate(
-        "async () => { const r = await fetch('/api/servers/off/reconnect', {method: 'POST'});"
+        "async () => { const r = await fetch('/api/servers/off/reconnect', {method: 'POST', headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}});"
         " return [r.status, (await r.json()).error.code]; }"
     )
     assert answer == [409, "server-disabled"]

@@ -20,8 +20,12 @@ SECRET = "console-secret-value-77"
 
 
 def api_json(page: Page, path: str) -> Any:
-    """GET an API path from inside the page (its cookie, its origin)."""
-    return page.evaluate("async (path) => (await fetch('/api' + path)).json()", path)
+    """GET an API path from inside the page (its session, its origin)."""
+    return page.evaluate(
+        "async (path) => (await fetch('/api' + path, {headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})).json()",
+        path,
+    )
 
 
 def test_add_call_edit_reconnect_logs_remove(console_for: Callable[[dict[str, Any]], Console]) -> None:
@@ -105,7 +109,8 @@ def test_add_call_edit_reconnect_logs_remove(console_for: Callable[[dict[str, An
     # Reconnect from the row.
     row.get_by_role("button", name="Reconnect").click()
     page.wait_for_function(
-        "async (old) => { const r = await (await fetch('/api/servers/basic')).json();"
+        "async (old) => { const r = await (await fetch('/api/servers/basic', {headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})).json();"
         " return r.status.state === 'connected' && r.status.pid !== old; }",
         arg=pid_edited,
     )
@@ -119,7 +124,10 @@ def test_add_call_edit_reconnect_logs_remove(console_for: Callable[[dict[str, An
     starts = log.locator(".line", has_text="mcpdeck starting basic")
     in_file = sum("mcpdeck starting basic" in line for line in api_json(page, "/servers/basic/logs?lines=0")["lines"])
     expect(starts).to_have_count(in_file)
-    page.evaluate("() => fetch('/api/servers/basic/reconnect', {method: 'POST'})")
+    page.evaluate(
+        "() => fetch('/api/servers/basic/reconnect', {method: 'POST', headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})"
+    )
     # Followed live: the page shows every start the file has once the reconnect is in it
     # (compared with the file, not a fixed count: a start may land between the two reads).
     expect(log.locator(".line", has_text="mcpdeck starting basic").nth(in_file)).to_be_visible()
@@ -233,7 +241,8 @@ def test_resources_and_prompts_with_completions_and_live_updates(
     expect(viewer.get_by_role("button", name="Unsubscribe")).to_be_visible()
     page.evaluate(
         "() => fetch('/api/tools/mcp__features__touch/call', {method: 'POST', headers: {'content-type':"
-        " 'application/json'}, body: JSON.stringify({arguments: {uri: 'features://info'}})})"
+        " 'application/json', authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')},"
+        " body: JSON.stringify({arguments: {uri: 'features://info'}})})"
     )
     expect(viewer).to_contain_text("updated at")
     assert console.errors == []

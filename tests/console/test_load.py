@@ -21,7 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from playwright.sync_api import BrowserContext, Page, expect
 
 from mcpdeck import Host
-from tests.console.conftest import InProcess, watch_errors
+from tests.console.conftest import InProcess, sign_in, watch_errors
 
 SERVERS = 50
 TOOLS = 40
@@ -117,6 +117,8 @@ def measure(page: Page, served: InProcess) -> LoadFigures:
     # A status change: the page's own event stream and the row, timed against a second listener.
     delta = page.evaluate(
         """async () => {
+          const { EventStream } = await import('/console/api.js');  // EventSource cannot send the session header
+          const auth = { authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session') };
           const status = document.querySelector('tr[data-name=srv07] .status');
           const painted = new Promise((resolve) => {
             new MutationObserver(() => {
@@ -124,12 +126,12 @@ def measure(page: Page, served: InProcess) -> LoadFigures:
             }).observe(status, { attributes: true });
           });
           const arrived = new Promise((resolve) => {
-            const source = new EventSource('/api/events');
+            const source = new EventStream('/api/events');
             source.addEventListener('ServerStatusChanged', (m) => {
               const e = JSON.parse(m.data);
               if (e.server === 'srv07' && e.state === 'stopped') { resolve(performance.now()); source.close(); }
             });
-            source.onopen = () => fetch('/api/servers/srv07/disconnect', { method: 'POST' });
+            source.onopen = () => fetch('/api/servers/srv07/disconnect', { method: 'POST', headers: auth });
           });
           const late = new Promise((_, reject) =>
             setTimeout(() => reject(new Error('no status change within 10 s')), 10000));
@@ -159,7 +161,7 @@ def test_fifty_servers_and_two_thousand_tools_render_filter_and_follow(
     served = in_process(fifty)
     page = browser.new_page()
     errors = watch_errors(page)
-    page.goto(f"{served.url}/?token={served.token}")
+    sign_in(page, served.url, served.token)
     figures = measure(page, served)
     print(f"\nconsole load: {figures} (goals held by python -m bench.console)")
     assert errors == []

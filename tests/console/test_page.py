@@ -15,7 +15,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from pydantic import BaseModel, Field
 
 from mcpdeck import Host
-from tests.console.conftest import InProcess, watch_errors
+from tests.console.conftest import InProcess, sign_in, watch_errors
 from tests.servers.basic import PNG
 from tests.servers.basic import build_server as build_basic
 
@@ -84,7 +84,7 @@ async def two_servers(host: Host) -> None:
 def open_console(browser: BrowserContext, served: InProcess, route: str) -> tuple[Page, list[str]]:
     page = browser.new_page()
     errors = watch_errors(page)
-    page.goto(f"{served.url}/?token={served.token}")
+    sign_in(page, served.url, served.token)
     page.goto(f"{served.url}/{route}")
     return page, errors
 
@@ -171,9 +171,10 @@ def test_the_page_is_served_with_a_strict_policy(in_process: Callable[[Callable[
         assert script.headers["content-type"].startswith("text/javascript")
         for bad in ("/console/..%2Fserver%2F_console.py", "/console/nope.js", "/console/__init__.py"):
             assert client.get(bad).status_code == 404, bad
-    with httpx2.Client(base_url=served.url) as anonymous:
-        assert anonymous.get("/").status_code == 401
-        assert anonymous.get("/console/app.js").status_code == 401
+    with httpx2.Client(base_url=served.url) as anonymous:  # the page and its code, with no data, sign a tab in
+        assert anonymous.get("/").status_code == 200
+        assert anonymous.get("/console/app.js").status_code == 200
+        assert anonymous.get("/api/servers").status_code == 401
 
 
 def test_themes_and_the_keyboard(
@@ -219,7 +220,10 @@ def test_themes_and_the_keyboard(
     # A status change does not move the row's other cells.
     row = page.locator("tr[data-name=basic]")
     before = row.locator("td.name").bounding_box()
-    page.evaluate("() => fetch('/api/servers/basic/disconnect', {method: 'POST'})")
+    page.evaluate(
+        "() => fetch('/api/servers/basic/disconnect', {method: 'POST', headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})"
+    )
     expect(row.locator(".status")).to_have_attribute("data-state", "stopped")
     assert row.locator("td.name").bounding_box() == before
     assert errors == []

@@ -79,14 +79,19 @@ def setup(console: Console) -> tuple[Page, list[str]]:
     """The console with its servers up, a profile, and the calls; the names to look for."""
     page = console.open()
     expect(page.locator(f"tr[data-name={SERVER}] .status")).to_have_attribute("data-state", "connected")
-    tools = page.evaluate(f"async () => (await (await fetch('/api/tools?server={SERVER}')).json())")
+    tools = page.evaluate(
+        f"async () => (await (await fetch('/api/tools?server={SERVER}', {{headers: "
+        "{authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})).json())"
+    )
     long_tool = next(t["name"] for t in tools if t["tool"] == LONG_TOOL)
     echo = f"mcp__{SERVER}__echo"
     assert len(long_tool) == 64  # cut to the longest a catalog name may be, a hash at its end
     answers = page.evaluate(
         """async ([echo, long, count]) => {
           const call = async (name, args) => (await fetch(`/api/tools/${name}/call`, {method: 'POST',
-            headers: {'content-type': 'application/json'}, body: JSON.stringify({arguments: args})})).status;
+            headers: {'content-type': 'application/json',
+                      authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')},
+            body: JSON.stringify({arguments: args})})).status;
           const answers = [await call(long, {})];
           for (let i = 0; i < count; i++) answers.push(await call(echo, {text: `call ${i}`}));
           return answers;
@@ -96,7 +101,9 @@ def setup(console: Console) -> tuple[Page, list[str]]:
     assert answers == [200] * (CALLS + 1)
     status = page.evaluate(
         """async ([name, server]) => (await fetch(`/api/profiles/${name}`, {method: 'PUT',
-          headers: {'content-type': 'application/json'}, body: JSON.stringify({servers: [server]})})).status""",
+          headers: {'content-type': 'application/json',
+                    authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')},
+          body: JSON.stringify({servers: [server]})})).status""",
         [PROFILE, SERVER],
     )
     assert status == 200

@@ -392,3 +392,23 @@ async def test_a_2026_client_listens_for_list_changes_and_resource_updates(log_d
     assert during == {"note://first"}
     assert events == [ResourceUpdated(uri="note://first"), PromptsListChanged()]
     assert "mcp__features__grown" in prompts
+
+
+async def test_wrong_tokens_from_many_loopback_addresses_are_limited_yet_the_right_token_passes(log_dir: Path) -> None:
+    """``gateway --port`` had no limit at all: any number of guesses, from any number of addresses."""
+    from tests.api.test_security import guesses_from_many_addresses
+
+    tokens = {"all": GatewayToken("secret-all-0123456789")}
+    async with served_gateway(log_dir, {}, tokens=tokens) as served:
+        codes = await guesses_from_many_addresses(served.base, "/mcp", 60)
+        assert codes[:10] == [401] * 10
+        assert set(codes[10:]) == {429}
+        headers = {"Authorization": "Bearer secret-all-0123456789", "Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient() as http:
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            answer = await http.post(served.url(), json=ping, headers=headers)  # the user is never locked out
+            wrong = await http.post(served.url(), json=ping, headers={**headers, "Authorization": "Bearer nope"})
+    assert answer.status_code not in (401, 429), answer.text  # past the token check (a ping with no session)
+    assert "session" in answer.text
+    assert wrong.status_code == 429
+    assert int(wrong.headers["retry-after"]) > 0

@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcpdeck._version import __version__
 from mcpdeck.history import History
+from mcpdeck.server import read_state
 from tests.gateway.support import Seen, client
 from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
 
@@ -230,9 +231,9 @@ async def test_a_client_of_a_profile_hears_that_its_tools_changed_when_the_profi
     assert "notifications/tools/list_changed" in seen.notifications, "the client was not told"
 
 
-def _serve_url(line: str) -> tuple[str, str] | None:
-    found = re.search(r"console: (http://[^/]+)/\?token=(\S+)", line)
-    return (found.group(1), found.group(2)) if found else None
+def _serve_url(line: str) -> str | None:
+    found = re.search(r"console: (http://[^/]+)/", line)
+    return found.group(1) if found else None
 
 
 @asynccontextmanager
@@ -248,7 +249,9 @@ async def _serving(
         with anyio.fail_after(15):
             while (found := _serve_url((await lines.receive_until(b"\n", 1 << 16)).decode())) is None:
                 pass
-        yield p, *found
+        state = read_state(config)  # the token is in the state file (the console's link has a login code)
+        assert state is not None
+        yield p, found, state.token
 
 
 async def test_serve_on_every_address_lets_in_a_client_that_names_the_machine_by_its_address(tmp_path: Path) -> None:

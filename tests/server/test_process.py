@@ -35,7 +35,7 @@ class Serving:
         return httpx2.AsyncClient(base_url=self.state["url"], headers=headers, timeout=WAIT)
 
 
-def environment(folder: Path) -> dict[str, str]:
+def environment(folder: Path, **extra: str) -> dict[str, str]:
     import os
 
     return {
@@ -44,17 +44,21 @@ def environment(folder: Path) -> dict[str, str]:
         "MCPDECK_LOG_DIR": str(folder / "logs"),
         "MCPDECK_HISTORY": "off",
         "NO_COLOR": "1",
+        **extra,
     }
 
 
 @asynccontextmanager
-async def serving(folder: Path, servers: dict[str, Any], *args: str) -> AsyncGenerator[Serving]:
-    """Start ``mcpdeck serve --port 0`` for a config of ``servers``; yield once it has printed its URL."""
+async def serving(
+    folder: Path, servers: dict[str, Any], *args: str, env: dict[str, str] | None = None
+) -> AsyncGenerator[Serving]:
+    """Start ``mcpdeck serve --port 0`` for a config of ``servers`` (``env``: more variables for it);
+    yield once it has printed its URL."""
     config = folder / "mcp.json"
     config.write_text(json.dumps({"mcpServers": servers}))
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0", *args]
     with (folder / "stderr.txt").open("wb") as errors:
-        process = await anyio.open_process(command, env=environment(folder), cwd=ROOT, stderr=errors)
+        process = await anyio.open_process(command, env=environment(folder, **(env or {})), cwd=ROOT, stderr=errors)
     output: list[str] = []
     try:
         assert process.stdout is not None
@@ -102,7 +106,8 @@ async def test_a_signal_stops_it_cleanly_with_no_child_left(tmp_path: Path, sign
     # Started directly: the server must be a child of serve's, and gone with it.
     async with serving(tmp_path, {"basic": stdio_server("basic", direct=True)}) as run:
         printed = "".join(run.output)
-        assert f"console: {run.state['url']}/?token={run.state['token']}" in printed
+        assert f"console: {run.state['url']}/#code=" in printed  # a one-time login code, not the token
+        assert run.state["token"] not in printed
         assert run.state["url"].startswith("http://127.0.0.1:")
         async with run.client() as client:
             status = await wait_connected(client, "basic")  # it listens before servers are up
@@ -230,11 +235,16 @@ async def test_ui_without_a_browser_prints_the_url_and_serves(tmp_path: Path) ->
                 if "Press Ctrl-C" in printed:
                     break
         link = printed.split("console: ")[1].split()[0]
-        async with httpx2.AsyncClient(timeout=WAIT, follow_redirects=True) as client:
-            page = await client.get(link)  # the token in the URL: a redirect that sets the cookie
+        base, _, code = link.partition("/#code=")
+        async with httpx2.AsyncClient(timeout=WAIT) as client:
+            page = await client.get(link)  # the page; the code is in the fragment, which is never sent
             assert page.status_code == 200
             assert "mcpdeck" in page.text
-            assert "token=" not in str(page.url)
+            signed_in = await client.post(f"{base}/api/session", json={"code": code}, headers={"origin": base})
+            assert signed_in.status_code == 200
+            session = signed_in.json()["token"]
+            servers = await client.get(f"{base}/api/servers", headers={"authorization": f"Bearer {session}"})
+            assert servers.status_code == 200
         process.send_signal(signal.SIGINT)
         with anyio.fail_after(WAIT):
             assert await process.wait() == 0

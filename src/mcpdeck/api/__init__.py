@@ -15,9 +15,10 @@ from mcpdeck._version import __version__
 from mcpdeck.api._context import ApiContext, CallStats
 from mcpdeck.api._errors import ApiError, error_response, install_error_handlers
 from mcpdeck.api._events import event_json
+from mcpdeck.api._login import Logins
 from mcpdeck.api._models import ErrorOut
 from mcpdeck.api._respond import Redacting, SafeJSONResponse
-from mcpdeck.api._security import Guard, allowed_hosts, cookie_name
+from mcpdeck.api._security import Guard, allowed_hosts
 from mcpdeck.api._sessions import ChatRoom
 
 __all__ = [
@@ -26,9 +27,9 @@ __all__ = [
     "CallStats",
     "ChatRoom",
     "Guard",
+    "Logins",
     "SafeJSONResponse",
     "allowed_hosts",
-    "cookie_name",
     "create_api",
     "error_response",
     "event_json",
@@ -38,10 +39,11 @@ _ERRORS = {
     status: {"model": ErrorOut, "description": description}
     for status, description in {
         400: "The request or a config in it cannot be used.",
-        401: "No token, or a wrong one (`Authorization: Bearer TOKEN`, or the console's cookie).",
+        401: "No token, or a wrong one (`Authorization: Bearer TOKEN`: the state file's, or a console session's).",
         403: "The Host header does not name this server, or a change came from another origin.",
         404: "No such server, tool, prompt, resource or call.",
         409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
+        413: "The request body is over 4 MiB.",
         422: "The request does not fit its schema.",
         429: "Too many wrong tokens from this address: wait `Retry-After` seconds.",
         502: "The server failed the request.",
@@ -52,7 +54,7 @@ _ERRORS = {
 
 def create_api(context: ApiContext) -> Redacting:
     """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
-    from mcpdeck.api import _chat, _content, _profiles, _records, _servers, _sign_in, _tools, _traffic
+    from mcpdeck.api import _chat, _content, _login_codes, _profiles, _records, _servers, _sign_in, _tools, _traffic
     from mcpdeck.api import _events as events
 
     app = FastAPI(
@@ -68,6 +70,6 @@ def create_api(context: ApiContext) -> Redacting:
     )
     app.state.ctx = context
     install_error_handlers(app)
-    for module in (_servers, _profiles, _sign_in, _tools, _content, _records, events, _traffic, _chat):
+    for module in (_servers, _profiles, _sign_in, _tools, _content, _records, events, _traffic, _chat, _login_codes):
         app.include_router(module.router)
     return Redacting(app, context.redactor)

@@ -14,6 +14,7 @@ import anyio
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpdeck.api._login import Logins
 from mcpdeck.api._sessions import ChatRoom
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore, InProcessServerConfig, McpConfig
@@ -58,6 +59,7 @@ class ApiContext:
         auth_store: Where sign-ins store OAuth tokens: the host's store (None: the default one).
         log_dir: Where the host writes server logs (None: the default), for a sign-in's own connect.
         sign_ins: The sign-ins waiting for a browser, by server (a new one cancels the old).
+        logins: The console's login codes and sessions (the guard checks them; ``POST /api/login`` makes codes).
     """
 
     host: Host
@@ -71,11 +73,13 @@ class ApiContext:
     auth_store: TokenStore | None = None
     log_dir: Path | None = None
     sign_ins: dict[str, CancelScope] = field(default_factory=dict[str, CancelScope])
+    logins: Logins = field(default_factory=Logins)
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0
     """Requests changing the config file through the host right now (the follower waits for them)."""
     _redactor: Redactor | None = None
+    _secrets: set[str] = field(default_factory=set[str])
     _feeds: set[MemoryObjectSendStream[Event]] = field(default_factory=set[MemoryObjectSendStream[Event]])
 
     def attach(self) -> Callable[[], None]:
@@ -138,7 +142,13 @@ class ApiContext:
     # ----- secrets -----------------------------------------------------------------------
 
     def redactor(self) -> Redactor:
-        """Replaces the literal secrets of the running configs (env and header values ...) with ``****``."""
+        """Replaces the secrets of the configs this process has run with ``****``.
+
+        The literal ones (env and header values, OAuth secrets) and the values ``${VAR}`` references
+        bring in from the host's environment. Built again after every config change (``ConfigChanged``,
+        ``ConfigReloaded``), keeping the secrets of servers since removed or changed: what they said
+        may still be on its way out.
+        """
         if self._redactor is None:
             servers: dict[str, Any] = {}
             for name in self.host.servers:
@@ -148,11 +158,15 @@ class ApiContext:
                     continue
                 if not isinstance(config, InProcessServerConfig):  # its settings hold no secrets
                     servers[name] = config
-            secrets = secrets_of(McpConfig(servers=servers))
+            self._secrets |= secrets_of(McpConfig(servers=servers), self.host.environ)
             # A secret may also stand in JSON text with escapes.
-            escaped = {_json_inner(s) for s in secrets}
-            self._redactor = Redactor(secrets | escaped)
+            escaped = {_json_inner(s) for s in self._secrets}
+            self._redactor = Redactor(self._secrets | escaped)
         return self._redactor
+
+    def redact(self, text: str) -> str:
+        """``text`` with the secrets of the configs as they are now replaced (see ``redactor``)."""
+        return self.redactor()(text)
 
     # ----- calls in flight -----------------------------------------------------------------
 

@@ -11,17 +11,25 @@ that still looks masked (``****``, or ``abc…****``) is replaced by the stored 
 same key (for ``args``: the stored argument at the same place), so a save never writes the
 mask over the real secret. A masked value with no
 stored value to keep is refused: there is nothing it could mean.
+
+Moved: a config whose URL now names another origin (scheme, host or port) must not take the
+stored secrets there unasked. Header values and OAuth secrets it carries without giving
+them anew (masked, the same as stored, or left out of a partial change) are refused (409
+``secrets-for-new-host``) unless the request says ``keepSecrets=true`` (send them to the new
+host) or ``keepSecrets=false`` (drop them): ``moved_secrets``.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from mcpdeck._masking import OAUTH_SECRET_KEYS, mask_config, mask_url
+from mcpdeck.api._errors import ApiError
 from mcpdeck.errors import ConfigError
 
-__all__ = ["mask_config", "restore_masked"]
+__all__ = ["mask_config", "moved_secrets", "restore_masked"]
 
 _MASKED = re.compile(r"(?:^|[=: ])(?:\*{4}|[^=: ]{0,3}…\*{4})$")
 
@@ -74,3 +82,97 @@ def restore_masked(new: dict[str, Any], old: dict[str, Any] | None) -> dict[str,
         else:
             raise ConfigError("url holds masked query values that do not match the stored URL; send the real URL")
     return result
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Where a URL sends requests: scheme, host and port (a URL that does not parse is its own origin)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return ("?", url, None)
+    scheme = parts.scheme.lower()
+    return (scheme, (parts.hostname or parts.netloc).lower(), port or _DEFAULT_PORTS.get(scheme))
+
+
+def _carried(
+    given: dict[str, Any] | None, stored: dict[str, Any], keys: frozenset[str] | None, where: str
+) -> list[str]:
+    """The stored values ``given`` keeps without giving them anew: masked, the same, or (``given`` None) all."""
+    found: list[str] = []
+    for key, value in stored.items():
+        if isinstance(value, dict):
+            inner = _as_dict(given.get(key)) if given is not None else None
+            if given is None or inner is not None:
+                found += _carried(inner, cast(dict[str, Any], value), keys, f"{where}.{key}")
+        elif keys is None or key in keys:
+            if given is None or (key in given and (_is_masked(given[key]) or given[key] == value)):
+                found.append(f"{where}.{key}")
+    return found
+
+
+def _dropped(given: dict[str, Any] | None, stored: dict[str, Any], keys: frozenset[str] | None) -> dict[str, Any]:
+    """``given`` (or, None, the stored values) without what ``_carried`` finds."""
+    source = stored if given is None else given
+    kept: dict[str, Any] = {}
+    for key, value in source.items():
+        if isinstance(value, dict):
+            inner = _as_dict(given.get(key)) if given is not None else cast(dict[str, Any], value)
+            kept[key] = (
+                _dropped(inner, _as_dict(stored.get(key)) or {}, keys) if given is None or inner is not None else value
+            )
+        elif keys is not None and key not in keys:
+            kept[key] = value
+        elif given is not None and not (key in stored and (_is_masked(value) or stored[key] == value)):
+            kept[key] = value
+    return kept
+
+
+def moved_secrets(
+    given: dict[str, Any], stored: dict[str, Any] | None, *, partial: bool, keep: bool | None
+) -> dict[str, Any]:
+    """``given`` (a config from a client, or with ``partial`` some keys of it) checked before its
+    masked values are restored from ``stored``: when its URL names another origin than the stored
+    one, the stored header values and OAuth secrets it would carry there are sent on only with
+    ``keep`` True, dropped with ``keep`` False, and refused otherwise.
+
+    Raises:
+        ApiError: 409 ``secrets-for-new-host``, naming the keys (never their values) and both ways on.
+    """
+    stored = stored or {}
+    old, new = stored.get("url"), given.get("url")
+    if not isinstance(old, str) or not isinstance(new, str) or "****" in new:  # a masked URL is the stored one
+        return given
+    if _origin(old) == _origin(new):
+        return given
+    sections = (("headers", None), ("oauth", OAUTH_SECRET_KEYS))
+    carried: list[str] = []
+    for section, keys in sections:
+        kept = _as_dict(stored.get(section))
+        if kept and (partial or section in given):
+            carried += _carried(_as_dict(given.get(section)) if section in given else None, kept, keys, section)
+    if not carried or keep:
+        return given
+    if keep is False:
+        result = dict(given)
+        for section, keys in sections:
+            kept = _as_dict(stored.get(section))
+            if kept and (partial or section in given):
+                inner = _as_dict(given.get(section)) if section in given else None
+                result[section] = _dropped(inner, kept, keys)
+        return result
+    raise ApiError(
+        409,
+        "secrets-for-new-host",
+        f"the URL now points at {_shown(new)}, not {_shown(old)}: the stored {', '.join(carried)} would be sent "
+        f"there. Give {'it' if len(carried) == 1 else 'them'} again, or confirm that the stored values go to the "
+        "new host (keepSecrets=true), or drop them (keepSecrets=false)",
+    )
+
+
+def _shown(url: str) -> str:
+    scheme, host, port = _origin(url)
+    return f"{scheme}://{host}:{port}" if port is not None else f"{scheme}://{host}"

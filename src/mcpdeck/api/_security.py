@@ -6,21 +6,26 @@ user. Every request passes, in this order:
 1. **Host.** The ``Host`` header must name the address the process listens on
    (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``, or the ``--host`` given). A page
    on another site that rebinds its DNS name to 127.0.0.1 sends its own name: refused (403).
-2. **Token.** The token printed at start-up, given as ``Authorization: Bearer TOKEN``, as
-   the ``HttpOnly; SameSite=Strict`` cookie the console gets, or once as ``?token=TOKEN`` on
-   a ``GET``, which sets that cookie and redirects to the same URL without it (so the token
-   does not stay in the address bar or the history). Compared in constant time. None: 401.
-3. **Rate limit.** After ``max_failures`` wrong tokens within ``window`` seconds from one
-   address, every request from it is refused (429, ``Retry-After``) until the window has
-   passed, right tokens included: a guesser learns nothing meanwhile. What a browser sends
-   for a page of another site (``Sec-Fetch-Site: cross-site`` or ``same-site``, or a foreign
-   ``Origin``) is counted apart and held back apart: any page the user visits can make the
-   browser send ``?token=guess`` (an ``<img>``), and that must not lock the console and the
-   CLI out.
+2. **Token.** ``Authorization: Bearer`` with the token printed at start-up (the CLI, scripts,
+   MCP clients) or a console session's token (see ``_login``: a browser signs in with a
+   one-time code and keeps its session token in ``sessionStorage``, never in a cookie, which
+   every other port on the same address would get). Compared in constant time. None: 401.
+   Served to anyone: the console's own files (``GET /`` and ``/console/...``: the package's
+   code, no data), and ``POST /api/session``, where a login code is traded for a session
+   (a wrong code counts as a wrong token).
+3. **Rate limit.** Wrong tokens (and login codes) are counted against who sent them, not the
+   address: a local user by the uid owning the connection, anything else by its address (see
+   ``mcpdeck._guesses``). Past ``max_failures`` within ``window`` seconds (or 100 from everyone
+   together), a sender's tokens are refused (429, ``Retry-After``) before they are compared, so a
+   guesser learns nothing; the user ``serve`` runs as always gets in with the right token, so no
+   one else can lock them out.
 4. **Origin (CSRF).** A request that can change something (any method but GET, HEAD,
    OPTIONS) must carry an ``Origin`` naming this server, or carry no ``Origin`` and
-   authenticate with the ``Authorization`` header (curl, the CLI); a cookie alone never
-   suffices without an Origin. ``Sec-Fetch-Site: cross-site`` is refused too.
+   authenticate with the ``Authorization`` header (curl, the CLI). ``Sec-Fetch-Site:
+   cross-site`` is refused too.
+5. **Body size.** A body over ``MAX_BODY`` (4 MiB, the bound the SDK's gateway transport keeps too)
+   is refused with 413: a ``Content-Length`` over it unread, a chunked body as soon as it passes it.
+   Only then does the app see the request, with the body read.
 
 No CORS headers are ever sent, so another origin's page cannot read an answer. Every
 answer gets ``Cache-Control: no-store`` (API) and headers that keep it out of frames and
@@ -32,18 +37,20 @@ from __future__ import annotations
 import hmac
 import json
 import socket
-import time
-from collections import deque
-from collections.abc import Iterable
-from http.cookies import SimpleCookie
-from typing import NamedTuple
-from urllib.parse import parse_qsl, urlencode
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, cast
 
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcpdeck._guesses import Guesses
 from mcpdeck._listen import ANY_ADDRESS, names_an_address
+from mcpdeck.api._login import Logins
 
-__all__ = ["Guard", "allowed_hosts"]
+__all__ = ["MAX_BODY", "Guard", "allowed_hosts"]
+
+MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The largest request body any path takes (the SDK's bound for the gateway's own port, 4 MiB)."""
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
@@ -62,11 +69,6 @@ def allowed_hosts(host: str, port: int) -> set[str]:
     elif host not in ("127.0.0.1", "localhost", "::1"):
         names.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
     return {name.lower() for name in names}
-
-
-def cookie_name(port: int) -> str:
-    """The cookie that carries the token. Cookies are not kept apart by port: the name is."""
-    return f"mcpdeck-{port}"
 
 
 class _Refusal(NamedTuple):
@@ -95,37 +97,6 @@ class _Refusal(NamedTuple):
         await send({"type": "http.response.body", "body": body})
 
 
-class _Failures:
-    """Wrong tokens per client address within a sliding window."""
-
-    def __init__(self, limit: int, window: float):
-        self.limit = limit
-        self.window = window
-        self._seen: dict[str, deque[float]] = {}
-
-    def _recent(self, client: str, now: float) -> deque[float]:
-        times = self._seen.setdefault(client, deque())
-        while times and now - times[0] > self.window:
-            times.popleft()
-        return times
-
-    def blocked_for(self, client: str) -> float:
-        """Seconds until ``client`` may try again (0: it may now)."""
-        now = time.monotonic()
-        times = self._recent(client, now)
-        if len(times) < self.limit:
-            if not times:
-                self._seen.pop(client, None)
-            return 0.0
-        return max(self.window - (now - times[0]), 0.1)
-
-    def add(self, client: str) -> None:
-        times = self._recent(client, time.monotonic())
-        times.append(time.monotonic())
-        if len(self._seen) > 10_000:  # a flood of addresses must not grow this forever
-            self._seen.clear()
-
-
 class Guard:
     """ASGI middleware: Host, token, rate limit and Origin checks before ``app`` sees a request."""
 
@@ -139,6 +110,8 @@ class Guard:
         any_address: bool = False,
         max_failures: int = 10,
         window: float = 60.0,
+        max_body: int = MAX_BODY,
+        logins: Logins | None = None,
     ):
         self._app = app
         self._token = token.encode()
@@ -146,31 +119,23 @@ class Guard:
         self._any_address = any_address  # listening on every address: IP-address Hosts are let in too
         self._hosts = {h.lower() for h in hosts}
         self._origins = {f"http://{h}" for h in self._hosts}
-        self._cookie = cookie_name(port)
-        self._failures = _Failures(max_failures, window)
+        self.logins = logins or Logins()
+        self._guesses = Guesses(per_sender=max_failures, window=window)
+        self._max_body = max_body
 
     def _presented(self, scope: Scope) -> tuple[str | None, str]:
-        """The token the request carries and how: ``bearer``, ``cookie``, ``query`` or ``none``."""
-        headers = dict(_decoded(scope))
-        auth = headers.get("authorization", "")
+        """The token the request carries and how: ``bearer`` or ``none`` (no cookie, no query: see ``_login``)."""
+        auth = dict(_decoded(scope)).get("authorization", "")
         if auth:
             scheme, _, value = auth.partition(" ")
             return (value.strip() if scheme.lower() == "bearer" else ""), "bearer"
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
-        if "token" in query and scope.get("method", "GET") == "GET":
-            return query["token"], "query"
-        cookies = SimpleCookie()
-        try:
-            cookies.load(headers.get("cookie", ""))
-        except Exception:  # a malformed cookie header carries no token
-            return None, "none"
-        morsel = cookies.get(self._cookie)
-        if morsel is not None:
-            return morsel.value, "cookie"
         return None, "none"
 
     def _valid(self, token: str | None) -> bool:
-        return token is not None and hmac.compare_digest(token.encode(), self._token)
+        if token is None:
+            return False
+        right = hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self._token)
+        return right or self.logins.session(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -180,26 +145,26 @@ class Guard:
             await self._websocket(scope, receive, send)
             return
         headers = dict(_decoded(scope))
-        client = (scope["client"][0] if scope.get("client") else "?") + self._sender(headers)
-        refusal = self._host_refusal(headers) or self._rate_refusal(client)
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        refusal = self._host_refusal(headers)
+        if refusal is None and method in ("GET", "HEAD") and (path == "/" or path.startswith("/console/")):
+            await self._app(scope, receive, _with_headers(send, api=False))  # the console's files: no data in them
+            return
+        if refusal is None and path == "/api/session":
+            refusal = self._origin_refusal(scope, headers, "none") or await self._sign_in(scope, receive, send)
+            if refusal is None:  # signed in: answered
+                return
         if refusal is not None:
             await refusal.send(send)
             return
         token, how = self._presented(scope)
-        refusal = self._token_refusal(token, client) or self._origin_refusal(scope, headers, how)
+        refusal = self._token_refusal(scope, token) or self._origin_refusal(scope, headers, how)
         if refusal is not None:
             await refusal.send(send)
-        elif how == "query":
-            await self._set_cookie(scope, send, token or "")
+        elif isinstance(bounded := await _bounded(scope, receive, self._max_body), _Refusal):
+            await bounded.send(send)
         else:
-            await self._app(scope, receive, _with_headers(send, api=scope.get("path", "").startswith("/api")))
-
-    def _sender(self, headers: dict[str, str]) -> str:
-        """The rate limit's bucket within one address: another site's pages, or everything else."""
-        origin = headers.get("origin")
-        if headers.get("sec-fetch-site") in ("cross-site", "same-site") or self._foreign(origin, headers):
-            return " (another site)"
-        return ""
+            await self._app(scope, bounded, _with_headers(send, api=scope.get("path", "").startswith("/api")))
 
     def _host_refusal(self, headers: dict[str, str]) -> _Refusal | None:
         """1. The Host header must name this server (DNS rebinding)."""
@@ -223,31 +188,32 @@ class Guard:
         host = headers.get("host", "").lower()
         return not (origin == f"http://{host}" and self._names_us(host))
 
-    def _rate_refusal(self, client: str) -> _Refusal | None:
-        """3. A client that sent too many wrong tokens waits, whatever it sends now."""
-        wait = self._failures.blocked_for(client)
-        if not wait:
+    def _judged(self, scope: Scope, right: Callable[[], bool], wrong: _Refusal) -> _Refusal | None:
+        """2 and 3. ``right()`` compares what the request carries, unless its sender must wait first."""
+        ok, wait = self._guesses.judge(scope.get("client"), scope.get("server"), right)
+        if ok:
             return None
-        return _Refusal(
-            429,
-            "too-many-attempts",
-            f"too many wrong tokens; try again in {wait:.0f} s",
-            [(b"retry-after", str(int(wait) + 1).encode())],
-        )
+        if wait:
+            return _Refusal(
+                429,
+                "too-many-attempts",
+                f"too many wrong tokens; try again in {wait:.0f} s",
+                [(b"retry-after", str(int(wait) + 1).encode())],
+            )
+        return wrong
 
-    def _token_refusal(self, token: str | None, client: str) -> _Refusal | None:
-        """2. The right token, however it came; a wrong one counts against the client."""
-        if self._valid(token):
-            return None
-        if token is not None:
-            self._failures.add(client)
-        return _Refusal(
+    def _token_refusal(self, scope: Scope, token: str | None) -> _Refusal | None:
+        """2. The right token (a wrong one counts against its sender; none is simply 401)."""
+        unauthorized = _Refusal(
             401,
             "unauthorized",
-            "a token is needed: open the URL `mcpdeck serve` printed (with ?token=), "
-            "or send `Authorization: Bearer TOKEN` (the token is in the state file)",
+            "a token is needed: send `Authorization: Bearer TOKEN` (the token is in the state file); "
+            "for the console, run `mcpdeck ui`, which opens a signed-in tab",
             [(b"www-authenticate", b'Bearer realm="mcpdeck"')],
         )
+        if token is None:
+            return unauthorized
+        return self._judged(scope, lambda: self._valid(token), unauthorized)
 
     def _origin_refusal(self, scope: Scope, headers: dict[str, str], how: str) -> _Refusal | None:
         """4. A request that can change something comes from this server's pages, or with a bearer token."""
@@ -265,30 +231,52 @@ class Guard:
             )
         return None
 
-    async def _set_cookie(self, scope: Scope, send: Send, token: str) -> None:
-        """Answer ``?token=`` with the cookie and a redirect to the same URL without the token."""
-        query = [
-            (k, v)
-            for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-            if k != "token"
-        ]
-        path = scope.get("root_path", "") + scope.get("path", "/")
-        location = path + (f"?{urlencode(query)}" if query else "")
-        cookie = f"{self._cookie}={token}; Path=/; HttpOnly; SameSite=Strict"
+    async def _sign_in(self, scope: Scope, receive: Receive, send: Send) -> _Refusal | None:
+        """``POST /api/session`` with ``{"code": CODE}``: spend a login code, answer ``{"token": SESSION}``."""
+        if scope.get("method") != "POST":
+            return _Refusal(405, "method-not-allowed", 'sign in with POST /api/session and {"code": CODE}')
+        bounded = await _bounded(scope, receive, 4096)
+        if isinstance(bounded, _Refusal):
+            return bounded
+        message = await bounded()
+        try:
+            data: object = json.loads(message.get("body", b"") or b"null")
+        except ValueError:
+            data = None
+        code = cast(dict[str, Any], data).get("code") if isinstance(data, dict) else None
+        if not isinstance(code, str):
+            return _Refusal(400, "invalid-request", 'send {"code": CODE}, the login code of a console link')
+        opened: list[str] = []
+
+        def redeem() -> bool:
+            session = self.logins.redeem(code)
+            opened.extend([session] if session else [])
+            return session is not None
+
+        spent = _Refusal(
+            401,
+            "unauthorized",
+            "that login code is unknown, spent or expired: each opens one tab, once; run `mcpdeck ui` for a new one",
+        )
+        refusal = self._judged(scope, redeem, spent)
+        if refusal is not None:
+            return refusal
+        session = opened[0]
+        body = json.dumps({"token": session}).encode()
         await send(
             {
                 "type": "http.response.start",
-                "status": 303,
+                "status": 200,
                 "headers": [
-                    (b"location", location.encode("latin-1", "replace")),
-                    (b"set-cookie", cookie.encode()),
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
                     (b"cache-control", b"no-store"),
-                    (b"content-length", b"0"),
                     *_SECURITY_HEADERS,
                 ],
             }
         )
-        await send({"type": "http.response.body", "body": b""})
+        await send({"type": "http.response.body", "body": body})
+        return None
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(_decoded(scope))
@@ -299,6 +287,46 @@ class Guard:
             await send({"type": "websocket.close", "code": 1008})
             return
         await self._app(scope, receive, send)
+
+
+def _too_large(limit: int, *, close: bool) -> _Refusal:
+    return _Refusal(
+        413,
+        "too-large",
+        f"the request body is over {limit // (1024 * 1024)} MiB, the most mcpdeck takes; send less "
+        "(for a large tool argument, a path or a URL the server can read instead)",
+        [(b"connection", b"close")] if close else [],
+    )
+
+
+async def _bounded(scope: Scope, receive: Receive, limit: int) -> Receive | _Refusal:
+    """Read the request's body up to ``limit`` bytes: a ``receive`` that hands it on, or the refusal.
+
+    A ``Content-Length`` over the limit is refused before anything is read (the HTTP server throws
+    away what the client still sends, so the client reads its 413). A body sent in chunks is read
+    until it ends or passes the limit, and then the connection is closed: no more than ``limit``
+    bytes are ever held, and no more are taken in.
+    """
+    length = dict(_decoded(scope)).get("content-length", "")
+    if length.strip().isdigit() and int(length) > limit:
+        return _too_large(limit, close=False)
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: hand that on
+            held: list[Message] = [message]
+            break
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return _too_large(limit, close=True)
+        if not message.get("more_body", False):
+            held = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+            break
+
+    async def replay() -> Message:
+        return held.pop(0) if held else await receive()
+
+    return replay
 
 
 def _decoded(scope: Scope) -> Iterable[tuple[str, str]]:

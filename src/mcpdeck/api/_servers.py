@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio.to_thread
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from mcpdeck.api._common import Changing, Ctx, changing, require_server, server_json, until_disconnected
 from mcpdeck.api._context import ApiContext
@@ -24,7 +24,7 @@ from mcpdeck.api._models import (
     ServerTestIn,
     TestOut,
 )
-from mcpdeck.api._secrets import mask_config, restore_masked
+from mcpdeck.api._secrets import mask_config, moved_secrets, restore_masked
 from mcpdeck.config import (
     AnyServerConfig,
     ImportResult,
@@ -43,6 +43,13 @@ from mcpdeck.status import ServerState
 __all__ = ["router"]
 
 router = APIRouter(tags=["servers"])
+
+KeepSecrets = Query(
+    default=None,
+    alias="keepSecrets",
+    description="When the URL now names another host: true sends the stored headers and OAuth secrets the "
+    "config keeps (masked or unchanged) to it, false drops them; without it such a change is refused (409).",
+)
 
 
 def _detail(ctx: ApiContext, name: str) -> dict[str, Any]:
@@ -119,13 +126,14 @@ async def _try_first(ctx: ApiContext, request: Request, name: str, config: AnySe
 
 
 @router.post("/servers", response_model=ServerDetailOut, status_code=201, summary="Add a server")
-async def add_server(ctx: Ctx, request: Request, body: ServerIn) -> dict[str, Any]:
+async def add_server(ctx: Ctx, request: Request, body: ServerIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
     """Try a new server and save it to the config file if it connects (or anyway, with ``saveAnyway``);
     then connect it. Answers once it has connected or failed."""
     validate_server_name(body.name)
     _refuse_taken(ctx, body)
     stored = await _stored(ctx, body.name) if body.force else {}
-    config = parse_server_config(body.name, restore_masked(body.config, stored))
+    given = moved_secrets(body.config, stored, partial=False, keep=keep)
+    config = parse_server_config(body.name, restore_masked(given, stored))
     if not body.saveAnyway and not config.disabled:
         await _try_first(ctx, request, body.name, config)
         _refuse_taken(ctx, body)  # another request may have added it meanwhile
@@ -137,12 +145,15 @@ async def add_server(ctx: Ctx, request: Request, body: ServerIn) -> dict[str, An
 @router.put(
     "/servers/{name}", response_model=ServerDetailOut, summary="Replace a server's config", dependencies=[Changing]
 )
-async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn) -> dict[str, Any]:
+async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
     """Save the server's whole new config and reconnect it. Masked values keep the stored ones; the name is locked."""
     require_server(ctx, name)
     if body.name is not None and body.name != name:
         raise ApiError(400, "name-locked", f"a server cannot be renamed ({name!r} to {body.name!r}); remove and add it")
-    config = parse_server_config(name, restore_masked(body.config, await _stored(ctx, name)))
+    stored = await _stored(ctx, name)
+    config = parse_server_config(
+        name, restore_masked(moved_secrets(body.config, stored, partial=False, keep=keep), stored)
+    )
     await ctx.host.add_server(name, config)
     return _detail(ctx, name)
 
@@ -153,13 +164,15 @@ async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn) -> dict[str,
     summary="Change some keys of a server's config",
     dependencies=[Changing],
 )
-async def update_server(ctx: Ctx, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+async def update_server(
+    ctx: Ctx, name: str, changes: dict[str, Any], keep: bool | None = KeepSecrets
+) -> dict[str, Any]:
     """Change the given keys (JSON names, e.g. ``{"timeout": 120}``), keep the rest, reconnect."""
     status = require_server(ctx, name)
     if "name" in changes:
         raise ApiError(400, "name-locked", "a server cannot be renamed; remove and add it")
     stored = await _stored(ctx, name)
-    restored = restore_masked(changes, stored)
+    restored = restore_masked(moved_secrets(changes, stored, partial=True, keep=keep), stored)
     if status.transport == "?":  # an entry that never parsed: the change must make it whole
         await ctx.host.add_server(name, parse_server_config(name, {**stored, **restored}))
     else:
@@ -225,14 +238,16 @@ async def test_server(ctx: Ctx, name: str) -> dict[str, Any]:
 
 
 @router.post("/test", response_model=TestOut, summary="Test a config without saving it")
-async def test_config(ctx: Ctx, body: ServerTestIn) -> dict[str, Any]:
+async def test_config(ctx: Ctx, body: ServerTestIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
     """Connect a server from its config, list its tools, disconnect. Nothing is saved.
 
     Masked values are taken from the server of the same name, so a console can test an edit.
     """
     name = validate_server_name(body.name)
     stored = await _stored(ctx, name) if name in ctx.host.servers else {}
-    config = parse_server_config(name, restore_masked(body.config, stored))
+    config = parse_server_config(
+        name, restore_masked(moved_secrets(body.config, stored, partial=False, keep=keep), stored)
+    )
     return _test_json(ctx, name, await ctx.host.test_server(config, name=name))
 
 

@@ -6,11 +6,15 @@ as fast as before.
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from mcpdeck.cli._app import CliContext, errors_to_exit, pass_ctx
+
+if TYPE_CHECKING:
+    from mcpdeck.server import ServeState
 
 __all__ = ["register_serve_commands"]
 
@@ -20,7 +24,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
     import anyio
 
-    from mcpdeck.server import ServeOptions, ServeState, run_serve
+    from mcpdeck.server import ServeOptions, run_serve
 
     if host not in _LOOPBACK:
         click.echo(
@@ -30,17 +34,12 @@ def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
             err=True,
         )
 
-    def ready(state: ServeState) -> None:
-        link = f"{state.url}/?token={state.token}"
+    def ready(state: ServeState, login_code: Callable[[], str]) -> None:
         click.echo(f"mcpdeck serves {state.config}")
-        click.echo(f"  console: {link}")
+        _show_console(state, login_code(), open_browser)
         click.echo(f"  API:     {state.url}/api (Authorization: Bearer <token>; described at /api/openapi.json)")
         click.echo(f"  MCP:     {state.url}/mcp and /mcp/<profile> (streamable HTTP; Authorization: Bearer <token>)")
         click.echo("Press Ctrl-C to stop.")
-        if open_browser:
-            import webbrowser
-
-            webbrowser.open(link)
 
     options = ServeOptions(
         config=ctx.path, host=host, port=port, log_dir=ctx.log_dir, history=ctx.history(), roots=ctx.roots
@@ -51,6 +50,48 @@ def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
 
     anyio.run(main)
     click.echo("Stopped.")
+
+
+def _show_console(state: ServeState, code: str, open_browser: bool) -> None:
+    """Open the console signed in, or print its one-time link.
+
+    The browser is given the path of a 0600 page that redirects to the link, never the link:
+    a command line is readable by every local user. The link's code works once.
+    """
+    link = f"{state.url}/#code={code}"
+    if not open_browser:
+        click.echo(f"  console: {link}")
+        click.echo("           (signs in one browser tab, once, within 10 minutes; `mcpdeck ui` opens another)")
+        return
+    import webbrowser
+
+    from mcpdeck.server import write_login_page
+
+    page = write_login_page(state.config, link)
+    click.echo(f"  console: {state.url}/ (opening it in the browser, signed in; `mcpdeck ui` opens another tab)")
+    webbrowser.open(page.as_uri())
+
+
+def _ui_attached(ctx: CliContext, open_browser: bool) -> bool:
+    """With a ``serve`` already running for the config: a login code from it, and the console opened
+    (or its link printed). False when none runs."""
+    from mcpdeck.cli._attach import connect
+
+    attached = connect(ctx.path)
+    if attached is None:
+        return False
+    from mcpdeck.server import read_state
+
+    state = read_state(ctx.path)
+    try:
+        answer = attached.request("POST", "/login")
+    finally:
+        attached.close()
+    if state is None:
+        return False
+    click.echo(f"mcpdeck serve already runs for {state.config} (pid {state.pid})")
+    _show_console(state, str(answer["code"]), open_browser)
+    return True
 
 
 def _known_profile(ctx: CliContext, name: str) -> None:
@@ -137,14 +178,18 @@ def serve(ctx: CliContext, host: str, port: int, stdio: bool, profile: str | Non
 @pass_ctx
 @errors_to_exit
 def ui(ctx: CliContext, host: str, port: int, no_browser: bool) -> None:
-    """Run `serve` and open the web console in the browser.
+    """Run `serve` and open the web console in the browser, signed in.
+
+    With a `serve` already running for the config, open another signed-in tab on it.
+    The browser gets a one-time login code, never the token, and never on its command line.
 
     \b
     Examples:
       mcpdeck ui
       mcpdeck ui --no-browser --port 9000
     """
-    _run(ctx, host, port, open_browser=not no_browser)
+    if not _ui_attached(ctx, open_browser=not no_browser):
+        _run(ctx, host, port, open_browser=not no_browser)
 
 
 def register_serve_commands(group: click.Group) -> None:

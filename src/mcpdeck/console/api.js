@@ -1,7 +1,43 @@
 import { add } from './dom.js';
 // The REST API client and the live event stream (/api/events).
-// The page is authenticated by the HttpOnly cookie the ?token= link set; the browser adds
-// the Origin header to every write, which the server checks.
+// The page signs in with a one-time login code (`mcpdeck ui` opens /#code=CODE; the fragment
+// never reaches a server), trades it for a session token, and keeps that in sessionStorage:
+// this tab and this origin (port included) only. Every request sends it as an Authorization
+// header, never as a cookie, which the browser would also send to every other port on
+// 127.0.0.1. The browser adds the Origin header to every write, which the server checks.
+
+const SESSION = 'mcpdeck-session';
+
+function authorization() {
+  const token = sessionStorage.getItem(SESSION);
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+/** Sign this tab in: spend the login code in the address (then remove it), or keep the session
+ * the tab has. Resolves to true when signed in, or to a message that says why not. */
+export async function signIn() {
+  const match = /^#code=([A-Za-z0-9_-]+)/.exec(location.hash);
+  if (match) {
+    history.replaceState(null, '', `${location.pathname}#/servers`); // the code leaves the address bar at once
+    let response;
+    try {
+      response = await fetch('/api/session', {
+        method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ code: match[1] }), cache: 'no-store',
+      });
+    } catch {
+      return 'mcpdeck does not answer: is `mcpdeck serve` still running?';
+    }
+    const data = await response.json().catch(() => null);
+    if (response.ok && data && data.token) {
+      sessionStorage.setItem(SESSION, data.token);
+      return true;
+    }
+    if (sessionStorage.getItem(SESSION)) return true; // a spent link opened again in a tab that is signed in
+    return (data && data.error && data.error.message) || `HTTP ${response.status}`;
+  }
+  return sessionStorage.getItem(SESSION) ? true : 'This tab is not signed in.';
+}
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -12,7 +48,7 @@ export class ApiError extends Error {
 }
 
 export async function api(method, path, body, { signal } = {}) {
-  const init = { method, credentials: 'same-origin', headers: { accept: 'application/json' }, signal };
+  const init = { method, credentials: 'omit', headers: { accept: 'application/json', ...authorization() }, signal };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -30,25 +66,15 @@ export async function api(method, path, body, { signal } = {}) {
   if (!response.ok) {
     const err = data && data.error ? data.error : { code: 'http-error', message: `HTTP ${response.status}` };
     if (response.status === 401) {
-      err.message = 'Not signed in: open the console with the link `mcpdeck serve` printed (it ends in ?token=…).';
+      err.message = 'Not signed in: run `mcpdeck ui` for this config, which opens a signed-in tab.';
     }
     throw new ApiError(response.status, err.code, err.message);
   }
   return data;
 }
 
-/** POST `body` to `path` and call onEvent(name, data) for each server-sent event of the answer. */
-export async function streamPost(path, body, onEvent, signal) {
-  const response = await fetch(`/api${path}`, {
-    method: 'POST', credentials: 'same-origin', signal,
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    let error = { code: 'http-error', message: `HTTP ${response.status}` };
-    try { error = (await response.json()).error || error; } catch { /* not JSON */ }
-    throw new ApiError(response.status, error.code, error.message);
-  }
+/** Read a server-sent event stream: onEvent(name, dataText) for each event, until it ends. */
+async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let name = 'message';
@@ -62,16 +88,79 @@ export async function streamPost(path, body, onEvent, signal) {
       const line = buffer.slice(0, cut).replace(/\r$/, '');
       buffer = buffer.slice(cut + 1);
       if (line === '') {
-        if (data.length) {
-          let parsed = null;
-          try { parsed = JSON.parse(data.join('\n')); } catch { parsed = null; }
-          if (parsed !== null) onEvent(name, parsed);
-        }
+        if (data.length) onEvent(name, data.join('\n'));
         name = 'message';
         data = [];
       } else if (line.startsWith('event:')) name = line.slice(6).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
     }
+  }
+}
+
+/** POST `body` to `path` and call onEvent(name, data) for each server-sent event of the answer. */
+export async function streamPost(path, body, onEvent, signal) {
+  const response = await fetch(`/api${path}`, {
+    method: 'POST', credentials: 'omit', signal,
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authorization() },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    let error = { code: 'http-error', message: `HTTP ${response.status}` };
+    try { error = (await response.json()).error || error; } catch { /* not JSON */ }
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  await readEvents(response, (name, text) => {
+    let parsed = null;
+    try { parsed = JSON.parse(text); } catch { parsed = null; }
+    if (parsed !== null) onEvent(name, parsed);
+  });
+}
+
+/** EventSource's use (onopen, onerror, addEventListener(type, fn) with {data}, close()) over fetch,
+ * so the request carries the session's Authorization header, which EventSource cannot send.
+ * Like EventSource it opens again 3 s after the stream drops, until it is closed. */
+export class EventStream {
+  constructor(url) {
+    this.url = url;
+    this.onopen = null;
+    this.onerror = null;
+    this.listeners = new Map();
+    this.closed = false;
+    this.timer = null;
+    this.abort = null;
+    this.run();
+  }
+
+  addEventListener(type, fn) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type).add(fn);
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.abort) this.abort.abort();
+  }
+
+  async run() {
+    const abort = new AbortController();
+    this.abort = abort;
+    try {
+      const response = await fetch(this.url, {
+        credentials: 'omit', cache: 'no-store', signal: abort.signal,
+        headers: { accept: 'text/event-stream', ...authorization() },
+      });
+      if (!response.ok) throw new ApiError(response.status, 'http-error', `HTTP ${response.status}`);
+      if (this.onopen) this.onopen();
+      await readEvents(response, (name, data) => {
+        for (const fn of this.listeners.get(name) || []) {
+          try { fn({ type: name, data }); } catch (error) { console.error('event listener failed', error); }
+        }
+      });
+    } catch { /* a drop, a refusal or close(): said below unless closed */ }
+    if (this.closed) return;
+    if (this.onerror) this.onerror();
+    if (!this.closed) this.timer = setTimeout(() => this.run(), 3000);
   }
 }
 
@@ -128,7 +217,7 @@ export function connectEvents() {
   if (source) source.close();
   clearTimeout(timer);
   setState(retry ? 'lost' : 'connecting');
-  source = new EventSource('/api/events');
+  source = new EventStream('/api/events');
   source.onopen = () => {
     const again = retry > 0;
     retry = 0;

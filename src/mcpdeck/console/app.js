@@ -1,5 +1,5 @@
 // The shell: theme, nav, hash router, the event stream. Pages live in their own modules (pages.js).
-import { connectEvents } from './api.js';
+import { connectEvents, signIn } from './api.js';
 import { add, clear, h } from './dom.js';
 import { PAGES } from './pages.js';
 import { parseRoute } from './router.js';
@@ -89,7 +89,28 @@ async function route() {
   handle = module.mount(root, routeInfo) || null;
 }
 
-window.addEventListener('hashchange', route);
-connectEvents();
-route();
+function notSignedIn(why) {
+  const conn = document.getElementById('conn');
+  conn.dataset.state = 'lost';
+  conn.textContent = 'not signed in';
+  add(clear(main), h('section', { class: 'empty' },
+    h('h1', {}, 'Not signed in'),
+    h('p', {}, why),
+    h('p', {}, 'Run ', h('code', {}, 'mcpdeck ui'), ' for this config: it opens a signed-in tab (also while ',
+      h('code', {}, 'mcpdeck serve'), ' runs). A login link works once; ', h('code', {}, 'mcpdeck ui --no-browser'),
+      ' prints a new one.')));
+}
+
+async function start() {
+  const signedIn = await signIn();
+  if (signedIn !== true) {
+    notSignedIn(signedIn);
+    window.addEventListener('hashchange', start, { once: true }); // a login link opened in this tab
+    return;
+  }
+  window.addEventListener('hashchange', route);
+  connectEvents();
+  route();
+}
+start();
 

@@ -1,5 +1,5 @@
 // Logs: one server's log (its stderr, its MCP log messages, the host's notes), live.
-import { get } from './api.js';
+import { EventStream, get } from './api.js';
 import { add, button, clear, h } from './dom.js';
 import { navigate } from './router.js';
 
@@ -54,7 +54,7 @@ function mount(root, route) {
     if (!name) { state.textContent = ''; path.textContent = 'Pick a server to follow its log.'; return; }
     state.textContent = 'connecting…';
     get(`/servers/${encodeURIComponent(name)}/logs?lines=1`).then((r) => { path.textContent = `File: ${r.path}`; }, (error) => { path.textContent = error.message; });
-    source = new EventSource(`/api/servers/${encodeURIComponent(name)}/logs/follow?lines=500`);
+    source = new EventStream(`/api/servers/${encodeURIComponent(name)}/logs/follow?lines=500`);
     source.onopen = () => { state.textContent = 'following (live)'; };
     source.addEventListener('line', (message) => {
       try { addLine(JSON.parse(message.data).line); } catch { /* a broken event is skipped */ }

@@ -3,11 +3,24 @@
 // Secrets come from the API masked ("****", "abc…****"); a masked value sent back means
 // "keep the stored one" (the API restores it), so masked values are never replaced by accident.
 import { get, on, post, put, seg } from './api.js';
-import { add, button, clear, field, formatDuration, h, openDialog, tabs, toast, uid } from './dom.js';
+import { add, button, clear, confirmDialog, field, formatDuration, h, openDialog, tabs, toast, uid } from './dom.js';
 import { secretHint } from './secret-hint.js';
 import { signIn } from './sign-in.js';
 
 const MASKED = /^(?:\*{4}|.{0,3}…\*{4})$/;
+
+/** Send with `send(query)`; when the URL now names another host and the stored headers would go
+ * there (409 secrets-for-new-host), ask the user, and send again with keepSecrets=true only if they agree. */
+async function askBeforeMovingSecrets(send) {
+  try {
+    return await send('');
+  } catch (error) {
+    if (error.code !== 'secrets-for-new-host') throw error;
+    const yes = await confirmDialog('Send the stored secrets to the new host?', error.message, { ok: 'Send them there', danger: true });
+    if (!yes) throw new Error('Nothing was sent: type the headers again for the new host, or remove them.');
+    return send('?keepSecrets=true');
+  }
+}
 const SOURCES = [
   ['claude-desktop', 'Claude Desktop'], ['claude-code', 'Claude Code'], ['cursor', 'Cursor'],
   ['vscode', 'VS Code'], ['goose', 'Goose'],
@@ -326,7 +339,7 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
     if (!value) return;
     busy(true, 'Connecting to test it (nothing is saved)…');
     try {
-      add(clear(report), testReport(await post('/test', { name: value.name || 'test', config: value.config })));
+      add(clear(report), testReport(await askBeforeMovingSecrets((q) => post(`/test${q}`, { name: value.name || 'test', config: value.config }))));
       report.scrollIntoView({ block: 'nearest' });
     } catch (error) {
       problem(error.message);
@@ -380,7 +393,9 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
       grace = setTimeout(() => { closed = true; toast(`${n}: saved, connecting…`); finish(); }, 1000);
     });
     try {
-      const r = editing ? await put(`/servers/${seg(name)}`, { config }) : await post('/servers', { name: n, config, saveAnyway: true });
+      const r = editing
+        ? await askBeforeMovingSecrets((q) => put(`/servers/${seg(name)}${q}`, { config }))
+        : await post('/servers', { name: n, config, saveAnyway: true });
       announce(n, r.status);
       if (!closed) finish();
     } catch (error) {

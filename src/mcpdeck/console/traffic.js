@@ -1,7 +1,7 @@
 // Traffic: the JSON-RPC messages between mcpdeck and its servers, both directions, with timing,
 // for every server at once (or one), live. A row opens to show the whole message.
 // Message bodies are shown as text only; they can hold tool arguments and results.
-import { get } from './api.js';
+import { EventStream, get } from './api.js';
 import { add, button, clear, h } from './dom.js';
 import { navigate } from './router.js';
 
@@ -120,7 +120,7 @@ function mount(root, route) {
     const q = server ? `?server=${encodeURIComponent(server)}` : '';
     const pending = [];
     let loaded = false;
-    source = new EventSource(`/api/traffic/stream${q}`);
+    source = new EventStream(`/api/traffic/stream${q}`);
     source.addEventListener('message', (event) => {
       let message;
       try { message = JSON.parse(event.data); } catch { return; }

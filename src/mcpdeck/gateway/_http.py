@@ -5,7 +5,9 @@ and post to the ``messages/`` path beside it, as the SDK's ``SseServerTransport`
 
 Every request passes, in order: the path (an unknown profile is 404), the bearer token when
 the gateway has tokens (401 without a valid one, compared in constant time; 403 when the
-token is bound to another profile), then the SDK's transport with its DNS-rebinding
+token is bound to another profile; wrong tokens are counted against who sent them, as
+``serve``'s guard counts them, and past the limit a sender gets 429 before its token is
+compared: ``mcpdeck._guesses``), then the SDK's transport with its DNS-rebinding
 protection (a ``Host`` or ``Origin`` that is not allowed is refused with 4xx) and sessions.
 Each profile has its own SDK session manager, started in the gateway's task group on first
 use. SSE events are kept in memory so a client whose stream dropped can resume it.
@@ -23,6 +25,7 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
+from mcpdeck._guesses import Guesses
 from mcpdeck._listen import names_an_address
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway._event_store import MemoryEventStore
@@ -69,6 +72,7 @@ class GatewayApp:
         self._managers: dict[str | None, GatewaySessionManager] = {}
         self._sse: dict[str | None, SseServerTransport] = {}
         self._lock = anyio.Lock()
+        self._guesses = Guesses()
         self._hosts = gateway.allowed_hosts or LOOPBACK_HOSTS
         self._origins = gateway.allowed_origins or LOOPBACK_ORIGINS
         # Listening on every address, a client elsewhere names the machine by its IP address, which
@@ -105,12 +109,25 @@ class GatewayApp:
         profile: str | None = rest or self._gateway.profile
         token_name: str | None = None
         if self._gateway.tokens:
-            token_name = self._check_token(scope)
-            if token_name is None:
+            found: list[str] = []
+
+            def right() -> bool:
+                name = self._check_token(scope)
+                found.extend([name] if name is not None else [])
+                return name is not None
+
+            presented = any(key == b"authorization" for key, _ in scope["headers"])
+            ok, wait = self._guesses.judge(scope.get("client"), scope.get("server"), right) if presented else (False, 0)
+            if wait:
+                retry = [(b"retry-after", str(int(wait) + 1).encode())]
+                await _reply(send, 429, f"too many wrong tokens; try again in {wait:.0f} s", retry)
+                return
+            if not ok:
                 await _reply(
                     send, 401, "a valid bearer token is required", [(b"www-authenticate", b'Bearer realm="mcpdeck"')]
                 )
                 return
+            token_name = found[0]
             bound = self._gateway.tokens[token_name].profile
             if bound is not None:
                 if rest and rest != bound:

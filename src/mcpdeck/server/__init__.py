@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpdeck.server._state import ServeState, read_state, remove_state, state_dir, state_path, write_state
+from mcpdeck.server._state import (
+    ServeState,
+    login_page_path,
+    read_state,
+    remove_state,
+    state_dir,
+    state_path,
+    write_login_page,
+    write_state,
+)
 
 if TYPE_CHECKING:
     from mcpdeck.server._follow import ConfigFollower, ConfigReloaded, ConfigReloadFailed
@@ -22,11 +31,13 @@ __all__ = [
     "ConfigReloaded",
     "ServeOptions",
     "ServeState",
+    "login_page_path",
     "read_state",
     "remove_state",
     "run_serve",
     "state_dir",
     "state_path",
+    "write_login_page",
     "write_state",
 ]
 

@@ -10,10 +10,12 @@ serves ``/mcp`` and ``/mcp/<profile>`` itself, and a plain ``Mount`` would redir
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api
+from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api, error_response
 from mcpdeck.server._console import console_routes
 
 __all__ = ["build_app"]
@@ -25,6 +27,10 @@ async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
         status_code=404,
     )
     await response(scope, receive, send)
+
+
+async def _not_found(request: Request, _: Exception) -> Response:
+    return error_response(404, "not-found", "no such page: the console is at /, the API at /api, the gateway at /mcp")
 
 
 class _Paths:
@@ -52,5 +58,14 @@ def build_app(
     any_address: bool = False,
 ) -> Guard:
     """The whole app, behind the guard."""
-    inner = Starlette(routes=[*console_routes(), Mount("/api", app=create_api(context))])
-    return Guard(_Paths(inner, gateway or _no_gateway), token=token, hosts=hosts, port=port, any_address=any_address)
+    inner = Starlette(
+        routes=[*console_routes(), Mount("/api", app=create_api(context))], exception_handlers={404: _not_found}
+    )
+    return Guard(
+        _Paths(inner, gateway or _no_gateway),
+        token=token,
+        hosts=hosts,
+        port=port,
+        any_address=any_address,
+        logins=context.logins,
+    )

@@ -46,6 +46,10 @@ _TYPES = {
 _HEADERS = {"content-security-policy": CSP, "cache-control": "no-cache"}
 
 
+_FILES = {path.name: path for path in CONSOLE_DIR.iterdir() if path.suffix in _TYPES and path.is_file()}
+"""The files the console ships, by name: a request names one of these or nothing (no path is built from it)."""
+
+
 def _file(path: Path) -> Response:
     return FileResponse(path, media_type=_TYPES[path.suffix], headers=_HEADERS)
 
@@ -56,10 +60,12 @@ async def _index(_: Request) -> Response:
 
 async def _asset(request: Request) -> Response:
     name: str = request.path_params["name"]
-    path = (CONSOLE_DIR / name).resolve()
-    # Only files right in the console folder, of the kinds it ships: no "..", no folders.
-    if path.parent != CONSOLE_DIR or path.suffix not in _TYPES or not path.is_file():
-        return error_response(404, "not-found", f"the console has no file {name!r}")
+    # Only the files the console ships, looked up by name: "..", folders, NUL bytes and names too
+    # long for the file system never reach it.
+    path = _FILES.get(name)
+    if path is None:
+        shown = name if len(name) <= 80 else f"{name[:80]}…"
+        return error_response(404, "not-found", f"the console has no file {shown!r}")
     return _file(path)
 
 

@@ -102,10 +102,11 @@ def url_of(host: str, port: int) -> str:
 async def run_serve(
     options: ServeOptions,
     *,
-    ready: Callable[[ServeState], None] | None = None,
+    ready: Callable[[ServeState, Callable[[], str]], None] | None = None,
     stop: anyio.Event | None = None,
 ) -> None:
-    """Run until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is called once it listens.
+    """Run until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is called once it listens, with
+    the state and a function that makes a new one-time login code for the console.
 
     Raises:
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
@@ -118,6 +119,7 @@ async def run_serve(
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
             if history is not None:
+                history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
                 parts.host.events.on(history.record)
             if options.follow_interval > 0:
                 await parts.follower.prime()
@@ -136,7 +138,7 @@ async def run_serve(
             # stops it as one sent later does (servers closed, state file removed), not by the default action.
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 if ready is not None:
-                    ready(parts.state)
+                    ready(parts.state, context.logins.code)
                 await _until_stopped(signals, serving, stop or anyio.Event())
             # Stopping: end event streams, let requests in flight finish, then close the rest.
             context.stop()

@@ -20,7 +20,16 @@ from typing import Any, cast
 
 import platformdirs
 
-__all__ = ["ServeState", "read_state", "remove_state", "state_dir", "state_path", "write_state"]
+__all__ = [
+    "ServeState",
+    "login_page_path",
+    "read_state",
+    "remove_state",
+    "state_dir",
+    "state_path",
+    "write_login_page",
+    "write_state",
+]
 
 STATE_DIR_ENV = "MCPDECK_STATE_DIR"
 
@@ -39,6 +48,35 @@ def state_path(config: str | os.PathLike[str]) -> Path:
     """The state file of the ``serve`` process for a config file (keyed by its resolved path)."""
     key = hashlib.sha256(os.fsencode(Path(config).expanduser().resolve())).hexdigest()[:24]
     return state_dir() / f"{key}.json"
+
+
+def login_page_path(config: str | os.PathLike[str]) -> Path:
+    """The page ``mcpdeck ui`` hands the browser for the ``serve`` of a config file (beside its state file)."""
+    return state_path(config).with_suffix(".login.html")
+
+
+def write_login_page(config: str | os.PathLike[str], url: str) -> Path:
+    """Write the page that sends a browser to ``url`` (a console link with a login code); returns its path.
+
+    The browser is given this file's path, not the URL: a command line is readable by every
+    local user (``/proc/PID/cmdline``), the file only by its owner (0600 in a 0700 folder).
+    """
+    import html
+
+    from mcpdeck._files import atomic_write
+
+    path = login_page_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):
+        os.chmod(path.parent, 0o700)
+    target = html.escape(url, quote=True)
+    page = (
+        '<!doctype html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n'
+        f'<meta http-equiv="refresh" content="0;url={target}">\n<title>mcpdeck</title>\n'
+        f'<p>Opening the mcpdeck console… If nothing happens, <a href="{target}">open it</a>.</p>\n'
+    )
+    atomic_write(path, page, mode=0o600)
+    return path
 
 
 @dataclass(frozen=True)
@@ -138,3 +176,5 @@ def remove_state(config: str | os.PathLike[str], *, pid: int | None = None) -> N
             return
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
+    with contextlib.suppress(FileNotFoundError):
+        login_page_path(config).unlink()
