@@ -18,12 +18,14 @@ Each tool answers with what came back, so a test sees that the answer reached th
 ``--modern-only`` serves only 2026-07-28: it refuses ``initialize`` with -32022 naming the
 modern versions (what the spec asks of a server that does not speak the requested version);
 ``--modern-only=invalid-params`` refuses it with -32602, as a server that reads every request
-for the 2026-07-28 envelope does. ``build_app(modern_only=...)`` is the same over streamable HTTP.
+for the 2026-07-28 envelope does. ``build_app(modern_only=...)`` is the same over streamable HTTP;
+``--http`` serves that on a free port of 127.0.0.1 and prints its URL first (``python -m bench.era``).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import warnings
 from collections.abc import AsyncGenerator, Mapping
@@ -32,6 +34,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import mcp_types as types
+import uvicorn
 from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
@@ -186,6 +189,16 @@ async def _serve_stdio(modern_only: Refusal | None) -> None:
             await serve_dual_era_loop(lowlevel, messages, write_stream, lifespan_state=state, init_options=options)
 
 
+async def _serve_http(modern_only: Refusal | None) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(build_app(modern_only=modern_only), log_level="warning", access_log=False)
+    await uvicorn.Server(config).serve([sock])
+
+
 def _modern_only(argv: list[str]) -> Refusal | None:
     for arg in argv:
         if arg == "--modern-only":
@@ -196,4 +209,4 @@ def _modern_only(argv: list[str]) -> Refusal | None:
 
 
 if __name__ == "__main__":
-    anyio.run(_serve_stdio, _modern_only(sys.argv[1:]))
+    anyio.run(_serve_http if "--http" in sys.argv[1:] else _serve_stdio, _modern_only(sys.argv[1:]))
