@@ -209,7 +209,7 @@ def _table(cases: list[Case]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.era", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.era", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--before", help="the src folder of an older checkout, to measure its auto too")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--connects", type=int, default=4, help="connects per case per round")
