@@ -3,12 +3,15 @@
 ``tests/servers/handshake_era.py`` speaks raw JSON lines, independent of the installed SDK:
 ``initialize``, ``tools/list``, ``tools/call``, and, for anything else (``server/discover``
 among them), what SDK 1.x servers did: silence, -32601, -32602 after a validation report
-on stderr, or closing the pipe.
+on stderr, or closing the pipe. A host opens every session with the handshake, so none of them
+is ever sent ``server/discover`` unless its config asks for the 2026-07-28 era.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,8 @@ import pytest
 from mcpdeck import Host, ServerError, ServerState
 from mcpdeck.errors import protocol_error_text
 from mcpdeck.events import PromptsChanged
-from tests.helpers import WAIT, next_event, stdio_server
+from tests.cli.inprocess import mcpdeck
+from tests.helpers import ROOT, WAIT, cli_environment, next_event, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -34,83 +38,30 @@ def notes(log: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if NOTE in line]
 
 
-# ----- the modern probe, not understood --------------------------------------------------------
+# ----- the handshake first: no server/discover reaches a server of the handshake era -------------
 
 
-async def test_a_server_that_ignores_the_modern_probe_connects_with_the_handshake_in_under_two_seconds(
-    log_dir: Path,
-) -> None:
-    started = anyio.current_time()
-    with anyio.fail_after(WAIT):
-        async with Host({"old": era_server("ignore")}, log_dir=log_dir) as host:
-            took = anyio.current_time() - started
-            status = host.servers["old"]
-            assert status.state is ServerState.CONNECTED, status.error
-            assert (await host.call_tool("mcp__old__echo", {"text": "still here"})).text() == "still here"
-    assert status.protocol_version == "2024-11-05"
-    assert took < 2.0
-    assert status.log_path is not None
-    [note] = notes(status.log_path)
-    assert "did not answer server/discover within 0.75 s" in note
-    assert "connected with the initialize handshake (protocol 2024-11-05)" in note
-
-
-async def test_the_handshake_is_remembered_so_a_reconnect_sends_no_probe(log_dir: Path) -> None:
-    with anyio.fail_after(WAIT):
-        async with Host({"old": era_server("ignore")}, log_dir=log_dir) as host:
-            assert host.servers["old"].state is ServerState.CONNECTED
-            started = anyio.current_time()
-            again = await host.reconnect("old")
-            took = anyio.current_time() - started
-            assert again.state is ServerState.CONNECTED, again.error
-            assert (await host.call_tool("mcp__old__echo", {"text": "x"})).text() == "x"
-    assert again.log_path is not None
-    log = again.log_path.read_text()
-    assert log.count("mcpdeck starting old") == 2
-    assert log.count("ignoring unknown method server/discover") == 1  # the second session was not probed
-    assert log.count("handled initialize") == 2
-    assert took < 0.75  # no probe bound waited out
-
-
-@pytest.mark.parametrize("unknown", ["method-not-found", "invalid-params"])
-async def test_a_server_that_refuses_the_probe_falls_back_at_once_and_its_complaint_stays_out_of_the_log(
+@pytest.mark.parametrize("unknown", ["ignore", "method-not-found", "invalid-params", "close"])
+async def test_a_server_of_the_handshake_era_is_opened_with_the_handshake_and_never_sent_server_discover(
     log_dir: Path, unknown: str
 ) -> None:
     with anyio.fail_after(WAIT):
         async with Host({"old": era_server(unknown)}, log_dir=log_dir) as host:
             status = host.servers["old"]
             assert status.state is ServerState.CONNECTED, status.error
-            assert (await host.call_tool("mcp__old__echo", {"text": "ok"})).text() == "ok"
-            await host.reconnect("old")
+            assert (await host.call_tool("mcp__old__echo", {"text": "here"})).text() == "here"
+            again = await host.reconnect("old")
+            assert again.state is ServerState.CONNECTED, again.error
     assert status.protocol_version == "2024-11-05"
     assert status.log_path is not None
     log = status.log_path.read_text()
-    assert "validation errors" not in log and "Input should be" not in log
-    assert log.count("handshake-era server up") == 2  # what the server said before the complaint stays
-    [note] = notes(status.log_path)  # one line, and none for the reconnect: it was not probed again
-    code = "-32601: Method not found" if unknown == "method-not-found" else "-32602: Invalid request parameters"
-    assert f"answered server/discover with MCP error {code}" in note
-    if unknown == "invalid-params":
-        assert "49 lines it wrote about it are left out" in note
+    assert log.count("mcpdeck starting old") == 2  # one start per session: nothing started again
+    assert log.count("handled initialize") == 2
+    assert "server/discover" not in log  # (the server notes every method it does not know)
+    assert notes(status.log_path) == []
 
 
-async def test_a_server_that_closes_its_pipe_on_the_probe_is_started_again_with_the_handshake(log_dir: Path) -> None:
-    started = anyio.current_time()
-    with anyio.fail_after(WAIT):
-        async with Host({"old": era_server("close")}, log_dir=log_dir) as host:
-            took = anyio.current_time() - started
-            status = host.servers["old"]
-            assert status.state is ServerState.CONNECTED, status.error
-            assert (await host.call_tool("mcp__old__echo", {"text": "back"})).text() == "back"
-    assert took < 2.0
-    assert status.log_path is not None
-    log = status.log_path.read_text()
-    assert log.count("mcpdeck starting old") == 2
-    [note] = notes(status.log_path)
-    assert "closed the connection on server/discover; starting it again with the initialize handshake" in note
-
-
-async def test_a_server_that_exits_at_start_is_not_blamed_on_the_probe(log_dir: Path) -> None:
+async def test_a_server_that_exits_at_start_is_started_once(log_dir: Path) -> None:
     script = "import sys; sys.stderr.write('fatal: no API key\\n'); sys.exit(2)"
     async with Host({"quitter": {"command": sys.executable, "args": ["-c", script]}}, log_dir=log_dir) as host:
         status = host.servers["quitter"]
@@ -118,19 +69,14 @@ async def test_a_server_that_exits_at_start_is_not_blamed_on_the_probe(log_dir: 
         assert status.error is not None and "fatal: no API key" in status.error
         again = await host.reconnect("quitter")
     assert again.log_path is not None
-    # Started again once with the handshake (it might have died of the probe); since that
-    # failed too, the next connect probes as before.
-    assert again.log_path.read_text().count("mcpdeck starting quitter") == 4
+    assert again.log_path.read_text().count("mcpdeck starting quitter") == 2
 
 
-async def test_protocol_handshake_in_the_config_skips_the_probe(log_dir: Path) -> None:
-    started = anyio.current_time()
+async def test_protocol_handshake_in_the_config_opens_with_the_handshake(log_dir: Path) -> None:
     with anyio.fail_after(WAIT):
         async with Host({"old": era_server("ignore", protocol="handshake")}, log_dir=log_dir) as host:
-            took = anyio.current_time() - started
             status = host.servers["old"]
             assert status.state is ServerState.CONNECTED, status.error
-    assert took < 0.75 * 2
     assert status.log_path is not None
     assert "server/discover" not in status.log_path.read_text()
 
@@ -148,13 +94,29 @@ async def test_protocol_modern_in_the_config_fails_a_handshake_only_server_and_s
     )
 
 
-async def test_a_modern_stdio_server_still_gets_the_modern_protocol(log_dir: Path) -> None:
-    async with Host({"new": stdio_server("basic")}, log_dir=log_dir) as host:
-        status = host.servers["new"]
-        assert status.state is ServerState.CONNECTED, status.error
-        assert status.protocol_version is not None and status.protocol_version >= "2026"
+async def test_protocol_modern_in_the_config_fails_a_server_that_dies_of_server_discover_and_says_why(
+    log_dir: Path,
+) -> None:
+    with anyio.fail_after(WAIT):
+        async with Host({"old": era_server("close", protocol="modern")}, log_dir=log_dir) as host:
+            status = host.servers["old"]
+            assert status.state is ServerState.FAILED
+    assert status.error is not None
+    assert 'closed the connection on server/discover, which its config asks for ("protocol": "modern")' in status.error
+    assert 'set it to "auto" or "handshake"' in status.error
     assert status.log_path is not None
-    assert notes(status.log_path) == []
+    assert status.log_path.read_text().count("mcpdeck starting old") == 1  # the config is obeyed: not started again
+
+
+async def test_a_dual_era_sdk_server_gets_the_handshake_and_with_protocol_modern_the_modern_era(log_dir: Path) -> None:
+    servers = {"auto": stdio_server("basic"), "modern": stdio_server("basic", protocol="modern")}
+    async with Host(servers, log_dir=log_dir) as host:
+        auto, modern = host.servers["auto"], host.servers["modern"]
+        assert auto.state is modern.state is ServerState.CONNECTED, (auto.error, modern.error)
+    assert auto.protocol_version == "2025-11-25"
+    assert modern.protocol_version == "2026-07-28"
+    assert auto.log_path is not None and modern.log_path is not None
+    assert notes(auto.log_path) == notes(modern.log_path) == []
 
 
 # ----- optional lists ----------------------------------------------------------------------------
@@ -212,3 +174,50 @@ def test_method_not_found_names_the_method() -> None:
     assert text == "the server does not know the method resources/templates/list (MCP error -32601: Method not found)"
     assert protocol_error_text(-32602, "MCP error -32602: bad scale") == "bad scale (MCP error -32602)"
     assert protocol_error_text(-32603, "") == "MCP error -32603"
+
+
+# ----- a real server of SDK 1.x -------------------------------------------------------------------
+
+TIME_SERVER = ROOT / ".venv-old" / "bin" / "mcp-server-time"
+"""mcp-server-time 0.6.2 on SDK 1.2 (``scripts/setup`` installs it): it exits on a method it does not know."""
+
+
+def time_server(**config: Any) -> dict[str, Any]:
+    assert TIME_SERVER.exists(), "run scripts/setup: it installs mcp-server-time 0.6.2 (SDK 1.2) into .venv-old"
+    return {"command": str(TIME_SERVER), **config}
+
+
+async def test_a_real_sdk_1_server_that_exits_on_an_unknown_method_connects_and_answers(log_dir: Path) -> None:
+    with anyio.fail_after(WAIT):
+        async with Host({"time": time_server()}, log_dir=log_dir) as host:
+            status = host.servers["time"]
+            assert status.state is ServerState.CONNECTED, status.error
+            result = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"})
+            again = await host.reconnect("time")
+            assert again.state is ServerState.CONNECTED, again.error
+    assert status.protocol_version == "2024-11-05"
+    answer = json.loads(result.text())
+    assert answer["timezone"] == "UTC" and answer["datetime"].startswith(str(datetime.now(UTC).year))
+    assert status.log_path is not None
+    log = status.log_path.read_text()
+    assert log.count("mcpdeck starting time") == 2  # one start per session
+    assert "server/discover" not in log and "validation error" not in log
+
+
+def test_mcpdeck_list_shows_a_real_sdk_1_server_connected_with_its_tools(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"time": time_server()}}))
+    done = mcpdeck(["--config", str(config), "list", "--json"], env=cli_environment(tmp_path), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    [server] = json.loads(done.stdout)["servers"]
+    assert (server["name"], server["state"], server["error"]) == ("time", "connected", None)
+    assert (server["protocolVersion"], server["toolCount"]) == ("2024-11-05", 2)
+
+
+async def test_a_real_sdk_1_server_fails_with_protocol_modern_and_the_error_says_what_to_change(log_dir: Path) -> None:
+    with anyio.fail_after(WAIT):
+        async with Host({"time": time_server(protocol="modern")}, log_dir=log_dir) as host:
+            status = host.servers["time"]
+    assert status.state is ServerState.FAILED
+    assert status.error is not None
+    assert 'closed the connection on server/discover, which its config asks for ("protocol": "modern")' in status.error

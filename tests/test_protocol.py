@@ -1,8 +1,10 @@
 """Everything besides tools: resources, prompts, completions, and what servers ask of the host.
 
-Each test runs against the features server in-process, over stdio, over streamable HTTP
-(all three on protocol 2026-07-28) and over stdio speaking only the older ``initialize``
-handshake ("legacy"), where servers ask the host inside a call and send notifications.
+Each test runs against the features server in-process, over stdio and over streamable HTTP, each
+in the era a host chooses by default (the ``initialize`` handshake, where servers ask the host
+inside a call and send notifications), each again with ``"protocol": "modern"`` (2026-07-28, where
+servers ask by "input required" rounds and announce changes to ``subscriptions/listen``), and over
+stdio speaking only the handshake ("legacy").
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 import pytest
-from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host, ServerError, ServerState
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
+from mcpdeck.config import InProcessServerConfig
 from mcpdeck.errors import InvalidArgumentsError, PromptNotFoundError, ResourceNotFoundError, ServerTimeoutError
 from mcpdeck.events import (
     Event,
@@ -38,7 +40,7 @@ from tests.servers.features import LANGUAGES, LOGO, PROMPTS, RESOURCES, TEMPLATE
 
 pytestmark = pytest.mark.anyio
 
-TRANSPORTS = ["in-process", "stdio", "http", "legacy"]
+TRANSPORTS = ["in-process", "stdio", "http", "in-process-modern", "stdio-modern", "http-modern", "legacy"]
 SHORT = 2.0
 """How long to wait for something that should come at once (a test that fails on it should not stall)."""
 
@@ -48,17 +50,18 @@ class FeatureServer:
     """The features server over one transport.
 
     Attributes:
-        transport: ``in-process``, ``stdio``, ``http`` or ``legacy`` (stdio, handshake era only).
+        transport: ``in-process``, ``stdio``, ``http``, each with ``-modern`` (``"protocol": "modern"``),
+            or ``legacy`` (stdio, handshake era only).
         spec: What to give ``Host`` for it.
     """
 
     transport: str
-    spec: MCPServer | dict[str, Any]
+    spec: InProcessServerConfig | dict[str, Any]
 
     @property
-    def legacy(self) -> bool:
-        """Whether the server speaks only the pre-2026 protocol."""
-        return self.transport == "legacy"
+    def handshake(self) -> bool:
+        """Whether the session is of the handshake era (before 2026-07-28)."""
+        return not self.transport.endswith("-modern")
 
 
 Reply = Callable[[ElicitationRequest], Awaitable[ElicitationResponse]]
@@ -98,15 +101,16 @@ class Answers:
 async def feature_server(request: pytest.FixtureRequest) -> AsyncIterator[FeatureServer]:
     """The features server over each transport."""
     transport: str = request.param
-    if transport == "in-process":
-        yield FeatureServer(transport, build_server())
-    elif transport == "stdio":
-        yield FeatureServer(transport, stdio_server("features"))
+    protocol = "modern" if transport.endswith("-modern") else "auto"
+    if transport.startswith("in-process"):
+        yield FeatureServer(transport, InProcessServerConfig(server=build_server(), protocol=protocol))
+    elif transport.startswith("stdio"):
+        yield FeatureServer(transport, stdio_server("features", protocol=protocol))
     elif transport == "legacy":
         yield FeatureServer(transport, stdio_server("features", "--legacy"))
     else:
         async with serve_asgi(build_server().streamable_http_app()) as base:
-            yield FeatureServer(transport, {"type": "http", "url": f"{base}/mcp"})
+            yield FeatureServer(transport, {"type": "http", "url": f"{base}/mcp", "protocol": protocol})
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +281,7 @@ async def test_a_host_without_handlers_declines_forms_and_refuses_sampling_and_s
         assert declined.detail is not None and "no elicitation handler" in declined.detail
 
         reason = "sampling is not available: no model is configured for this host"
-        if feature_server.legacy:
+        if feature_server.handshake:
             # Asked inside the call: the tool gets the refusal as an error and goes on.
             summary = await bare_host.call_tool("mcp__features__summarize", {"text": "a long story"})
             assert summary.text() == f"sampling failed: {reason}"
@@ -300,7 +304,7 @@ async def test_a_url_elicitation_shows_the_page_and_the_server_hears_the_answer(
     assert (first.mode, first.url, first.message) == ("url", "https://example.com/connect", "Connect your account")
     assert first.schema is None
     # The elicitation id exists on the wire up to 2025-11-25 only.
-    assert first.elicitation_id == ("connect-1" if feature_server.legacy else None)
+    assert first.elicitation_id == ("connect-1" if feature_server.handshake else None)
 
 
 async def test_a_call_that_needs_a_page_is_sent_again_once_the_user_has_opened_it(
@@ -402,7 +406,7 @@ async def test_new_roots_reach_the_server_and_older_servers_are_told(
         await host.set_roots([tmp_path])
         answer = json.loads((await host.call_tool("mcp__features__list_roots")).text())
         assert answer["roots"] == [{"uri": tmp_path.as_uri(), "name": tmp_path.name}]
-        if feature_server.legacy:
+        if feature_server.handshake:
             told = await host.call_tool("mcp__features__roots_changed_count", {"at_least": before + 1})
             assert int(told.text()) == before + 1
         else:  # 2026-07-28 servers ask for the roots with each request: nothing to tell them
@@ -451,7 +455,7 @@ async def test_log_messages_become_events_and_lines_in_the_servers_log(
     ]
     assert (logs[-1].level, logs[-1].logger, logs[-1].data) == ("warning", None, {"done": 7})
     log_path = host.servers["features"].log_path
-    if feature_server.transport == "in-process":
+    if feature_server.transport.startswith("in-process"):
         assert log_path is None
     else:
         assert log_path is not None

@@ -137,38 +137,6 @@ class ServerLogFile:
             log, self._file = self._file, None
             log.close()
 
-    def size(self) -> int:
-        """The length of the file now (0 if there is none)."""
-        try:
-            return self.path.stat().st_size
-        except OSError:
-            return 0
-
-    def cut_since(self, start: int, *, markers: tuple[str, ...]) -> int:
-        """Drop what was written after offset ``start`` from the first line with one of ``markers`` on; return the
-        number of lines dropped.
-
-        For noise a server writes about a request it did not understand (the host notes what
-        happened in one line instead); what it wrote before that stays. Truncated in place:
-        the server's stderr is appended to the file (O_APPEND), so what comes next lands
-        after the cut.
-        """
-        try:
-            with open(self.path, "r+b") as log:
-                log.seek(start)
-                text = log.read()
-                lowered = text.lower()
-                found = [at for at in (lowered.find(m.lower().encode()) for m in markers) if at >= 0]
-                if not found:
-                    return 0
-                cut = text.rfind(b"\n", 0, min(found)) + 1
-                log.truncate(start + cut)
-            if self._file is not None:
-                self._size = start + cut  # (the open file appends: its next write lands after the cut)
-        except OSError:
-            return 0
-        return text.count(b"\n", cut)
-
     def hint(self) -> str:
         """The last lines the server wrote to stderr in this session, for an error message ("" if none)."""
         start = self._session_start

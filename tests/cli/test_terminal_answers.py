@@ -52,6 +52,25 @@ def write_config(tmp_path: Path, **servers: Mapping[str, object]) -> Path:
     return path
 
 
+# ----- a server's questions during a call -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "tool"),
+    [((), "ask_name"), (("--modern-only",), "ask_name_rounds")],
+    ids=["ctx.elicit-in-the-handshake-era", "input-required-rounds-on-2026-07-28"],
+)
+def test_a_servers_question_during_a_call_is_asked_at_the_terminal_and_the_answer_reaches_it(
+    tmp_path: Path, flags: tuple[str, ...], tool: str
+) -> None:
+    config = write_config(tmp_path, asking=stdio_server("asking", *flags))
+    answers = [("Name (string, required)", "Ada\n"), ("send this answer?", "a\n")]
+    result = run_in_terminal(config, "call", f"mcp__asking__{tool}", answers=answers)
+    assert result.returncode == 0, result.text
+    assert "asking asks: \x1b[0mWhat is your name?" in result.text  # (the question in bold)
+    assert '{"action": "accept", "data": {"name": "Ada"}}' in result.text
+
+
 # ----- showing the arguments --------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Generator
+from dataclasses import dataclass
 from typing import IO
 
 import pytest
@@ -37,6 +38,17 @@ _SUMMARY = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTI
 
 Results = dict[str, tuple[bool, int, int]]
 """Scenario -> (passed, checks passed, checks failed), as the suite's summary says."""
+UPSTREAMS = ["http", "stdio"]
+"""How the gateway reaches the server."""
+
+
+@dataclass
+class Runs:
+    """The suite's results (and its output) directly and through the gateway, per upstream transport."""
+
+    direct: Results
+    direct_output: str
+    through: dict[str, tuple[Results, str]]
 
 
 def _run_suite(url: str) -> tuple[Results, str]:
@@ -71,8 +83,8 @@ def _drain(pipe: IO[str] | None) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Generator[tuple[Results, str, Results, str]]:
-    """The suite's results directly and through the gateway (and their outputs)."""
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Generator[Runs]:
+    """The suite's results directly and through the gateway."""
     folder = tmp_path_factory.mktemp("gateway-conformance")
     upstream = subprocess.Popen(
         [sys.executable, "-m", "tests.servers.conformance_server", "--http"],
@@ -85,12 +97,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Generator[tuple[Results, s
     try:
         direct_url = _line_with(upstream, "stdout", "http://")
         config = folder / "mcp.json"
+        stdio = {"command": sys.executable, "args": ["-m", "tests.servers.conformance_server"], "cwd": str(ROOT)}
         config.write_text(
             json.dumps(
                 {
-                    "mcpServers": {"conf": {"type": "http", "url": direct_url}},
-                    "permissions": {"allow": ["mcp__conf__*"]},
-                    "profiles": {"conf": {"servers": ["conf"], "prefix": False}},
+                    "mcpServers": {"http": {"type": "http", "url": direct_url}, "stdio": stdio},
+                    "permissions": {"allow": ["mcp__*"]},
+                    "profiles": {name: {"servers": [name], "prefix": False} for name in UPSTREAMS},
                 }
             )
         )
@@ -105,10 +118,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Generator[tuple[Results, s
         )
         announced = _line_with(gateway, "stderr", "mcpdeck gateway at ").removeprefix("mcpdeck gateway at ")
         threading.Thread(target=_drain, args=(gateway.stderr,), daemon=True).start()  # never let the pipe fill
-        gateway_url = announced.replace("127.0.0.1", "localhost") + "/conf"
+        gateway_url = announced.replace("127.0.0.1", "localhost")
         direct, direct_output = _run_suite(direct_url)
-        through, through_output = _run_suite(gateway_url)
-        yield direct, direct_output, through, through_output
+        yield Runs(direct, direct_output, {name: _run_suite(f"{gateway_url}/{name}") for name in UPSTREAMS})
     finally:
         for process in (gateway, upstream):
             if process is not None:
@@ -140,18 +152,18 @@ def test_the_suite_has_32_server_scenarios() -> None:
     assert len(SCENARIOS) == 32, SCENARIOS  # 0.1.16; a new version may add some
 
 
-def test_the_upstream_server_passes_every_graded_scenario_directly(runs: tuple[Results, str, Results, str]) -> None:
-    direct, output, _, _ = runs
+def test_the_upstream_server_passes_every_graded_scenario_directly(runs: Runs) -> None:
+    direct, output = runs.direct, runs.direct_output
     graded = {name: result for name, result in direct.items() if result[1] + result[2] > 0}
     failed = sorted(name for name, (passed, _, _) in graded.items() if not passed)
     assert len(graded) >= 31 and not failed, f"failed directly: {failed}\n{output[-4000:]}"
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_a_scenario_that_passes_directly_passes_through_the_gateway(
-    scenario: str, runs: tuple[Results, str, Results, str]
-) -> None:
-    direct, _, through, output = runs
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_a_scenario_that_passes_directly_passes_through_the_gateway(upstream: str, scenario: str, runs: Runs) -> None:
+    direct = runs.direct
+    through, output = runs.through[upstream]
     assert scenario in direct, f"{scenario} did not run directly"
     if not direct[scenario][0]:
         pytest.fail(f"{scenario} fails directly already: fix the upstream server first", pytrace=False)

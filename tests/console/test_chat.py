@@ -98,14 +98,17 @@ def test_a_new_chat_that_fails_leaves_the_open_one_and_says_why(console_for: Cal
     assert [e for e in console.errors if "status of 400" not in e] == [], console.errors
 
 
-def test_an_older_server_s_refused_probe_is_not_shown_as_a_failure(console_for: Callable[..., Console]) -> None:
-    console = console_for({"old": stdio_server("handshake_era", "--unknown=method-not-found")})
+def test_a_modern_only_server_s_refused_handshake_is_not_shown_as_a_failure(
+    console_for: Callable[..., Console],
+) -> None:
+    console = console_for({"new": stdio_server("asking", "--modern-only")})
     page = console.open("#/servers")
-    expect(page.locator("tr[data-name=old] .status")).to_have_attribute("data-state", "connected")
+    expect(page.locator("tr[data-name=new] .status")).to_have_attribute("data-state", "connected")
     page.get_by_role("link", name="Traffic").click()
-    probe = page.locator("tr.msg.in", has_text="server/discover")
-    expect(probe).to_have_count(1)
-    expect(probe).to_have_class(re.compile(r"\bprobe\b"))
-    expect(probe).to_contain_text("older server")
+    refused = page.locator("tr.msg.in", has_text="initialize")
+    expect(refused).to_have_count(1)
+    expect(refused).to_have_class(re.compile(r"\bprobe\b"))
+    expect(refused).to_contain_text("modern server")
+    expect(page.locator("tr.msg.in", has_text="server/discover")).to_have_count(1)
     expect(page.locator("tr.msg.error")).to_have_count(0)
     assert console.errors == [], console.errors

@@ -12,6 +12,7 @@ import os
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 __all__ = ["INSTRUCTIONS", "LONG_TOOL", "ODD_TOOL", "PNG", "Forecast", "build_server"]
@@ -101,7 +102,10 @@ def build_server(name: str = "basic") -> MCPServer:
             return f"I am {name}"
 
         server.add_tool(added, name=name, description=f"Added at run time: {name}")
-        await ctx.notify_tools_changed()  # to `subscriptions/listen` streams (2026-07-28)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await ctx.notify_tools_changed()  # to `subscriptions/listen` streams (2026-07-28)
+        else:
+            await ctx.session.send_tool_list_changed()  # a notification on the session (the handshake era)
         return f"added {name}"
 
     def odd() -> str:

@@ -3,8 +3,10 @@
 ``@modelcontextprotocol/conformance`` 0.1.16 ``server --url ...`` drives a server through 32
 scenarios, each naming the tools (``test_simple_text``, ``test_sampling`` ...), resources
 (``test://static-text`` ...) and prompts it calls. This server implements all of them on the
-SDK's low-level ``Server``, for the handshake era (2025-06-18 / 2025-11-25) the scenarios
-test: it refuses ``server/discover``, so a 2026-07-28 client falls back to ``initialize``.
+SDK's low-level ``Server``, served as today's SDK serves any server: both eras, ``initialize``
+(2025-06-18 / 2025-11-25, the era the scenarios test) and ``server/discover`` (2026-07-28). Its
+tools ask over the back-channel (``elicit_form``, ``create_message``), as most servers do, which
+only the handshake era carries: a client must choose it for them to work.
 
 - ``build_app()``: the streamable HTTP app at ``/mcp`` (DNS-rebinding protection on, SSE
   events kept for resumption, a retry interval in the priming events).
@@ -29,11 +31,10 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp.server.runner import serve_loop
+from mcp.server.runner import serve_dual_era_loop
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.jsonrpc import METHOD_NOT_FOUND
 from starlette.applications import Starlette
 from starlette.routing import Route
 
@@ -404,9 +405,6 @@ def build_server() -> Server[Any]:
         state.level = params.level
         return types.EmptyResult()
 
-    async def no_discover(ctx: Ctx, params: types.RequestParams) -> types.EmptyResult:
-        raise MCPError(code=METHOD_NOT_FOUND, message="this server speaks only the initialize handshake")
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # on_set_logging_level is deprecated as of 2026-07-28
         server = _ConformanceServer(  # pyright: ignore[reportDeprecated]
@@ -424,7 +422,6 @@ def build_server() -> Server[Any]:
             on_completion=complete,
             on_set_logging_level=set_level,
         )
-    server.add_request_handler("server/discover", types.RequestParams, no_discover)
     return server
 
 
@@ -463,7 +460,7 @@ async def _main() -> None:
         return
     server = build_server()
     async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
-        await serve_loop(
+        await serve_dual_era_loop(
             server, read_stream, write_stream, lifespan_state=state, init_options=server.create_initialization_options()
         )
 

@@ -134,8 +134,9 @@ class _ServerBase(BaseModel):
     ``clientInfo`` name, in the call's ``_meta`` as ``io.mcpdeck/client``): for a server that is
     itself an mcpdeck gateway, whose history then names that client instead of this host."""
     protocol: Literal["auto", "handshake", "modern"] = "auto"
-    """How to open a session: ``auto`` probes ``server/discover`` (2026-07-28) and falls back to
-    the ``initialize`` handshake for a server that does not understand it; ``handshake`` and
+    """How to open a session: ``auto`` opens with the ``initialize`` handshake (the era in which a
+    server can ask the host in the middle of a call) and goes on with ``server/discover``
+    (2026-07-28) for a server that refuses it naming only 2026-07-28 versions; ``handshake`` and
     ``modern`` force one."""
 
     @property

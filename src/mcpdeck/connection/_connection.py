@@ -186,7 +186,6 @@ class ServerConnection:
         """Drop the current session (if any) and connect again, with ``config`` if given."""
         if config is not None:
             config = as_server_config(self.name, config)
-            self._opener.era.reconfigured(config)
             self._context.config = config
             self._requests.set_roots(self._context.own_roots())
         self._supervisor.command(want=True)

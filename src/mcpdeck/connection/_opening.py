@@ -3,7 +3,7 @@
 An in-process server is handed to the client as it is. A stdio server's command is checked
 and started (its stderr copied into its log). A remote server without ``type`` is tried over
 streamable HTTP first, then SSE; an authorization error stops the fallback (another transport
-would not authorize us either). Every session's era is negotiated by ``ProtocolEra``.
+would not authorize us either). Every session's era is chosen by ``negotiated`` (``_protocol``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from mcpdeck.config import (
 )
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._errors import describe_error, missing_command, unreachable
-from mcpdeck.connection._protocol import ProtocolEra, StartAgain
+from mcpdeck.connection._protocol import negotiated
 from mcpdeck.connection._session import Session
 from mcpdeck.errors import ServerError
 from mcpdeck.traffic import Traffic, tapped
@@ -46,7 +46,7 @@ _CLIENT_INFO = types.Implementation(name="mcpdeck", version=__version__)
 
 
 class Opener:
-    """Opens sessions of one server (see the module docstring); what was learnt about its era is kept in ``era``."""
+    """Opens sessions of one server (see the module docstring)."""
 
     def __init__(
         self,
@@ -64,23 +64,11 @@ class Opener:
         self._oauth_interaction = oauth_interaction  # None: never ask the user; a needed login fails the server
         self._npm_registry = npm_registry
         self._traffic = traffic
-        self.era = ProtocolEra(context)
 
     async def run(self, session: Session, use: Callable[[Client], Awaitable[None]]) -> None:
-        """Open ``session`` and ``use`` its client until that returns; a stdio server that closed its pipe on the
-        probe is started again, with the handshake."""
-        try:
-            async with self._open(session) as client:
-                await use(client)
-        except StartAgain:
-            session.start_again()
-            try:
-                async with self._open(session) as client:
-                    await use(client)
-            except Exception:
-                if not session.connected:  # it fails with the handshake too: the probe was not the cause
-                    self.era.handshake_only = False
-                raise
+        """Open ``session`` and ``use`` its client until that returns."""
+        async with self._open(session) as client:
+            await use(client)
 
     def _client(self, session: Session, server: Transport | InProcessServer, mode: Literal["auto", "legacy"]) -> Client:
         requests = self._requests
@@ -105,8 +93,11 @@ class Opener:
     async def _open(self, session: Session) -> AsyncGenerator[Client]:
         config = self._context.config
         if isinstance(config, InProcessServerConfig):
+            # The SDK's in-process servers speak both eras: "auto" in the SDK is 2026-07-28 there.
             session.phase = "initializing"
-            async with self._client(session, config.server, "auto") as client:
+            async with self._client(
+                session, config.server, "auto" if config.protocol == "modern" else "legacy"
+            ) as client:
                 yield client
             return
         resolved = expand_server_config(self._context.name, config, self._context.environ)
@@ -140,7 +131,12 @@ class Opener:
             watching = watched(transport, session.ended, session.on_error)
             try:
                 client = await stack.enter_async_context(
-                    self.era.negotiated(partial(self._client, session), watching, bounded=kind == "sse", stdio=False)
+                    negotiated(
+                        self._context,
+                        partial(self._client, session),
+                        watching,
+                        http_refused=lambda: session.last_http_status is not None,
+                    )
                 )
             except Exception as error:
                 await stack.aclose()
@@ -183,9 +179,7 @@ class Opener:
             if self._traffic is not None:
                 transport = tapped(transport, self._traffic, name)
             try:
-                async with self.era.negotiated(
-                    partial(self._client, session), transport, bounded=True, stdio=True
-                ) as client:
+                async with negotiated(self._context, partial(self._client, session), transport) as client:
                     yield client
             finally:
                 if process.returncode is not None:

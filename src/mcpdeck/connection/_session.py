@@ -86,10 +86,6 @@ class Session:
         self._first_stray: str | None = None  # lines on stdout that are not messages: the first,
         self._stray_count = 0  # and how many
 
-    def start_again(self) -> None:
-        """A second opening within the same session (a stdio server started again for the handshake)."""
-        self.ended = _Ended(self._stop_serving)
-
     def gone(self, reason: str | None = None, *, at_once: bool = False) -> None:
         """The connection is gone. ``reason`` replaces the generic "connection lost"; ``at_once`` skips the
         first backoff delay."""

@@ -32,8 +32,8 @@ const TRANSPORTS = [
 // Keys with a field of their own; every other key of the entry is edited as JSON under "More settings".
 const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'timeout', 'startupTimeout', 'protocol', 'maxMessageSize'];
 const PROTOCOLS = [
-  ['auto', 'auto: try 2026-07-28, fall back to the initialize handshake'], ['handshake', 'handshake: initialize only (older servers)'],
-  ['modern', 'modern: 2026-07-28 only'],
+  ['auto', 'auto: the initialize handshake, 2026-07-28 for a server that speaks only that'], ['handshake', 'handshake: initialize only'],
+  ['modern', 'modern: 2026-07-28 only (its servers ask only by input-required rounds)'],
 ];
 
 function transportOf(config) {

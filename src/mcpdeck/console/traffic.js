@@ -19,6 +19,10 @@ function pretty(message) {
   try { return JSON.stringify(JSON.parse(message.body), null, 2); } catch { return message.body; }
 }
 
+function errorCode(message) {
+  try { return JSON.parse(message.body).error.code; } catch { return null; }
+}
+
 function mount(root, route) {
   let server = route.args[0] || '';
   let source = null;
@@ -78,9 +82,10 @@ function mount(root, route) {
     lastSeq = message.seq;
     const arrow = message.direction === 'out' ? '→' : '←';
     const label = message.method || (message.id !== null ? `#${message.id}` : '');
-    // A server older than the 2026-07-28 protocol refuses its discover probe; mcpdeck then goes
-    // on with initialize. Expected, so it is not shown as a failure.
-    const probe = message.kind === 'error' && message.method === 'server/discover';
+    // mcpdeck opens with initialize; a server that speaks only the 2026-07-28 protocol refuses it
+    // naming its versions (-32022), and mcpdeck goes on with server/discover. Expected, so it is
+    // not shown as a failure.
+    const probe = message.kind === 'error' && message.method === 'initialize' && errorCode(message) === -32022;
     const row = h('tr', {
       class: `msg ${message.direction} ${probe ? 'probe' : message.kind}`, tabIndex: 0, 'aria-expanded': 'false',
       data: { server: message.server, kind: message.kind, direction: message.direction },
@@ -90,7 +95,7 @@ function mount(root, route) {
     h('td', {}, message.server),
     h('td', { class: 'dir', title: message.direction === 'out' ? 'to the server' : 'from the server' }, arrow),
     probe
-      ? h('td', { title: 'This server does not speak the 2026-07-28 protocol; mcpdeck goes on with initialize. Not a failure.' }, 'older server')
+      ? h('td', { title: 'This server speaks only the 2026-07-28 protocol; mcpdeck goes on with server/discover. Not a failure.' }, 'modern server')
       : h('td', {}, message.kind),
     h('td', { class: 'mono' }, message.method && message.id !== null ? `${message.method} #${message.id}` : label),
     h('td', { class: 'num' }, message.elapsed !== null ? `${(message.elapsed * 1000).toFixed(1)} ms` : ''),
