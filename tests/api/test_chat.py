@@ -16,7 +16,7 @@ import pytest
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
 from mcpdeck.permissions import Approval, ApprovalRequest
 from tests.api.conftest import Api, running_api
-from tests.helpers import WAIT, stdio_server
+from tests.helpers import WAIT, closed_port, stdio_server
 from tests.llm.scripted import Call, Reply, ScriptedServer, Step, serve_scripted
 
 pytestmark = pytest.mark.anyio
@@ -279,3 +279,23 @@ async def test_a_chat_keeps_to_its_servers_and_takes_the_client_s_provider_varia
             assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "server-not-found")
             no_key = await api.client.post("/api/chats", json={**body, "environment": {}})
             assert no_key.status_code == 400 and "no API key for openai" in no_key.json()["error"]["message"]
+
+
+async def test_a_chat_whose_provider_fails_is_in_the_history_with_why(tmp_path: Path) -> None:
+    with closed_port() as port:
+        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
+        async with running_api(tmp_path, {"basic": stdio_server("basic")}, in_process=False, providers=providers) as api:
+            chat = await new_chat(api.client, model="down:m")
+            events = await run(api, chat["id"], "is anyone there?")
+            assert events[-1][1]["reason"] == "error"
+            listed = (await api.client.get("/api/chats")).json()
+            conversation = listed[0]["conversation"]
+            assert conversation is not None
+            past = (await api.client.get("/api/history/conversations")).json()["conversations"]
+            assert [(c["id"], c["title"], c["model"]) for c in past] == [(conversation, "is anyone there?", "down:m")]
+            shown = (await api.client.get(f"/api/history/conversations/{conversation}")).json()["messages"]
+            assert [m["role"] for m in shown] == ["user", "error"]
+            assert shown[1]["content"]["kind"] == "provider" and "cannot reach" in shown[1]["content"]["message"]
+            # Going on with it sends the model the prompt, never the error.
+            again = await new_chat(api.client, model=None, conversation=conversation)
+            assert again["messages"] == 1

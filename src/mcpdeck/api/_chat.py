@@ -195,6 +195,8 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
         tool_search=body.toolSearch,
     )
     for message in past:
+        if message["role"] == "error":  # why a run failed: for the reader, not the model
+            continue
         content = message["content"]
         if isinstance(content, list):
             agent.messages.extend(content)  # pyright: ignore[reportUnknownArgumentType]

@@ -352,6 +352,10 @@ function mount(root, route) {
       add(transcript, h('div', { class: 'toolbar' }, button('Go on with this conversation', () => startChat({ conversation: id }), { class: 'primary' })));
     }
     for (const message of found.messages) {
+      if (message.role === 'error') { // why a run failed (recorded by the history, never sent to a model)
+        add(transcript, h('p', { class: 'error-text past', role: 'note' }, `error: ${message.content?.message ?? ''}`));
+        continue;
+      }
       const text = messageText(message.content);
       if (text) add(transcript, h('div', { class: `msg ${message.role} past` }, h('div', { class: 'msg-role' }, message.role), h('div', { class: 'msg-text' }, text)));
     }

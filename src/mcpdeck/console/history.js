@@ -75,9 +75,10 @@ function conversationsPane() {
     add(clear(view), h('p', { class: 'muted' }, 'Loading…'));
     try {
       const r = await get(`/history/conversations/${id}`);
-      add(clear(view), r.messages.map((m) => h('div', { class: 'message' },
+      add(clear(view), r.messages.map((m) => h('div', { class: `message ${m.role === 'error' ? 'failed' : ''}` },
         h('div', { class: 'role' }, `${m.role}${m.at ? ` · ${formatTime(m.at)}` : ''}`),
-        typeof m.content === 'string' ? h('pre', {}, m.content) : Array.isArray(m.content) ? m.content.map((b) => (b && b.type ? contentBlock(b) : tree(b))) : tree(m))));
+        m.role === 'error' ? h('p', { class: 'error-text' }, m.content?.message ?? '')
+          : typeof m.content === 'string' ? h('pre', {}, m.content) : Array.isArray(m.content) ? m.content.map((b) => (b && b.type ? contentBlock(b) : tree(b))) : tree(m))));
     } catch (error) {
       add(clear(view), h('p', { class: 'error-text' }, error.message));
     }
