@@ -306,9 +306,8 @@ function mount(root, route) {
       const made = await post('/chats', body);
       navigate('chat', [made.id]);
     } catch (error) {
-      toast(error.message, 'error');
       // No new chat: the page must not stay on the one that was open, or the next message
-      // would go to it. The error stays in the empty transcript.
+      // would go to it. The error is shown once, in the empty transcript (no toast as well).
       startError = error.message;
       if (chat) navigate('chat', []); else openChat('');
     }
@@ -388,8 +387,11 @@ function mount(root, route) {
       for (const name of models.models) add(modelList, h('option', { value: name }));
       for (const p of models.providers.filter((x) => x.ready)) add(modelList, h('option', { value: `${p.name}:` }));
       if (!modelInput.value) modelInput.value = models.default || models.models[0] || '';
+      // Ready: a key where one is needed, and a local provider (Ollama …) answering (the API tries its port).
       const ready = models.providers.filter((p) => p.ready).map((p) => p.name);
-      providerNote.textContent = ready.length ? `Ready: ${ready.join(', ')}` : 'No provider has a key: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or add "providers" to the config.';
+      const unreachable = models.providers.filter((p) => !p.ready && p.note.startsWith('nothing answers')).map((p) => `${p.name}: ${p.note}.`);
+      providerNote.textContent = ready.length ? `Ready: ${ready.join(', ')}`
+        : ['No provider is ready: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, or add "providers" to the config.', ...unreachable].join(' ');
     } catch (error) { providerNote.textContent = error.message; }
   }
 
