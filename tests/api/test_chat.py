@@ -310,7 +310,9 @@ async def test_a_chat_keeps_to_its_servers_and_takes_the_client_s_provider_varia
 async def test_a_chat_whose_provider_fails_is_in_the_history_with_why(tmp_path: Path) -> None:
     with closed_port() as port:
         providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
-        async with running_api(tmp_path, {"basic": stdio_server("basic")}, in_process=False, providers=providers) as api:
+        async with running_api(
+            tmp_path, {"basic": stdio_server("basic")}, in_process=False, providers=providers
+        ) as api:
             chat = await new_chat(api.client, model="down:m")
             events = await run(api, chat["id"], "is anyone there?")
             assert events[-1][1]["reason"] == "error"

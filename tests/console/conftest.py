@@ -99,7 +99,7 @@ def watch_errors(page: Page) -> list[str]:
 
 
 def serve_environment(folder: Path, environment: dict[str, str | None] | None = None) -> dict[str, str]:
-    """The environment of a test's ``serve``: its files in ``folder``; ``environment`` sets (or, with None, unsets) more."""
+    """The environment of a test's ``serve``: its files in ``folder``; ``environment`` sets more (None: unsets)."""
     changed = environment or {}
     return {
         **{key: value for key, value in os.environ.items() if key not in changed},

@@ -148,7 +148,7 @@ def test_with_no_provider_the_page_says_what_to_set_and_shows_each_error_once(
             expect(page.locator("#toasts .toast")).to_have_count(1)
         toast = page.locator("#toasts .toast")
         expect(toast).to_contain_text("no conversation 999")
-        expect(toast).to_contain_text("×3")
+        expect(toast).to_contain_text("\u00d73")  # counted: x3
         for width in (900, 1360, 1920):
             page.set_viewport_size({"width": width, "height": 800})
             box, message = toast.bounding_box(), page.get_by_label("Message").bounding_box()

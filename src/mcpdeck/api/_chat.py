@@ -28,9 +28,9 @@ from mcpdeck.api._common import Ctx, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
-from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem
+from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem, model_from_config
 from mcpdeck.errors import ConfigError, ProviderError
-from mcpdeck.providers import chat_model, default_model, parse_provider_settings, provider_readiness
+from mcpdeck.providers import default_model, parse_provider_settings, provider_readiness
 
 __all__ = ["router"]
 
@@ -169,9 +169,7 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
             'name a model (provider:model, e.g. openai:gpt-4.1), or set MCPDECK_MODEL or "model" in the config file',
         )
     try:
-        path = str(ctx.store.path) if ctx.store is not None else None
-        settings = parse_provider_settings(raw, path=path, environ=environ)
-        model = chat_model(spec, settings=settings, environ=environ)
+        model = model_from_config(raw, str(ctx.store.path) if ctx.store is not None else None, spec, environ)
     except (ProviderError, ConfigError) as error:
         raise ApiError(400, "provider-error", str(error)) from None
     agent = Agent(
