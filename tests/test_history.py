@@ -115,8 +115,12 @@ async def test_a_call_s_result_is_kept_as_text_its_start_only_and_redacted(tmp_p
         assert (found := history.tool_call(slept.call_id)) is not None and found.result is None
         assert "result" not in found.to_json()
         assert history.tool_call("nope") is None
-    raw = b"".join(path.read_bytes() for path in tmp_path.glob("h.sqlite3*"))
-    assert b"top-secret-value" not in raw
+    assert b"top-secret-value" not in stored(tmp_path)
+
+
+def stored(folder: Path) -> bytes:
+    """The bytes of the history database and any WAL left beside it."""
+    return b"".join(path.read_bytes() for path in folder.glob("h.sqlite3*"))
 
 
 def test_oauth_secrets_of_every_grant_are_found() -> None:
