@@ -157,3 +157,23 @@ def test_with_no_provider_the_page_says_what_to_set_and_shows_each_error_once(
             overlap_y = min(box["y"] + box["height"], message["y"] + message["height"]) - max(box["y"], message["y"])
             assert overlap_x <= 0 or overlap_y <= 0, (width, box, message)
     assert [e for e in console.errors if "status of 40" not in e] == [], console.errors
+
+
+def test_a_chat_that_failed_is_in_the_history_with_why(console_for: Callable[..., Console]) -> None:
+    with closed_port() as port:
+        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
+        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
+        page = console.open("#/chat")
+        page.get_by_role("button", name="New chat").click()
+        message = page.get_by_label("Message")
+        message.fill("is anyone there?")
+        message.press("Enter")
+        transcript = page.get_by_role("log", name="Conversation")
+        expect(transcript.get_by_role("alert")).to_contain_text("cannot reach")
+        expect(page.locator("#toasts .toast")).to_have_count(0)
+
+        page.get_by_role("link", name="History").click()
+        page.get_by_role("tab", name="Conversations").click()
+        page.get_by_role("button", name="is anyone there?").click()
+        expect(page.locator(".messages .message.failed")).to_contain_text("cannot reach")
+    assert console.errors == [], console.errors
