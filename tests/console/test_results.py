@@ -17,11 +17,30 @@ from tests.servers.bulky import BLOB_TEXT
 
 WATCH_LONG_TASKS = """
 window.longTasks = [];
-new PerformanceObserver((list) => {
+window.longFrames = [];
+window.longTaskWatch = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) window.longTasks.push(entry.duration);
-}).observe({ type: 'longtask' });
+});
+window.longTaskWatch.observe({ type: 'longtask' });
+window.longFrameWatch = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.longFrames.push(entry.duration);
+});
+window.longFrameWatch.observe({ type: 'long-animation-frame' });
 """
-"""Collects the duration (ms) of every main-thread task over 50 ms from now on (the Long Tasks API)."""
+"""Collects the duration (ms) of every main-thread task over 50 ms from now on (the Long Tasks API), and of
+every frame over 50 ms (Long Animation Frames: its tasks and its style, layout and paint)."""
+
+LONG_TASKS = """() => {
+  for (const entry of window.longTaskWatch.takeRecords()) window.longTasks.push(entry.duration);
+  return window.longTasks;
+}"""
+"""The task durations collected so far, those not yet delivered to the observer included."""
+
+LONG_FRAMES = """() => {
+  for (const entry of window.longFrameWatch.takeRecords()) window.longFrames.push(entry.duration);
+  return window.longFrames;
+}"""
+"""The frame durations collected so far."""
 
 
 def open_tool(console: Console, name: str) -> Page:
@@ -31,7 +50,12 @@ def open_tool(console: Console, name: str) -> Page:
 
 
 def longest_task_of_a_call(page: Page, arguments: dict[str, str]) -> float:
-    """Fill the open tool's form, call it and wait for its result on screen; the longest task meanwhile (ms)."""
+    """Fill the open tool's form, call it and wait for its result on screen; the longest task meanwhile (ms).
+
+    ``page.evaluate(LONG_FRAMES)`` then gives the frames: a task's figure leaves out the style and
+    layout work of the frame after it, which is where a page that puts megabytes of text on screen
+    spends its time (before the cut, a 10 MB text: tasks under 300 ms, one frame of 27 s).
+    """
     panel = page.locator(".panel")
     for name, value in arguments.items():
         panel.locator(f"[data-arg={name}] input").fill(value)
@@ -39,7 +63,7 @@ def longest_task_of_a_call(page: Page, arguments: dict[str, str]) -> float:
     panel.get_by_role("button", name="Call").click()
     expect(panel.locator(".result")).to_be_visible(timeout=WAIT_MS * 4)
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 200)))")  # painted
-    return max(page.evaluate("window.longTasks"), default=0.0)
+    return max(page.evaluate(LONG_TASKS), default=0.0)
 
 
 def test_a_tool_s_questions_are_asked_on_the_tools_page_and_answered(console_for: Callable[..., Console]) -> None:
@@ -90,10 +114,12 @@ def test_a_result_of_megabytes_shows_at_once_cut_with_show_all_and_a_download(
     console = console_for({"bulky": stdio_server("bulky")})
     page = open_tool(console, "mcp__bulky__text")
     longest = longest_task_of_a_call(page, {"kb": str(10 * 1024)})
-    # The figure the goal is judged by (under 200 ms), reported and not asserted: a busy machine's own
-    # tasks land in it too. bench/console_results.py measures it over rounds.
+    frame = max(page.evaluate(LONG_FRAMES), default=0.0)
+    # The figures the goal is judged by (under 200 ms), reported and not asserted: a busy machine's own
+    # work lands in them too. bench/console_results.py measures them over rounds.
     record_property("longest_task_ms_10mb_text", round(longest))
-    print(f"longest main-thread task, 10 MB text result: {longest:.0f} ms")
+    record_property("longest_frame_ms_10mb_text", round(frame))
+    print(f"10 MB text result: longest main-thread task {longest:.0f} ms, longest frame {frame:.0f} ms")
 
     result = page.locator(".panel .result")
     lines = 10 * 1024 * 1024 // 67 + 1
