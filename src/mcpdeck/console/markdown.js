@@ -215,7 +215,15 @@ function inline(text) {
     }
     if (c === '[') {
       const link = linkAt(text, i);
-      if (link) { flush(); out.push(makeLink(link.url, h('span', {}, inline(link.label)))); i = link.end; continue; }
+      if (link) {
+        flush();
+        const label = h('span', {}, inline(link.label));
+        const made = makeLink(link.url, label);
+        // A link that will not be one (not http or https) keeps its words, and shows where it pointed.
+        out.push(...(made.tagName === 'A' ? [made] : [label, ' (', made, ')']));
+        i = link.end;
+        continue;
+      }
     }
     if (c === '*' || c === '_' || c === '~') {
       const run = new RegExp(`^\\${c}+`).exec(text.slice(i))[0];
