@@ -107,7 +107,7 @@ async def _config(ctx: ApiContext) -> dict[str, Any]:
 @router.get("/chat/models", response_model=ModelsOut, summary="Models the chat can use")
 async def models(ctx: Ctx) -> dict[str, Any]:
     """The default model, models used before, and every provider with whether it is ready (a key where one is
-    needed; a local provider, such as Ollama, answering: a TCP connect of at most half a second)."""
+    needed; a local provider, such as Ollama, answering: a TCP connect of at most a second)."""
     raw = await _config(ctx)
     path = str(ctx.store.path) if ctx.store is not None else None
     try:

@@ -20,7 +20,7 @@ from mcpdeck.providers._provider_settings import ALIASES, BUILTIN, ProviderSetti
 
 __all__ = ["ProviderReadiness", "is_local", "provider_readiness", "reachable"]
 
-REACH_TIMEOUT = 0.5
+REACH_TIMEOUT = 1.0
 """Seconds a local provider's port has to take a connection."""
 
 
