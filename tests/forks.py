@@ -37,7 +37,9 @@ from typing import Any
 SOCKET = Path(tempfile.gettempdir()) / f"mcpdeck-test-forks-{os.getpid()}.sock"
 """Where this test process's fork server listens (one per process: pytest-xdist workers each have their own)."""
 
-FORKED = frozenset({"asking", "basic", "conformance_server", "escapes", "features", "hostile", "paged", "schemas"})
+FORKED = frozenset(
+    {"asking", "basic", "bulky", "conformance_server", "escapes", "features", "hostile", "paged", "schemas"}
+)
 """The test servers built on the SDK, started as forks; their imports are made once, in the fork server
 (their own modules are left to each fork to run). ``hang`` and ``handshake_era`` import only the standard
 library and start directly, as cheaply."""

@@ -11,7 +11,7 @@ import pytest
 from mcpdeck import Host
 from mcpdeck.config import parse_config_document
 from mcpdeck.errors import ConfigError, ServerTimeoutError
-from mcpdeck.history import SCHEMA_VERSION, History, Redactor, secrets_of
+from mcpdeck.history import RESULT_CHARS, SCHEMA_VERSION, History, Redactor, secrets_of
 from tests.servers import basic
 
 pytestmark = pytest.mark.anyio
@@ -88,6 +88,39 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome(tmp_path: 
         assert history.tool_calls(server="nope") == []
         assert history.tool_calls(limit=1)[0].tool == "sleep"
         assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy"}
+
+
+async def test_a_call_s_result_is_kept_as_text_its_start_only_and_redacted(tmp_path: Path) -> None:
+    long = "x" * (RESULT_CHARS + 500)
+    with History(tmp_path / "h.sqlite3", redactor=Redactor({"top-secret-value"})) as history:
+        async with Host({"basic": basic.build_server()}, log_dir=tmp_path / "logs") as host:
+            host.events.on(history.record)
+            with anyio.fail_after(10):
+                await host.call_tool("mcp__basic__echo", {"text": "said top-secret-value"})
+                await host.call_tool("mcp__basic__structured", {"city": "Bergen"})
+                await host.call_tool("mcp__basic__echo", {"text": long})
+                await host.call_tool("mcp__basic__fail", {"message": "it broke"})
+                with pytest.raises(ServerTimeoutError):
+                    await host.call_tool("mcp__basic__sleep", {"seconds": 1}, timeout=0.05)
+        slept, failed, cut, structured, echoed = history.tool_calls()
+        assert all(call.result is None for call in history.tool_calls())  # the list reads no results
+        assert (found := history.tool_call(echoed.call_id)) is not None and found.result == "said ****"
+        assert found.to_json()["result"] == "said ****"
+        assert (found := history.tool_call(structured.call_id)) is not None and found.result is not None
+        assert '"city": "Bergen"' in found.result
+        assert (found := history.tool_call(cut.call_id)) is not None and found.result is not None
+        assert found.result.startswith("x" * RESULT_CHARS) and "500 of" in found.result
+        assert (found := history.tool_call(failed.call_id)) is not None and found.result is not None
+        assert found.result.endswith("it broke")  # a tool error is a result too
+        assert (found := history.tool_call(slept.call_id)) is not None and found.result is None
+        assert "result" not in found.to_json()
+        assert history.tool_call("nope") is None
+    assert b"top-secret-value" not in stored(tmp_path)
+
+
+def stored(folder: Path) -> bytes:
+    """The bytes of the history database and any WAL left beside it."""
+    return b"".join(path.read_bytes() for path in folder.glob("h.sqlite3*"))
 
 
 def test_oauth_secrets_of_every_grant_are_found() -> None:

@@ -102,7 +102,13 @@ class _OnRecord:
         return on_progress
 
     def finish(
-        self, *, is_error: bool, error: str | None = None, size: int | None = None, duration: float | None = None
+        self,
+        *,
+        is_error: bool,
+        error: str | None = None,
+        size: int | None = None,
+        duration: float | None = None,
+        result: ToolResult | None = None,
     ) -> None:
         self.events.publish(
             ToolCallFinished(
@@ -115,6 +121,7 @@ class _OnRecord:
                 error=error,
                 result_size=size,
                 approved_by=self.approved_by,
+                result=result,
             )
         )
 
@@ -194,7 +201,7 @@ class CallPath:
         result = ToolResult.from_mcp(
             raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
         )
-        record.finish(is_error=result.is_error, size=result.size, duration=duration)
+        record.finish(is_error=result.is_error, size=result.size, duration=duration, result=result)
         return result
 
     async def call_native(

@@ -26,6 +26,8 @@ from mcpdeck.status import ServerState
 if TYPE_CHECKING:  # annotations only: importing the events costs no SDK import
     from mcp_types import LoggingLevel
 
+    from mcpdeck.results import ToolResult
+
 __all__ = [
     "CLIENT_META",
     "ApprovedBy",
@@ -156,6 +158,9 @@ class ToolCallFinished(Event):
     """Characters of content the result carried (text, and binary data as base64)."""
     approved_by: ApprovedBy | None = None
     """Who let the call through, when a permission gate decided ("rule", "user-once" ...)."""
+    result: ToolResult | None = field(default=None, repr=False, compare=False, metadata={"json": False})
+    """The result itself (None when the call failed), for those that keep it (the history keeps its
+    start); not part of the event's JSON form."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,8 +16,9 @@ It is private: the file (and SQLite's ``-wal`` and ``-shm`` beside it) is ``0600
 folder mcpdeck creates for it ``0700`` (mcpdeck's data folder is made ``0700`` too; a folder
 the user named for the file is left as it is).
 
-``host.events.on(history.record)`` records a host's tool calls from its events. Writes go to
-one writer thread with a queue, so recording never holds up the event loop (see ``History``).
+``host.events.on(history.record)`` records a host's tool calls from its events, with the start
+of each result as text (``RESULT_CHARS``; ``tool_call(id)`` reads it). Writes go to one writer
+thread with a queue, so recording never holds up the event loop (see ``History``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpdeck._db_writer import DatabaseWriter, Job
 from mcpdeck._files import ensure_private_dir, ensure_private_file
@@ -39,7 +40,10 @@ from mcpdeck.config import secrets_of
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 
-__all__ = ["History", "Redactor", "ToolCallRecord", "default_history_path", "secrets_of"]
+if TYPE_CHECKING:  # a type only: recording a call imports no SDK
+    from mcpdeck.results import ToolResult
+
+__all__ = ["RESULT_CHARS", "History", "Redactor", "ToolCallRecord", "default_history_path", "secrets_of"]
 
 _MIGRATIONS: tuple[str, ...] = (
     # 1: tool calls and conversations
@@ -85,7 +89,13 @@ _MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE tool_calls ADD COLUMN caller TEXT;
     """,
+    # 4: a call's result, as text, its start (RESULT_CHARS)
+    """
+    ALTER TABLE tool_calls ADD COLUMN result TEXT;
+    """,
 )
+RESULT_CHARS = 10_000
+"""Characters of a call's result (``ToolResult.text()``) the history keeps, with a note of what was cut."""
 _DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -112,10 +122,12 @@ class ToolCallRecord:
     approved_by: str | None
     caller: str | None = None
     """Who made the call through the gateway (client name, profile or token); None for this program."""
+    result: str | None = None
+    """Its result as text, the first ``RESULT_CHARS`` of it (read by ``History.tool_call`` only)."""
 
     def to_json(self) -> dict[str, Any]:
-        """A stable JSON shape (``mcpdeck history --json``)."""
-        return {
+        """A stable JSON shape (``mcpdeck history --json``); ``result`` only when it was read."""
+        data = {
             "callId": self.call_id,
             "startedAt": self.started_at.isoformat(),
             "server": self.server,
@@ -129,12 +141,16 @@ class ToolCallRecord:
             "approvedBy": self.approved_by,
             "caller": self.caller,
         }
+        if self.result is not None:
+            data["result"] = self.result
+        return data
 
 
 _T = TypeVar("_T")
 _INSERT_CALL = (
     "INSERT OR IGNORE INTO tool_calls (call_id, started_at, server, tool, name, arguments, approved_by,"
-    " conversation_id, caller, status, error, result_size, duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " conversation_id, caller, status, error, result_size, duration, result)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -157,6 +173,7 @@ class _CallRow:
     error: str | None = None
     result_size: int | None = None
     duration: float | None = None
+    result: ToolResult | None = None
 
 
 def _now() -> str:
@@ -332,10 +349,15 @@ class History:
                     row.error,
                     row.result_size,
                     row.duration,
+                    self._result_text(row.result),
                 )
                 for row in batch
             ],
         )
+
+    def _result_text(self, result: ToolResult | None) -> str | None:
+        """In the writer thread: a result as the history keeps it (its start, as text, secrets redacted)."""
+        return None if result is None else self._redact(result.text(RESULT_CHARS))
 
     def _conversation_of(self, db: sqlite3.Connection, key: str) -> int | None:
         """In the writer thread: the id of the conversation opened with ``key``."""
@@ -363,18 +385,19 @@ class History:
         with self._rows_lock:
             row = self._unwritten.get(event.call_id)
             if row is not None:  # not written yet: its insert writes the end too
-                row.status, row.error, row.duration = status, error, event.duration
+                row.status, row.error, row.duration, row.result = status, error, event.duration, event.result
                 if result_size is not None:
                     row.result_size = result_size
                 if event.approved_by is not None:
                     row.approved_by = event.approved_by
                 return
-        params = (status, error, event.duration, result_size, event.approved_by, event.call_id)
+        params = (status, error, event.duration, result_size, event.approved_by)
+        result, call_id = event.result, event.call_id
         self._writer.submit(  # after its insert, which has run or is running
             lambda db: db.execute(
                 "UPDATE tool_calls SET status = ?, error = ?, duration = ?, result_size = COALESCE(?, result_size),"
-                " approved_by = COALESCE(?, approved_by) WHERE call_id = ?",
-                params,
+                " approved_by = COALESCE(?, approved_by), result = ? WHERE call_id = ?",
+                (*params, self._result_text(result), call_id),
             )
         )
 
@@ -429,6 +452,32 @@ class History:
         where, params = self._where(server, status, text)
         ((count,),) = self._read(f"SELECT count(*) FROM tool_calls{where}", params)
         return int(count)
+
+    def tool_call(self, call_id: str) -> ToolCallRecord | None:
+        """One call, with its result (``result``: its text as kept), or None if there is none by that id."""
+        rows = self._read(
+            "SELECT call_id, started_at, server, tool, name, arguments, status, error, result_size, duration,"
+            " approved_by, caller, result FROM tool_calls WHERE call_id = ?",
+            (call_id,),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return ToolCallRecord(
+            call_id=row[0],
+            started_at=datetime.fromisoformat(row[1]),
+            server=row[2],
+            tool=row[3],
+            name=row[4],
+            arguments=json.loads(row[5]),
+            status=row[6],
+            error=row[7],
+            result_size=row[8],
+            duration=row[9],
+            approved_by=row[10],
+            caller=row[11],
+            result=row[12],
+        )
 
     # ----- conversations ---------------------------------------------------------------
 

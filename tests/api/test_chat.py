@@ -16,7 +16,7 @@ import pytest
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
 from mcpdeck.permissions import Approval, ApprovalRequest
 from tests.api.conftest import Api, running_api
-from tests.helpers import WAIT, stdio_server
+from tests.helpers import WAIT, closed_port, stdio_server
 from tests.llm.scripted import Call, Reply, ScriptedServer, Step, serve_scripted
 
 pytestmark = pytest.mark.anyio
@@ -28,6 +28,7 @@ async def chat_api(tmp_path: Path, script: Sequence[Step], **extra: Any) -> Asyn
     async with serve_scripted("openai", script) as llm:
         servers = {"basic": stdio_server("basic"), "features": stdio_server("features")}
         providers = {"scripted": {"type": "openai", "baseUrl": llm.base_url, "apiKey": "test-key"}}
+        providers.update(extra.pop("providers_extra", {}))
         async with running_api(tmp_path, servers, in_process=False, providers=providers, **extra) as api:
             yield api, llm
 
@@ -58,15 +59,40 @@ async def new_chat(client: httpx2.AsyncClient, **body: Any) -> dict[str, Any]:
     return answer.json()
 
 
-async def test_models_name_the_default_and_which_providers_are_ready(tmp_path: Path) -> None:
-    async with chat_api(tmp_path, [], model="scripted:test-model") as (api, _):
-        body = (await api.client.get("/api/chat/models")).json()
+async def test_models_name_the_default_and_which_providers_are_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_HOST"):
+        monkeypatch.delenv(variable, raising=False)
+    with closed_port() as port:
+        # No Ollama runs (its URL refuses connections), nor the config's local "lab" server.
+        monkeypatch.setenv("OLLAMA_BASE_URL", f"http://127.0.0.1:{port}/v1")
+        lab = {"lab": {"type": "openai", "baseUrl": f"http://localhost:{port}/v1"}}
+        async with chat_api(tmp_path, [], model="scripted:test-model", providers_extra=lab) as (api, _):
+            body = (await api.client.get("/api/chat/models")).json()
     assert body["default"] == "scripted:test-model"
     assert body["models"][0] == "scripted:test-model"
     by_name = {p["name"]: p for p in body["providers"]}
+    # A local provider is ready when it answers: the scripted server does.
     assert by_name["scripted"] == {"name": "scripted", "api": "openai", "ready": True, "note": "from the config"}
-    assert by_name["ollama"]["ready"] is True
+    assert by_name["ollama"] == {
+        "name": "ollama",
+        "api": "openai",
+        "ready": False,
+        "note": f"nothing answers at http://127.0.0.1:{port}/v1 (start Ollama, or set OLLAMA_BASE_URL)",
+    }
+    assert by_name["lab"]["ready"] is False and by_name["lab"]["note"].startswith("nothing answers at http://localhost")
+    assert by_name["openai"] == {"name": "openai", "api": "openai", "ready": False, "note": "set $OPENAI_API_KEY"}
     assert "test-key" not in json.dumps(body)
+
+
+async def test_a_running_ollama_is_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with serve_scripted("openai", []) as ollama:
+        monkeypatch.setenv("OLLAMA_BASE_URL", ollama.base_url)
+        async with running_api(tmp_path, {}, in_process=False) as api:
+            body = (await api.client.get("/api/chat/models")).json()
+    by_name = {p["name"]: p for p in body["providers"]}
+    assert by_name["ollama"] == {"name": "ollama", "api": "openai", "ready": True, "note": "no key needed"}
 
 
 async def test_a_chat_streams_text_and_a_tool_card_and_is_kept_in_the_history(tmp_path: Path) -> None:
@@ -279,3 +305,25 @@ async def test_a_chat_keeps_to_its_servers_and_takes_the_client_s_provider_varia
             assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "server-not-found")
             no_key = await api.client.post("/api/chats", json={**body, "environment": {}})
             assert no_key.status_code == 400 and "no API key for openai" in no_key.json()["error"]["message"]
+
+
+async def test_a_chat_whose_provider_fails_is_in_the_history_with_why(tmp_path: Path) -> None:
+    with closed_port() as port:
+        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
+        async with running_api(
+            tmp_path, {"basic": stdio_server("basic")}, in_process=False, providers=providers
+        ) as api:
+            chat = await new_chat(api.client, model="down:m")
+            events = await run(api, chat["id"], "is anyone there?")
+            assert events[-1][1]["reason"] == "error"
+            listed = (await api.client.get("/api/chats")).json()
+            conversation = listed[0]["conversation"]
+            assert conversation is not None
+            past = (await api.client.get("/api/history/conversations")).json()["conversations"]
+            assert [(c["id"], c["title"], c["model"]) for c in past] == [(conversation, "is anyone there?", "down:m")]
+            shown = (await api.client.get(f"/api/history/conversations/{conversation}")).json()["messages"]
+            assert [m["role"] for m in shown] == ["user", "error"]
+            assert shown[1]["content"]["kind"] == "provider" and "cannot reach" in shown[1]["content"]["message"]
+            # Going on with it sends the model the prompt, never the error.
+            again = await new_chat(api.client, model=None, conversation=conversation)
+            assert again["messages"] == 1

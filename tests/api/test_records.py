@@ -132,6 +132,12 @@ async def test_history_lists_calls_with_filters(api: Api) -> None:
     assert conversations["conversations"] == []
     missing = await api.client.get("/api/history/conversations/7")
     assert missing.status_code == 404
+    # One call, with the start of its result (the list carries none).
+    assert "result" not in every["toolCalls"][0]
+    one = (await api.client.get(f"/api/history/calls/{every['toolCalls'][0]['callId']}")).json()
+    assert (one["toolCall"]["name"], one["toolCall"]["result"]) == ("mcp__inproc__add", "3")
+    unknown = await api.client.get("/api/history/calls/nope")
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "call-not-found"
 
 
 async def test_permissions_are_read_and_replaced_in_the_config(api: Api) -> None:

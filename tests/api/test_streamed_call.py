@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, running_api
 from tests.api.test_tools import events_of
-from tests.helpers import WAIT
+from tests.helpers import WAIT, stdio_server
+from tests.llm.scripted import Reply, serve_scripted
 
 pytestmark = pytest.mark.anyio
 
@@ -96,3 +98,70 @@ async def test_closing_the_stream_stops_the_call(api: Api) -> None:
                 break  # the reader leaves; the watcher waits for the call to end
     assert finished[0]["error"] == "cancelled"  # 100 steps were asked for: it was stopped, not done
     assert (await api.client.post("/api/calls/left/cancel")).status_code == 404
+
+
+async def answered_call(
+    api: Api, tool: str, arguments: dict[str, Any], answer: dict[str, Any] | None
+) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
+    """A streamed call whose questions get ``answer`` (POST /api/asks/{id}); the questions and every event."""
+    asked: list[dict[str, Any]] = []
+    seen: list[tuple[str, dict[str, Any]]] = []
+    with anyio.fail_after(WAIT):
+        async for kind, data in call_events(api, tool, {"arguments": arguments, "callId": f"c-{tool}"}):
+            seen.append((kind, data))
+            if kind == "ask":
+                asked.append(data)
+                if answer is not None:
+                    reply = await api.client.post(f"/api/asks/{data['id']}", json=answer)
+                    assert reply.json() == {"answered": True}
+    return asked, seen
+
+
+async def test_a_server_s_form_is_asked_in_the_call_s_stream_and_the_answer_goes_back(tmp_path: Path) -> None:
+    async with running_api(tmp_path, {"features": stdio_server("features")}, in_process=False) as api:
+        answer = {"action": "accept", "content": {"colour": "teal", "size": 3}}
+        asked, seen = await answered_call(api, "mcp__features__ask", {"question": "Your taste?"}, answer)
+        assert [(a["kind"], a["mode"], a["message"], a["call"], a["chat"]) for a in asked] == [
+            ("elicitation", "form", "Your taste?", "c-mcp__features__ask", None)
+        ]
+        assert "colour" in asked[0]["schema"]["properties"]
+        assert ("ask-closed", {"id": asked[0]["id"], "chat": None, "call": "c-mcp__features__ask"}) in seen
+        result = seen[-1]
+        assert result[0] == "result"
+        said = json.loads(result[1]["content"][0]["text"])
+        assert said["action"] == "accept" and said["content"]["colour"] == "teal"
+
+        asked, seen = await answered_call(api, "mcp__features__ask_url", {}, {"action": "accept"})
+        assert (asked[0]["mode"], asked[0]["url"], asked[0]["host"]) == (
+            "url",
+            "https://example.com/connect",
+            "example.com",
+        )
+        assert seen[-1][1]["content"][0]["text"] == "accept"
+
+        # A plain call has no stream to ask in: the question is declined at once.
+        plain = await api.client.post("/api/tools/mcp__features__ask/call", json={"arguments": {"question": "?"}})
+        assert json.loads(plain.json()["content"][0]["text"])["action"] == "decline"
+
+
+async def test_sampling_outside_a_chat_uses_the_default_model_once_approved_or_says_none_is_set_up(
+    tmp_path: Path,
+) -> None:
+    async with serve_scripted("openai", [lambda request: Reply(text="short: " + request.last_user_text)]) as llm:
+        providers = {"scripted": {"type": "openai", "baseUrl": llm.base_url, "apiKey": "test-key"}}
+        servers = {"features": stdio_server("features")}
+        async with running_api(tmp_path, servers, in_process=False, providers=providers) as api:
+            # No "model" in the config (nor MCPDECK_MODEL): nothing to ask, and the reason reaches the server.
+            asked, seen = await answered_call(api, "mcp__features__summarize", {"text": "a tale"}, None)
+            assert asked == []
+            assert seen[-1][0] == "error"
+            assert "sampling failed: no model is set up to answer it" in seen[-1][1]["error"]["message"]
+            config = api.file()
+            api.config.write_text(json.dumps({**config, "model": "scripted:test-model"}))
+            asked, seen = await answered_call(
+                api, "mcp__features__summarize", {"text": "a tale"}, {"answer": "approve"}
+            )
+    assert [(a["kind"], a["model"], a["call"]) for a in asked] == [
+        ("sampling", "scripted:test-model", "c-mcp__features__summarize")
+    ]
+    assert seen[-1][1]["content"][0]["text"] == "summary by scripted:test-model: short: Summarise: a tale"

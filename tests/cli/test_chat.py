@@ -196,7 +196,7 @@ def test_an_unknown_conversation_is_a_clear_error(tmp_path: Path) -> None:
     assert "no conversation 99 in" in done.stderr and "mcpdeck history --conversations" in done.stderr
 
 
-def test_a_chat_that_never_reached_the_provider_leaves_no_conversation(tmp_path: Path) -> None:
+def test_a_chat_that_never_reached_the_provider_is_in_the_history_with_why(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     with closed_port() as port:
         env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"}
@@ -204,4 +204,8 @@ def test_a_chat_that_never_reached_the_provider_leaves_no_conversation(tmp_path:
     assert done.returncode == 1
     assert "cannot reach" in done.stderr
     listed = mcpdeck(config, "history", "--conversations", "--json")
-    assert json.loads(listed.stdout)["conversations"] == []
+    (conversation,) = json.loads(listed.stdout)["conversations"]
+    assert (conversation["title"], conversation["messages"]) == ("hi", 2)
+    shown = json.loads(mcpdeck(config, "history", "--conversation", str(conversation["id"]), "--json").stdout)
+    assert [m["role"] for m in shown["messages"]] == ["user", "error"]
+    assert "cannot reach" in shown["messages"][1]["content"]["message"]

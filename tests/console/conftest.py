@@ -112,9 +112,12 @@ def watch_errors(page: Page) -> list[str]:
     return errors
 
 
-def serve_environment(folder: Path) -> dict[str, str]:
+def serve_environment(folder: Path, environment: dict[str, str | None] | None = None) -> dict[str, str]:
+    """The environment of a test's ``serve``: its files in ``folder``; ``environment`` sets more (None: unsets)."""
+    changed = environment or {}
     return {
-        **os.environ,
+        **{key: value for key, value in os.environ.items() if key not in changed},
+        **{key: value for key, value in changed.items() if value is not None},
         "MCPDECK_STATE_DIR": str(folder / "state"),
         "MCPDECK_LOG_DIR": str(folder / "logs"),
         "MCPDECK_HISTORY": str(folder / "history.sqlite3"),
@@ -131,14 +134,17 @@ class ServeProcess:
     config: Path
 
 
-def start_serve(folder: Path, servers: dict[str, Any], **extra: Any) -> ServeProcess:
-    """``mcpdeck serve --port 0`` for a config of ``servers`` (and ``extra`` top-level keys), once it listens."""
+def start_serve(
+    folder: Path, servers: dict[str, Any], environment: dict[str, str | None] | None = None, **extra: Any
+) -> ServeProcess:
+    """``mcpdeck serve --port 0`` for a config of ``servers`` (and ``extra`` top-level keys), once it listens;
+    ``environment`` changes its environment variables (None unsets one)."""
     config = folder / "mcp.json"
     config.write_text(json.dumps({"mcpServers": servers, **extra}, indent=2))
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0"]
     errors = (folder / "serve-stderr.txt").open("w")
     process = subprocess.Popen(
-        command, env=serve_environment(folder), cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True
+        command, env=serve_environment(folder, environment), cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True
     )
     errors.close()
     assert process.stdout is not None
@@ -174,8 +180,8 @@ def console_for(browser: BrowserContext, tmp_path: Path) -> Iterator[Callable[..
     """Start ``mcpdeck serve`` for some servers and open a tab on its console."""
     started: list[tuple[ServeProcess, Page]] = []
 
-    def start(servers: dict[str, Any], **extra: Any) -> Console:
-        serving = start_serve(tmp_path, servers, **extra)
+    def start(servers: dict[str, Any], environment: dict[str, str | None] | None = None, **extra: Any) -> Console:
+        serving = start_serve(tmp_path, servers, environment, **extra)
         page = browser.new_page()
         errors = watch_errors(page)
         started.append((serving, page))

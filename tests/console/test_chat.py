@@ -11,7 +11,7 @@ from collections.abc import Callable
 from playwright.sync_api import expect
 
 from tests.console.conftest import Console
-from tests.helpers import stdio_server
+from tests.helpers import closed_port, stdio_server
 from tests.llm.scripted import Call, Reply, Step, serve_scripted_in_thread
 
 MARKUP = "<img src=x onerror=alert(1)><b>bold</b>"
@@ -111,4 +111,72 @@ def test_a_modern_only_server_s_refused_handshake_is_not_shown_as_a_failure(
     expect(refused).to_contain_text("modern server")
     expect(page.locator("tr.msg.in", has_text="server/discover")).to_have_count(1)
     expect(page.locator("tr.msg.error")).to_have_count(0)
+    assert console.errors == [], console.errors
+
+
+NO_PROVIDER: dict[str, str | None] = {
+    "OPENAI_API_KEY": None,
+    "ANTHROPIC_API_KEY": None,
+    "GEMINI_API_KEY": None,
+    "GOOGLE_API_KEY": None,
+    "OLLAMA_HOST": None,
+    "MCPDECK_MODEL": None,
+}
+
+
+def test_with_no_provider_the_page_says_what_to_set_and_shows_each_error_once(
+    console_for: Callable[..., Console],
+) -> None:
+    with closed_port() as port:
+        # No key in the environment, and no Ollama: nothing answers at its URL.
+        environment = {**NO_PROVIDER, "OLLAMA_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+        console = console_for({"basic": stdio_server("basic")}, environment)
+        page = console.open("#/chat")
+        note = page.locator(".chat-side .hint")
+        expect(note).to_contain_text("No provider is ready: set OPENAI_API_KEY")
+        expect(note).to_contain_text(f"ollama: nothing answers at http://127.0.0.1:{port}/v1")
+        expect(note).not_to_contain_text("Ready:")
+
+        # A chat that cannot start says why once, in the transcript, and not again in a toast.
+        page.get_by_label("Model").fill("openai:gpt-test")
+        page.get_by_role("button", name="New chat").click()
+        alert = page.get_by_role("log", name="Conversation").get_by_role("alert")
+        expect(alert).to_contain_text("no API key for openai")
+        expect(page.locator("#toasts .toast")).to_have_count(0)
+
+        # The same error twice is one toast (counted), and no toast covers the message box.
+        for _ in range(3):
+            page.evaluate("location.hash = '#/chat'")
+            page.evaluate("location.hash = '#/chat/history/999'")
+            expect(page.locator("#toasts .toast")).to_have_count(1)
+        toast = page.locator("#toasts .toast")
+        expect(toast).to_contain_text("no conversation 999")
+        expect(toast).to_contain_text("\u00d73")  # counted: x3
+        for width in (900, 1360, 1920):
+            page.set_viewport_size({"width": width, "height": 800})
+            box, message = toast.bounding_box(), page.get_by_label("Message").bounding_box()
+            assert box is not None and message is not None
+            overlap_x = min(box["x"] + box["width"], message["x"] + message["width"]) - max(box["x"], message["x"])
+            overlap_y = min(box["y"] + box["height"], message["y"] + message["height"]) - max(box["y"], message["y"])
+            assert overlap_x <= 0 or overlap_y <= 0, (width, box, message)
+    assert [e for e in console.errors if "status of 40" not in e] == [], console.errors
+
+
+def test_a_chat_that_failed_is_in_the_history_with_why(console_for: Callable[..., Console]) -> None:
+    with closed_port() as port:
+        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
+        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
+        page = console.open("#/chat")
+        page.get_by_role("button", name="New chat").click()
+        message = page.get_by_label("Message")
+        message.fill("is anyone there?")
+        message.press("Enter")
+        transcript = page.get_by_role("log", name="Conversation")
+        expect(transcript.get_by_role("alert")).to_contain_text("cannot reach")
+        expect(page.locator("#toasts .toast")).to_have_count(0)
+
+        page.get_by_role("link", name="History").click()
+        page.get_by_role("tab", name="Conversations").click()
+        page.get_by_role("button", name="is anyone there?").click()
+        expect(page.locator(".messages .message.failed")).to_contain_text("cannot reach")
     assert console.errors == [], console.errors

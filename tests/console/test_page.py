@@ -128,7 +128,10 @@ def test_a_form_is_built_from_a_nested_schema_and_calls_the_tool(
     expect(order.get_by_label("size")).to_have_value("1")  # the default, medium (index 1)
     expect(order.get_by_label("quantity")).to_have_value("1")
     panel.get_by_role("button", name="Call").click()
-    expect(panel.get_by_role("alert")).to_contain_text("order.customer is required")
+    # What is missing is said at its field, the summary under the form only counts.
+    expect(order.locator("[data-arg=customer] .field-error")).to_have_text("required")
+    expect(order.get_by_label("customer")).to_have_attribute("aria-invalid", "true")
+    expect(panel.get_by_role("alert")).to_contain_text("need a fix (marked above)")
     order.get_by_label("customer").fill("Ada")
     order.get_by_label("size").select_option(label="large")
     order.get_by_label("street").fill("Storgata 1")

@@ -123,10 +123,6 @@ class Agent:
         self._search = search_tool(self._find, self._on_found)
         self._check_names()
         self._conversation: str | None = None
-        self._pending: list[tuple[str, Any]] | None = None
-        """Messages of a conversation not in the history yet: it is written once the model first answers,
-        so an attempt that never reached the model (provider unreachable) leaves no one-message conversation."""
-        self._title: str | None = None
 
     def _check_names(self) -> None:
         seen: set[str] = set()
@@ -161,7 +157,6 @@ class Agent:
         self.messages = []
         self.found = []
         self._conversation = None
-        self._pending = None
 
     # ----- the tool list ------------------------------------------------------------------
 
@@ -255,35 +250,32 @@ class Agent:
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass  # the reader has gone: there is no one left to tell
                 except Exception as error:  # never into the host's task group: report it
+                    message = f"the agent loop failed: {error!r}"
+                    self._record("error", {"kind": "internal", "message": message})
                     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        await send.send(AgentError(f"the agent loop failed: {error!r}", kind="internal"))
+                        await send.send(AgentError(message, kind="internal"))
                         await send.send(RunFinished(text="", reason="error", steps=0))
                 finally:
                     current_conversation.reset(token)
 
     def _conversation_key(self, prompt: str) -> str:
+        """The conversation's key; its first run opens it in the history, whether the model answers or not
+        (a conversation that failed is listed with the error that ended it)."""
         if self._conversation is None:
             self._conversation = uuid.uuid4().hex
-            self._title = prompt[:80]
-            self._pending = [] if self.history is not None else None
+            if self.history is not None:
+                self.history.open_conversation(self._conversation, model=self.model.name, title=prompt[:80])
         return self._conversation
 
     def _record(self, role: str, content: Any) -> None:
+        """Add a message to the conversation in the history (queued: never waits on the disk).
+
+        Besides the provider's messages, ``error`` (``{"kind", "message"}``) records why a run
+        failed; it is never sent to a model again.
+        """
         if self.history is None or self._conversation is None:
             return
-        if self._pending is not None:  # the model has not answered yet
-            self._pending.append((role, content))
-            return
-        self.history.add_message(self._conversation, role, content)  # queued: never waits on the disk
-
-    def _answered(self) -> None:
-        """The model answered: the conversation goes into the history now, with what was held back."""
-        if self.history is None or self._conversation is None or self._pending is None:
-            return
-        pending, self._pending = self._pending, None
-        self.history.open_conversation(self._conversation, model=self.model.name, title=self._title)
-        for role, content in pending:
-            self._record(role, content)
+        self.history.add_message(self._conversation, role, content)
 
     async def _run(self, prompt: str, send: MemoryObjectSendStream[AgentEvent]) -> None:
         user = self.model.user_message(prompt)
@@ -306,12 +298,12 @@ class Agent:
                     else:
                         turn = item
             except ProviderError as error:
+                self._record("error", {"kind": "provider", "message": str(error)})
                 await send.send(AgentError(str(error), kind="provider", retryable=error.retryable))
                 await send.send(RunFinished(text=text, reason="error", steps=steps, usage=Usage(usage_in, usage_out)))
                 return
             if turn is None:  # pragma: no cover - every adapter ends with a Turn
                 raise RuntimeError("the model's stream ended without a turn")
-            self._answered()
             if turn.usage is not None:
                 usage_in += turn.usage.input_tokens or 0
                 usage_out += turn.usage.output_tokens or 0

@@ -1,6 +1,7 @@
 """Questions the host needs a person to answer, asked through the console.
 
-Three kinds, each sent as an ``ask`` event to whoever watches (the chat page's stream):
+Three kinds, each sent as an ``ask`` event to whoever watches (a chat's run stream, or the
+stream of a tool call made with ``Accept: text/event-stream``, as the Tools page makes them):
 
 - ``approval``: the permission gate leaves a model's tool call to the user (the answer is
   ``once``, ``session``, ``always`` or ``deny``);
@@ -8,10 +9,12 @@ Three kinds, each sent as an ``ask`` event to whoever watches (the chat page's s
   the form's content, ``decline`` or ``cancel``); for a page, ``host`` names where it leads;
 - ``sampling``: a server asks for a model completion (``approve`` or ``deny``).
 
-``Asks`` hands each question to the watchers and waits for ``POST /api/asks/{id}``. With no
-one watching, nobody can answer: an approval is denied, an elicitation declined, a sampling
-request refused, at once, saying why. A question whose asker gives up (a stopped run) is
-withdrawn (``ask-closed``).
+``Asks`` hands each question to the watchers and waits for ``POST /api/asks/{id}``. A question
+belongs to the chat or the call whose task asked (``current_asker``: a 2026-07-28 server asks
+inside the call); one that cannot be told (a handshake-era server asks on its connection) is
+shown to every watcher, and the first answer counts. With no one watching, nobody can answer:
+an approval is denied, an elicitation declined, a sampling request refused, at once, saying
+why. A question whose asker gives up (a stopped run, a closed call) is withdrawn (``ask-closed``).
 """
 
 from __future__ import annotations
@@ -28,15 +31,38 @@ import anyio
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
 from mcpdeck.permissions import Approval, ApprovalRequest
 
-__all__ = ["Ask", "AskKind", "Asks", "current_chat"]
+__all__ = ["Ask", "AskKind", "Asker", "Asks", "current_asker"]
 
 AskKind = Literal["approval", "elicitation", "sampling"]
 
-current_chat: ContextVar[str | None] = ContextVar("mcpdeck_api_chat", default=None)
-"""The console chat whose run is asking (set by the chat's runner; tasks it starts inherit it)."""
+
+@dataclass(frozen=True)
+class Asker:
+    """Who a question is for: a console chat's run, or a tool call made through the API."""
+
+    kind: Literal["chat", "call"]
+    id: str
+
+    def owns(self, data: dict[str, Any]) -> bool:
+        """Whether an ``ask`` / ``ask-closed`` event is for this asker: its own, or one of no one's."""
+        if data.get("chat") is None and data.get("call") is None:
+            return True
+        return data.get(self.kind) == self.id
+
+
+current_asker: ContextVar[Asker | None] = ContextVar("mcpdeck_api_asker", default=None)
+"""The chat or call whose task is asking (set by the chat's runner and the streamed call; tasks they
+start inherit it)."""
 
 Watcher = Callable[[str, dict[str, Any]], bool]
 """``watcher(event, data)``: take an ``ask`` or ``ask-closed`` event; True if it will show it."""
+
+
+def _owner(asker: Asker | None) -> dict[str, str | None]:
+    return {
+        "chat": asker.id if asker is not None and asker.kind == "chat" else None,
+        "call": asker.id if asker is not None and asker.kind == "call" else None,
+    }
 
 
 @dataclass
@@ -45,13 +71,13 @@ class Ask:
 
     id: str
     kind: AskKind
-    chat: str | None
+    asker: Asker | None
     data: dict[str, Any]
     answered: anyio.Event = field(default_factory=anyio.Event)
     answer: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "chat": self.chat, **self.data}
+        return {"id": self.id, "kind": self.kind, **_owner(self.asker), **self.data}
 
 
 class Asks:
@@ -77,9 +103,9 @@ class Asks:
     def get(self, ask_id: str) -> Ask | None:
         return self._pending.get(ask_id)
 
-    async def ask(self, kind: AskKind, data: dict[str, Any], chat: str | None = None) -> dict[str, Any] | None:
+    async def ask(self, kind: AskKind, data: dict[str, Any], asker: Asker | None = None) -> dict[str, Any] | None:
         """Ask, and wait for the answer; None if nobody watches (nobody could answer)."""
-        ask = Ask(id=f"ask-{next(self._ids)}", kind=kind, chat=chat, data=data)
+        ask = Ask(id=f"ask-{next(self._ids)}", kind=kind, asker=asker, data=data)
         shown = ask.to_json()
         self._pending[ask.id] = ask
         try:
@@ -90,7 +116,7 @@ class Asks:
         finally:
             del self._pending[ask.id]
             for watcher in list(self._watchers.values()):
-                watcher("ask-closed", {"id": ask.id, "chat": chat})
+                watcher("ask-closed", {"id": ask.id, **_owner(asker)})
 
     def answer(self, ask_id: str, answer: dict[str, Any]) -> bool:
         """Answer an open question; False if there is none by that id (answered, withdrawn or unknown)."""
@@ -114,7 +140,7 @@ class Asks:
             "annotations": annotations,
             "description": request.description,
         }
-        answer = await self.ask("approval", data, current_chat.get())
+        answer = await self.ask("approval", data, current_asker.get())
         if answer is None:
             return Approval.deny("no one was in the console to approve it")
         kind = answer.get("answer")
@@ -135,7 +161,7 @@ class Asks:
         else:
             data["url"] = request.url
             data["host"] = urlsplit(request.url or "").hostname or ""
-        answer = await self.ask("elicitation", data, current_chat.get())
+        answer = await self.ask("elicitation", data, current_asker.get())
         if answer is None:
             return ElicitationResponse("decline")
         action = answer.get("action")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -27,9 +28,9 @@ from mcpdeck.api._common import Ctx, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
-from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem
+from mcpdeck.api._sessions import SHOWN_RESULT, ChatSession, RunItem, model_from_config
 from mcpdeck.errors import ConfigError, ProviderError
-from mcpdeck.providers import builtin_providers, canonical_provider, chat_model, default_model, parse_provider_settings
+from mcpdeck.providers import default_model, parse_provider_settings, provider_readiness
 
 __all__ = ["router"]
 
@@ -39,7 +40,10 @@ router = APIRouter(tags=["chat"])
 class ProviderOut(BaseModel):
     name: str
     api: str = Field(description="The wire format it speaks.")
-    ready: bool = Field(description="Whether a model of it can be made now (a key is set, or none is needed).")
+    ready: bool = Field(
+        description="Whether a model of it can be used now: a key is set where one is needed, and a local "
+        "provider (on localhost) takes a connection."
+    )
     note: str = Field(description="What is missing, or where its key comes from.")
 
 
@@ -102,30 +106,15 @@ async def _config(ctx: ApiContext) -> dict[str, Any]:
 
 @router.get("/chat/models", response_model=ModelsOut, summary="Models the chat can use")
 async def models(ctx: Ctx) -> dict[str, Any]:
-    """The default model, models used before, and every provider with whether it is ready (a key is set)."""
+    """The default model, models used before, and every provider with whether it is ready (a key where one is
+    needed; a local provider, such as Ollama, answering: a TCP connect of at most a second)."""
     raw = await _config(ctx)
     path = str(ctx.store.path) if ctx.store is not None else None
     try:
         settings = parse_provider_settings(raw, path=path, environ=os.environ)
     except ConfigError as error:
         raise ApiError(400, "config-error", str(error)) from None
-    providers: list[dict[str, Any]] = []
-    builtins = builtin_providers()
-    for name, builtin in builtins.items():
-        own = settings.get(name)
-        key_set = next((var for var in builtin.key_env if os.environ.get(var)), None)
-        if own is not None and own.api_key:
-            providers.append({"name": name, "api": builtin.api, "ready": True, "note": "key from the config"})
-        elif key_set:
-            providers.append({"name": name, "api": builtin.api, "ready": True, "note": f"key from ${key_set}"})
-        elif not builtin.needs_key:
-            providers.append({"name": name, "api": builtin.api, "ready": True, "note": "no key needed"})
-        else:
-            providers.append({"name": name, "api": builtin.api, "ready": False, "note": f"set ${builtin.key_env[0]}"})
-    for name, own in settings.items():
-        if canonical_provider(name) in builtins:
-            continue
-        providers.append({"name": name, "api": own.type or "openai", "ready": True, "note": "from the config"})
+    providers = [asdict(p) for p in await provider_readiness(settings, os.environ)]
     default = default_model(os.environ, raw)
     offered = [default] if default else []
     if ctx.history is not None:
@@ -180,9 +169,7 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
             'name a model (provider:model, e.g. openai:gpt-4.1), or set MCPDECK_MODEL or "model" in the config file',
         )
     try:
-        path = str(ctx.store.path) if ctx.store is not None else None
-        settings = parse_provider_settings(raw, path=path, environ=environ)
-        model = chat_model(spec, settings=settings, environ=environ)
+        model = model_from_config(raw, str(ctx.store.path) if ctx.store is not None else None, spec, environ)
     except (ProviderError, ConfigError) as error:
         raise ApiError(400, "provider-error", str(error)) from None
     agent = Agent(
@@ -195,6 +182,8 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
         tool_search=body.toolSearch,
     )
     for message in past:
+        if message["role"] == "error":  # why a run failed: for the reader, not the model
+            continue
         content = message["content"]
         if isinstance(content, list):
             agent.messages.extend(content)  # pyright: ignore[reportUnknownArgumentType]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
@@ -11,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpdeck.api._cut import KeptResults
 from mcpdeck.api._login import Logins
-from mcpdeck.api._sessions import ChatRoom
+from mcpdeck.api._sessions import ChatRoom, model_from_config
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore, InProcessServerConfig, McpConfig
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.host import Host
+from mcpdeck.providers import ChatModel, default_model
 
 __all__ = ["ApiContext", "CallStats"]
 
@@ -60,6 +64,7 @@ class ApiContext:
         log_dir: Where the host writes server logs (None: the default), for a sign-in's own connect.
         sign_ins: The sign-ins waiting for a browser, by server (a new one cancels the old).
         logins: The console's login codes and sessions (the guard checks them; ``POST /api/login`` makes codes).
+        kept: The whole results of the newest calls answered cut (``cut``), for ``/api/calls/{id}/result``.
     """
 
     host: Host
@@ -74,6 +79,7 @@ class ApiContext:
     log_dir: Path | None = None
     sign_ins: dict[str, CancelScope] = field(default_factory=dict[str, CancelScope])
     logins: Logins = field(default_factory=Logins)
+    kept: KeptResults = field(default_factory=KeptResults)
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0
@@ -81,6 +87,24 @@ class ApiContext:
     _redactor: Redactor | None = None
     _secrets: set[str] = field(default_factory=set[str])
     _feeds: set[MemoryObjectSendStream[Event]] = field(default_factory=set[MemoryObjectSendStream[Event]])
+
+    def __post_init__(self) -> None:
+        if self.chats.default_model is None:
+            self.chats.default_model = self.make_default_model
+
+    async def make_default_model(self) -> ChatModel | None:
+        """The config's default model (``$MCPDECK_MODEL``, else its ``"model"``), made now; None if it names none.
+
+        Raises:
+            ProviderError: The model cannot be made (unknown provider, no key ...).
+            ConfigError: The config's ``providers`` are malformed.
+        """
+        store = self.store
+        raw: dict[str, Any] = await anyio.to_thread.run_sync(store.read_raw) if store is not None else {}
+        spec = default_model(os.environ, raw)
+        if not spec:
+            return None
+        return model_from_config(raw, str(store.path) if store is not None else None, spec, os.environ)
 
     def attach(self) -> Callable[[], None]:
         """Start listening to the host's events (stats, call ids, the secrets to redact)."""

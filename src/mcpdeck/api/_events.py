@@ -44,7 +44,8 @@ def event_json(event: Event, ctx: ApiContext | None = None) -> dict[str, Any]:
     """An event as JSON: its fields in camelCase and ``type``."""
     data: dict[str, Any] = {"type": type(event).__name__}
     for item in dataclasses.fields(event):
-        data[_camel(item.name)] = _value(getattr(event, item.name))
+        if item.metadata.get("json", True):  # a call's result itself is left out (it can be megabytes)
+            data[_camel(item.name)] = _value(getattr(event, item.name))
     call_id = data.get("callId")
     if ctx is not None and isinstance(call_id, str):
         data["requestId"] = ctx.request_id_of(call_id)

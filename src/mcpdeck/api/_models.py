@@ -20,6 +20,7 @@ __all__ = [
     "ConversationsOut",
     "ErrorBody",
     "ErrorOut",
+    "HistoryCallOut",
     "HistoryOut",
     "HostOut",
     "ImportIn",
@@ -40,6 +41,7 @@ __all__ = [
     "ServerListOut",
     "ServerOut",
     "ServerTestIn",
+    "ShownOut",
     "TestOut",
     "ToolOut",
     "ToolResultOut",
@@ -180,6 +182,31 @@ class CallIn(BaseModel):
         pattern=r"^[A-Za-z0-9_.:-]+$",
         description="Your id for the call: events about it carry it as `requestId`; cancel it by it.",
     )
+    cut: int | None = Field(
+        default=None,
+        ge=1000,
+        description="Answer with each text block cut to this many characters and the structured content "
+        "pruned when its JSON is longer (`shown` says what was cut); the whole result is then kept "
+        "for `GET /api/calls/{callId}/result` (default: the whole result in the answer).",
+    )
+
+
+class ShownOut(BaseModel):
+    """What a call answered with ``cut`` shows of its result."""
+
+    limit: int = Field(description="The `cut` asked for.")
+    content: dict[str, dict[str, int]] = Field(
+        description="The text blocks cut, by index: their whole `characters` and `lines`."
+    )
+    structuredContent: dict[str, Any] | None = Field(
+        description="When the structured content was pruned: the `characters` of its whole JSON, and `cuts`, "
+        "by JSON pointer, the `entries` of each object or array cut and the `characters` of each string cut."
+    )
+    repeats: dict[str, Any] | None = Field(
+        description="The text block that only repeats the structured content: `block` (its index) and `as`: "
+        "`json` (the text is that JSON) or `wrapped` (the structured content is `{key: the text}`)."
+    )
+    kept: bool = Field(description="Whether the whole result is kept for `GET /api/calls/{callId}/result`.")
 
 
 class ToolResultOut(_Out):
@@ -193,6 +220,7 @@ class ToolResultOut(_Out):
     structuredContent: Any = None
     duration: float
     callId: str
+    shown: ShownOut | None = Field(default=None, description="With `cut`: what the answer shows of the result.")
 
 
 class ResourcesOut(_Out):
@@ -262,6 +290,13 @@ class HistoryOut(_Out):
     path: str
     total: int = Field(description="How many calls match the filters; `toolCalls` holds the newest `limit` of them.")
     toolCalls: list[dict[str, Any]]
+
+
+class HistoryCallOut(_Out):
+    """One tool call, with the start of its result as text."""
+
+    path: str
+    toolCall: dict[str, Any]
 
 
 class ConversationsOut(_Out):

@@ -21,6 +21,7 @@ from mcpdeck.api._events import sse, stream_response
 from mcpdeck.api._models import (
     ConversationOut,
     ConversationsOut,
+    HistoryCallOut,
     HistoryOut,
     HostOut,
     LogOut,
@@ -111,6 +112,17 @@ async def history_calls(
 
     calls, total = await anyio.to_thread.run_sync(read)
     return {"path": str(db.path), "total": total, "toolCalls": [c.to_json() for c in calls]}
+
+
+@router.get("/history/calls/{call_id}", response_model=HistoryCallOut, tags=["history"], summary="One tool call")
+async def history_call(ctx: Ctx, call_id: str) -> dict[str, Any]:
+    """One call by its id (``callId`` in the list), with ``result``: the start of its result as text, as the
+    history keeps it (``RESULT_CHARS``; absent for a call that failed, or one recorded before results were)."""
+    db = _history(ctx)
+    found = await anyio.to_thread.run_sync(lambda: db.tool_call(call_id))
+    if found is None:
+        raise ApiError(404, "call-not-found", f"no call {call_id!r} in {db.path}")
+    return {"path": str(db.path), "toolCall": found.to_json()}
 
 
 @router.get("/history/conversations", response_model=ConversationsOut, tags=["history"], summary="Conversations")

@@ -3,14 +3,16 @@
 A ``ChatSession`` is one conversation with one model; ``run(prompt)`` streams the run's
 events (``run_events``) to one reader and can be stopped from another request. The
 conversation and its tool calls go to the history, as ``mcpdeck chat`` records them.
-``ChatRoom.sample`` answers a server's sampling request with the model of the chat that
-is running, once the user approves it.
+``ChatRoom.sample`` answers a server's sampling request once the user approves it: with the
+model of the chat that is running, or for a call made outside a chat (the Tools page) with
+the default model of the config (``MCPDECK_MODEL`` or ``"model"``), if one is set up.
 """
 
 from __future__ import annotations
 
 import itertools
 import secrets
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -20,12 +22,31 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 
 from mcpdeck.agent import Agent, RunFinished, event_json
-from mcpdeck.api._asks import Asks, current_chat
+from mcpdeck.api._asks import Asker, Asks, current_asker
 from mcpdeck.callbacks import SamplingRequest
+from mcpdeck.errors import ConfigError, ProviderError
 from mcpdeck.history import History
-from mcpdeck.providers import ChatModel, Turn
+from mcpdeck.providers import ChatModel, Turn, chat_model, parse_provider_settings
 
-__all__ = ["SHOWN_RESULT", "ChatRoom", "ChatSession"]
+__all__ = ["NO_MODEL", "SHOWN_RESULT", "ChatRoom", "ChatSession", "model_from_config"]
+
+NO_MODEL = (
+    'no model is set up to answer it: set MCPDECK_MODEL or "model" in the config file '
+    "(or call the tool from a chat, whose model then answers)"
+)
+"""Why a server's sampling request outside a chat is refused when the config names no model."""
+
+
+def model_from_config(raw: Mapping[str, Any], path: str | None, spec: str, environ: Mapping[str, str]) -> ChatModel:
+    """The model ``spec`` names, with the config's provider settings (``raw`` is the config document).
+
+    Raises:
+        ProviderError: The model cannot be made (unknown provider, no key ...).
+        ConfigError: The config's ``providers`` are malformed, or name an unset variable.
+    """
+    settings = parse_provider_settings(raw, path=path, environ=environ)
+    return chat_model(spec, settings=settings, environ=environ)
+
 
 SHOWN_RESULT = 20_000
 """Characters of a tool result sent to the page by default (the model gets its own cap)."""
@@ -96,8 +117,10 @@ class ChatSession:
         self.title = self.title or " ".join(prompt.split())[:80]
         watcher = send.clone()
 
+        asker = Asker("chat", self.id)
+
         def show(kind: str, data: dict[str, Any]) -> bool:
-            if data.get("chat") not in (None, self.id):
+            if not asker.owns(data):
                 return False
             try:
                 watcher.send_nowait((kind, data))
@@ -105,7 +128,7 @@ class ChatSession:
                 return False
             return True
 
-        token = current_chat.set(self.id)
+        token = current_asker.set(asker)
         off = asks.watch(show)
         finished = False
         try:
@@ -125,15 +148,22 @@ class ChatSession:
             self._scope = None
             off()
             watcher.close()
-            current_chat.reset(token)
+            current_asker.reset(token)
 
 
 class ChatRoom:
-    """The open chats of one API."""
+    """The open chats of one API.
+
+    Attributes:
+        asks: The questions for the user.
+        default_model: Makes the config's default model (None: it names none), for a server's
+            sampling request outside a chat; set by ``ApiContext``.
+    """
 
     def __init__(self, asks: Asks | None = None):
         self.asks = asks or Asks()
         self.chats: dict[str, ChatSession] = {}
+        self.default_model: Callable[[], Awaitable[ChatModel | None]] | None = None
         self._order = itertools.count(1)
 
     def open(
@@ -157,36 +187,61 @@ class ChatRoom:
 
     # ----- sampling --------------------------------------------------------------------------
 
-    async def sample(self, request: SamplingRequest) -> types.CreateMessageResult:
-        """The host's sampling handler: the running chat's model answers, if the user approves.
+    def _session_for(self, asker: Asker | None) -> ChatSession | None:
+        """The chat whose model answers: the asking chat's, or for a request no one can be told
+        of (a handshake-era server), the chat that runs; none for a call outside a chat."""
+        if asker is not None:
+            return self.chats.get(asker.id) if asker.kind == "chat" else None
+        running = [s for s in self.chats.values() if s.running]
+        return running[-1] if running else None
+
+    async def _lend(self) -> ChatModel:
+        """The config's default model, made for one request (the caller closes it).
 
         Raises:
-            RuntimeError: No chat runs, or the user refused (the server gets the reason).
+            RuntimeError: There is none, or it cannot be made (the server gets the reason).
         """
-        chat_id = current_chat.get()
-        session = self.chats.get(chat_id) if chat_id else None
-        if session is None:
-            running = [s for s in self.chats.values() if s.running]
-            session = running[-1] if running else None
-        if session is None:
-            raise RuntimeError("no chat is running in the console to lend its model")
-        params = request.params
-        messages = [{"role": m.role, "text": _text_of(m.content)} for m in params.messages]
-        data = {
-            "server": request.server,
-            "model": session.model.name,
-            "messages": messages,
-            "systemPrompt": params.system_prompt,
-            "maxTokens": params.max_tokens,
-        }
-        answer = await self.asks.ask("sampling", data, session.id)
-        if answer is None or answer.get("answer") != "approve":
-            raise RuntimeError(
-                "the user did not allow it" if answer is not None else "no one was in the console to allow it"
-            )
-        model = session.model
-        prompt = "\n\n".join(f"{m['role']}: {m['text']}" if len(messages) > 1 else m["text"] for m in messages)
-        text = await _complete(model, prompt, params.system_prompt)
+        made = self.default_model
+        try:
+            model = await made() if made is not None else None
+        except (ProviderError, ConfigError) as error:
+            raise RuntimeError(f"the default model cannot be used: {error}") from None
+        if model is None:
+            raise RuntimeError(NO_MODEL)
+        return model
+
+    async def sample(self, request: SamplingRequest) -> types.CreateMessageResult:
+        """The host's sampling handler: a model answers, if the user approves.
+
+        The model is the asking chat's (or the running chat's); for a tool call made outside a
+        chat, the config's default model.
+
+        Raises:
+            RuntimeError: No model can answer, or the user refused (the server gets the reason).
+        """
+        asker = current_asker.get()
+        session = self._session_for(asker)
+        model = session.model if session is not None else await self._lend()
+        try:
+            params = request.params
+            messages = [{"role": m.role, "text": _text_of(m.content)} for m in params.messages]
+            data = {
+                "server": request.server,
+                "model": model.name,
+                "messages": messages,
+                "systemPrompt": params.system_prompt,
+                "maxTokens": params.max_tokens,
+            }
+            answer = await self.asks.ask("sampling", data, Asker("chat", session.id) if session is not None else asker)
+            if answer is None or answer.get("answer") != "approve":
+                raise RuntimeError(
+                    "the user did not allow it" if answer is not None else "no one was in the console to allow it"
+                )
+            prompt = "\n\n".join(f"{m['role']}: {m['text']}" if len(messages) > 1 else m["text"] for m in messages)
+            text = await _complete(model, prompt, params.system_prompt)
+        finally:
+            if session is None:
+                await model.aclose()
         return types.CreateMessageResult(
             role="assistant", content=types.TextContent(type="text", text=text), model=model.name, stop_reason="endTurn"
         )

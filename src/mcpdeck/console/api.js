@@ -76,17 +76,18 @@ export async function api(method, path, body, { signal } = {}) {
 /** Read a server-sent event stream: onEvent(name, dataText) for each event, until it ends. */
 async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
+  let buffer = ''; // the line not ended yet: only each new chunk is searched, so a line of megabytes costs no more than once
   let name = 'message';
   let data = [];
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += value;
+    let from = 0;
     let cut;
-    while ((cut = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, cut).replace(/\r$/, '');
-      buffer = buffer.slice(cut + 1);
+    while ((cut = value.indexOf('\n', from)) >= 0) {
+      const line = (buffer + value.slice(from, cut)).replace(/\r$/, '');
+      buffer = '';
+      from = cut + 1;
       if (line === '') {
         if (data.length) onEvent(name, data.join('\n'));
         name = 'message';
@@ -94,6 +95,7 @@ async function readEvents(response, onEvent) {
       } else if (line.startsWith('event:')) name = line.slice(6).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
     }
+    buffer += value.slice(from);
   }
 }
 

@@ -3,10 +3,9 @@
 // dialogs; Stop cancels the run. Past conversations come from the history.
 // Everything the model or a server says becomes text (textContent), never markup.
 import { get, post, streamPost } from './api.js';
-import { add, button, clear, formatDuration, formatTime, h, openDialog, toast } from './dom.js';
+import { add, button, clear, formatDuration, formatTime, h, toast } from './dom.js';
+import { askDialogs } from './asks.js';
 import { navigate } from './router.js';
-import { schemaForm } from './schema-form.js';
-import { badges } from './tools.js';
 
 export default { title: 'Chat', mount };
 
@@ -39,7 +38,6 @@ function mount(root, route) {
   let chat = null; // {id, model, ...} of the open chat
   let running = false;
   let controller = null;
-  const dialogs = new Map(); // ask id -> <dialog>
   const cards = new Map(); // tool call id -> card parts
   const approvals = new Map(); // ask id -> {tool, card}: approvals being asked
   let startError = null; // why the last New chat failed, shown once in the empty transcript
@@ -115,110 +113,19 @@ function mount(root, route) {
     parts.state.textContent = note ? `${STATE_TEXT[state]} · ${note}` : STATE_TEXT[state];
   }
 
-  // ----- questions (approvals, elicitation, sampling) ---------------------------------------
-  async function answer(id, body) {
-    try { await post(`/asks/${encodeURIComponent(id)}`, body); } catch (error) { toast(error.message, 'error'); }
-  }
-
-  function ask(data) {
-    if (dialogs.has(data.id)) return;
-    let answered = false;
-    let dialog;
-    const reply = (body) => { answered = true; answer(data.id, body); dialog.close(); };
-    // Closed with Esc or ✕: the safe answer, unless the question was withdrawn meanwhile.
-    const fallback = (body) => { if (!answered && !dialog.dataset.withdrawn) answer(data.id, body); };
-    if (data.kind === 'approval') {
+  // ----- questions (approvals, elicitation, sampling): asks.js ------------------------------
+  const questions = askDialogs({
+    onApproval(data) {
       // The question can come before the card (they travel apart): the card looks for it too.
       const approval = { tool: data.tool, card: [...cards.values()].reverse().find((c) => c.name === data.tool && c.el.dataset.state === 'running') };
       if (approval.card) setCard(approval.card, 'waiting');
       approvals.set(data.id, approval);
-      const body = h('div', { class: 'ask' },
-        h('p', {}, 'The model wants to call ', h('strong', { class: 'mono' }, data.tool),
-          data.server ? [' on server ', h('strong', {}, data.server)] : null, '.'),
-        h('div', {}, badges(data.annotations || {})),
-        data.description ? h('p', { class: 'description' }, data.description) : null,
-        h('h3', {}, 'Arguments'), h('pre', { class: 'ask-args' }, JSON.stringify(data.arguments || {}, null, 2)));
-      dialog = openDialog({
-        title: 'Allow this tool call?', body, wide: true,
-        actions: [
-          button('Deny', () => reply({ answer: 'deny' }), { class: 'danger' }),
-          button('Always allow', () => reply({ answer: 'always' }), { title: 'Saved as an allow rule in the config file' }),
-          button('Allow for this session', () => reply({ answer: 'session' })),
-          button('Allow once', () => reply({ answer: 'once' }), { class: 'primary', autofocus: true }),
-        ],
-        onClose: () => {
-          fallback({ answer: 'deny' });
-          approvals.delete(data.id);
-          if (approval.card && approval.card.el.dataset.state === 'waiting') setCard(approval.card, 'running');
-        },
-      });
-    } else if (data.kind === 'elicitation' && data.mode === 'url') {
-      let safe = null;
-      try { safe = new URL(data.url); } catch { safe = null; }
-      const openable = safe && (safe.protocol === 'https:' || safe.protocol === 'http:');
-      const body = h('div', { class: 'ask' },
-        h('p', {}, h('strong', {}, data.server), ' asks you to open a page:'),
-        h('p', { class: 'description' }, data.message),
-        h('p', { class: 'ask-host' }, 'It leads to ', h('strong', { class: 'mono' }, data.host || '(no host)')),
-        h('p', { class: 'mono url' }, data.url || ''),
-        openable ? null : h('p', { class: 'error-text' }, 'This is not a web address; it will not be opened.'));
-      dialog = openDialog({
-        title: 'Open a page?', body,
-        actions: [
-          button('Cancel', () => reply({ action: 'cancel' })),
-          button('Decline', () => reply({ action: 'decline' })),
-          button(`Open ${data.host || 'page'}`, () => {
-            window.open(safe.href, '_blank', 'noopener,noreferrer');
-            reply({ action: 'accept' });
-          }, { class: 'primary', disabled: !openable }),
-        ],
-        onClose: () => fallback({ action: 'cancel' }),
-      });
-    } else if (data.kind === 'elicitation') {
-      const form = schemaForm(data.schema || { type: 'object' });
-      const problems = h('p', { class: 'error-text', role: 'alert' });
-      const body = h('div', { class: 'ask' }, h('p', {}, h('strong', {}, data.server), ' asks:'),
-        h('p', { class: 'description' }, data.message), form.element, problems);
-      dialog = openDialog({
-        title: 'A server asks you', body, wide: true,
-        actions: [
-          button('Cancel', () => reply({ action: 'cancel' })),
-          button('Decline', () => reply({ action: 'decline' })),
-          button('Submit', () => {
-            const { value, errors } = form.value();
-            if (errors.length) { problems.textContent = errors.join('; '); return; }
-            reply({ action: 'accept', content: value });
-          }, { class: 'primary' }),
-        ],
-        onClose: () => fallback({ action: 'cancel' }),
-      });
-    } else if (data.kind === 'sampling') {
-      const body = h('div', { class: 'ask' },
-        h('p', {}, h('strong', {}, data.server), ' asks the model ', h('strong', { class: 'mono' }, data.model),
-          ` for an answer${data.maxTokens ? ` (at most ${data.maxTokens} tokens)` : ''}:`),
-        data.systemPrompt ? h('p', { class: 'muted' }, `System: ${data.systemPrompt}`) : null,
-        (data.messages || []).map((m) => h('div', { class: `msg ${m.role}` }, h('div', { class: 'msg-role' }, m.role), h('div', { class: 'msg-text' }, m.text))));
-      dialog = openDialog({
-        title: 'Let a server use the model?', body, wide: true,
-        actions: [
-          button('Deny', () => reply({ answer: 'deny' }), { class: 'danger' }),
-          button('Allow', () => reply({ answer: 'approve' }), { class: 'primary' }),
-        ],
-        onClose: () => fallback({ answer: 'deny' }),
-      });
-    } else return;
-    dialog.dataset.ask = data.id;
-    dialogs.set(data.id, dialog);
-    dialog.addEventListener('close', () => dialogs.delete(data.id));
-  }
-
-  function askClosed(data) {
-    const dialog = dialogs.get(data.id);
-    if (!dialog) return;
-    dialogs.delete(data.id);
-    dialog.dataset.withdrawn = '1'; // the run stopped, or it was answered elsewhere
-    dialog.close();
-  }
+      return () => {
+        approvals.delete(data.id);
+        if (approval.card && approval.card.el.dataset.state === 'waiting') setCard(approval.card, 'running');
+      };
+    },
+  });
 
   // ----- a run ----------------------------------------------------------------------------
   async function send() {
@@ -269,10 +176,10 @@ function mount(root, route) {
             add(transcript, h('p', { class: 'error-text', role: 'alert' }, `${data.kind === 'tool' ? 'tool error' : 'error'}: ${data.message}`));
             break;
           case 'ask':
-            ask(data);
+            questions.ask(data);
             break;
           case 'ask-closed':
-            askClosed(data);
+            questions.closed(data);
             break;
           case 'done':
             for (const c of cards.values()) if (['running', 'waiting'].includes(c.el.dataset.state)) setCard(c, 'stopped');
@@ -306,9 +213,8 @@ function mount(root, route) {
       const made = await post('/chats', body);
       navigate('chat', [made.id]);
     } catch (error) {
-      toast(error.message, 'error');
       // No new chat: the page must not stay on the one that was open, or the next message
-      // would go to it. The error stays in the empty transcript.
+      // would go to it. The error is shown once, in the empty transcript (no toast as well).
       startError = error.message;
       if (chat) navigate('chat', []); else openChat('');
     }
@@ -352,6 +258,10 @@ function mount(root, route) {
       add(transcript, h('div', { class: 'toolbar' }, button('Go on with this conversation', () => startChat({ conversation: id }), { class: 'primary' })));
     }
     for (const message of found.messages) {
+      if (message.role === 'error') { // why a run failed (recorded by the history, never sent to a model)
+        add(transcript, h('p', { class: 'error-text past', role: 'note' }, `error: ${message.content?.message ?? ''}`));
+        continue;
+      }
       const text = messageText(message.content);
       if (text) add(transcript, h('div', { class: `msg ${message.role} past` }, h('div', { class: 'msg-role' }, message.role), h('div', { class: 'msg-text' }, text)));
     }
@@ -384,8 +294,11 @@ function mount(root, route) {
       for (const name of models.models) add(modelList, h('option', { value: name }));
       for (const p of models.providers.filter((x) => x.ready)) add(modelList, h('option', { value: `${p.name}:` }));
       if (!modelInput.value) modelInput.value = models.default || models.models[0] || '';
+      // Ready: a key where one is needed, and a local provider (Ollama …) answering (the API tries its port).
       const ready = models.providers.filter((p) => p.ready).map((p) => p.name);
-      providerNote.textContent = ready.length ? `Ready: ${ready.join(', ')}` : 'No provider has a key: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or add "providers" to the config.';
+      const unreachable = models.providers.filter((p) => !p.ready && p.note.startsWith('nothing answers')).map((p) => `${p.name}: ${p.note}.`);
+      providerNote.textContent = ready.length ? `Ready: ${ready.join(', ')}`
+        : ['No provider is ready: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, or add "providers" to the config.', ...unreachable].join(' ');
     } catch (error) { providerNote.textContent = error.message; }
   }
 
@@ -401,7 +314,7 @@ function mount(root, route) {
     update(next) { show(next); refreshList(); },
     unmount() {
       if (controller) controller.abort();
-      for (const dialog of dialogs.values()) dialog.close();
+      questions.closeAll();
     },
   };
 }

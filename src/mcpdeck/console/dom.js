@@ -148,13 +148,26 @@ export function confirmDialog(title, message, { ok = 'OK', danger = false } = {}
 
 // ----- toasts ---------------------------------------------------------------------------
 
+/** A note in the corner that goes by itself; the same message again restarts it, counted (×2), instead of stacking. */
 export function toast(message, kind = 'info', ms = 5000) {
   const box = document.getElementById('toasts');
   if (!box) return;
-  const item = h('div', { class: `toast ${kind}` }, h('span', {}, message),
+  const text = String(message);
+  const life = kind === 'error' ? ms * 2 : ms;
+  const same = [...box.children].find((el) => el.toastText === text && el.dataset.kind === kind);
+  if (same) {
+    same.toastCount += 1;
+    same.querySelector('.toast-count').textContent = ` ×${same.toastCount}`;
+    clearTimeout(same.toastTimer);
+    same.toastTimer = setTimeout(() => same.remove(), life);
+    return;
+  }
+  const item = h('div', { class: `toast ${kind}`, data: { kind } }, h('span', {}, text, h('span', { class: 'toast-count' })),
     button('✕', () => item.remove(), { class: 'ghost icon', 'aria-label': 'Dismiss' }));
+  item.toastText = text;
+  item.toastCount = 1;
+  item.toastTimer = setTimeout(() => item.remove(), life);
   add(box, item);
-  setTimeout(() => item.remove(), kind === 'error' ? ms * 2 : ms);
 }
 
 /** A small tabs widget: [{id, label, render() -> Node}] */

@@ -1,7 +1,7 @@
 // History: tool calls with filters, who approved each and which gateway client made it; conversations and their messages.
 import { get, on } from './api.js';
 import { add, breakable, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
-import { contentBlock, tree } from './content.js';
+import { contentBlock, textView, tree } from './content.js';
 
 export default { title: 'History', mount };
 
@@ -34,7 +34,7 @@ function callsPane(offs) {
     const clients = r.toolCalls.some((c) => c.caller);
     const rows = r.toolCalls.map((c) => h('tr', {},
       h('td', {}, formatTime(c.startedAt)),
-      h('td', { class: 'mono' }, button(breakable(c.name), () => { add(clear(detail), h('h3', {}, `${c.name} · ${formatTime(c.startedAt)}`), h('p', {}, 'Arguments:'), tree(c.arguments || {}), c.error ? h('p', { class: 'error-text' }, c.error) : null); detail.scrollIntoView({ block: 'nearest' }); }, { class: 'ghost small', title: 'Show the arguments' })),
+      h('td', { class: 'mono' }, button(breakable(c.name), () => showCall(detail, c), { class: 'ghost small', title: 'Show its arguments and result' })),
       h('td', {}, c.server),
       h('td', { class: `state-${c.status}` }, c.status),
       h('td', { class: 'num' }, c.duration == null ? '' : formatDuration(c.duration)),
@@ -62,6 +62,21 @@ function countText(shown, total) {
   return `the newest ${n(shown)} of ${n(total)} calls`;
 }
 
+/** One call: its arguments, then its result as the history keeps it (the start of it, as text) or its error. */
+async function showCall(detail, c) {
+  const result = h('div', {}, h('p', { class: 'muted' }, 'Loading the result…'));
+  add(clear(detail), h('h3', {}, `${c.name} · ${formatTime(c.startedAt)}`),
+    h('h4', {}, 'Arguments'), tree(c.arguments || {}), h('h4', {}, 'Result'), result);
+  detail.scrollIntoView({ block: 'nearest' });
+  let found;
+  try { found = (await get(`/history/calls/${encodeURIComponent(c.callId)}`)).toolCall; } catch (error) { add(clear(result), h('p', { class: 'error-text' }, error.message)); return; }
+  if (c.error) add(clear(result), h('p', { class: 'error-text' }, c.error));
+  else if (typeof found.result === 'string') {
+    // As text (images and the like are named, not shown); a long one ends with a note of what was cut.
+    add(clear(result), h('div', { class: `result ${c.status === 'tool-error' ? 'is-error' : ''}` }, textView(found.result, { name: `${c.tool}-result.txt` })));
+  } else add(clear(result), h('p', { class: 'muted' }, c.status === 'running' ? 'Still running.' : 'No result was kept (calls recorded before results were, or one that never ended).'));
+}
+
 function conversationsPane() {
   const list = h('div', {});
   const view = h('div', { class: 'messages' });
@@ -75,9 +90,10 @@ function conversationsPane() {
     add(clear(view), h('p', { class: 'muted' }, 'Loading…'));
     try {
       const r = await get(`/history/conversations/${id}`);
-      add(clear(view), r.messages.map((m) => h('div', { class: 'message' },
+      add(clear(view), r.messages.map((m) => h('div', { class: `message ${m.role === 'error' ? 'failed' : ''}` },
         h('div', { class: 'role' }, `${m.role}${m.at ? ` · ${formatTime(m.at)}` : ''}`),
-        typeof m.content === 'string' ? h('pre', {}, m.content) : Array.isArray(m.content) ? m.content.map((b) => (b && b.type ? contentBlock(b) : tree(b))) : tree(m))));
+        m.role === 'error' ? h('p', { class: 'error-text' }, m.content?.message ?? '')
+          : typeof m.content === 'string' ? h('pre', {}, m.content) : Array.isArray(m.content) ? m.content.map((b) => (b && b.type ? contentBlock(b) : tree(b))) : tree(m))));
     } catch (error) {
       add(clear(view), h('p', { class: 'error-text' }, error.message));
     }

@@ -1,6 +1,8 @@
 // A form built from a JSON Schema (a tool's inputSchema): nested objects, arrays, enums,
-// defaults, required marks; what it cannot draw becomes a JSON field. value() gives the
-// arguments object (fields left empty are left out) and the problems found.
+// defaults, required marks; what it cannot draw becomes a JSON field. Each field is labelled by
+// its argument's name (a schema title is help, with the description). value() gives the
+// arguments object (fields left empty are left out) and the problems found, each also shown at
+// its field; focusError() goes to the first.
 import { add, button, h, uid } from './dom.js';
 
 const MAX_DEPTH = 8;
@@ -116,7 +118,8 @@ function objectEditor(s, root, value, path, depth) {
   const box = h('div', { class: 'object' });
   for (const [key, prop] of Object.entries(s.properties || {})) {
     const r = resolve(prop, root);
-    const label = r.title || key;
+    // Labelled by the argument's name (what the tool takes); a schema title is help beside its description.
+    const label = key;
     const childPath = path ? `${path}.${key}` : key;
     const ed = editor(prop, root, value?.[key], childPath, depth + 1, label, required.has(key));
     const isGroup = ed.element.classList?.contains('object') || ed.element.classList?.contains('array');
@@ -124,15 +127,31 @@ function objectEditor(s, root, value, path, depth) {
     if (!isGroup) ed.element.id = ed.element.id || id;
     const mark = required.has(key) ? h('span', { class: 'req', title: 'required' }, '*') : null;
     if (required.has(key)) ed.element.setAttribute?.('aria-required', 'true');
-    const desc = r.description ? h('small', { class: 'hint', id: `${id}-d` }, r.description) : null;
-    if (desc && !isGroup) ed.element.setAttribute('aria-describedby', desc.id);
+    // A title that only restates the name (pydantic's "Kb" for kb) is left out.
+    const bare = (text) => String(text).toLowerCase().replace(/[\s_-]+/g, '');
+    const title = typeof r.title === 'string' && r.title.trim() && bare(r.title) !== bare(key) ? r.title.trim() : '';
+    const desc = title || r.description ? h('small', { class: 'hint', id: `${id}-d` }, title ? h('strong', { class: 'arg-title' }, title) : null,
+      title && r.description ? ' — ' : null, r.description || null) : null;
+    const problem = h('small', { class: 'field-error', id: `${id}-e`, hidden: true });
+    if (!isGroup) ed.element.setAttribute('aria-describedby', [desc ? desc.id : null, problem.id].filter(Boolean).join(' '));
     const typeNote = h('span', { class: 'muted' }, ` ${typeLabel(r)}`);
+    let wrap;
     if (isGroup) {
-      add(box, h('fieldset', { data: { arg: key } }, h('legend', {}, label, mark, typeNote), desc, ed.element));
+      wrap = h('fieldset', { data: { arg: key } }, h('legend', {}, h('span', { class: 'arg-name' }, label), mark, typeNote), desc, problem, ed.element);
     } else {
-      add(box, h('div', { class: 'field', data: { arg: key } }, h('label', { htmlFor: ed.element.id }, label, mark, typeNote), ed.element, desc));
+      wrap = h('div', { class: 'field', data: { arg: key } }, h('label', { htmlFor: ed.element.id }, h('span', { class: 'arg-name' }, label), mark, typeNote), ed.element, desc, problem);
     }
-    children.push([key, ed]);
+    add(box, wrap);
+    const nested = ed.element.classList?.contains('object'); // a nested object marks its own fields
+    children.push([key, ed, { wrap, problem, control: isGroup ? null : ed.element, nested }]);
+  }
+  function mark(field, messages) {
+    field.problem.hidden = !messages.length;
+    field.problem.textContent = messages.join('; ');
+    field.wrap.classList.toggle('invalid', messages.length > 0);
+    if (field.control) {
+      if (messages.length) field.control.setAttribute('aria-invalid', 'true'); else field.control.removeAttribute('aria-invalid');
+    }
   }
   return {
     element: box,
@@ -140,9 +159,13 @@ function objectEditor(s, root, value, path, depth) {
       const out = {};
       const mine = [];
       let any = false;
-      for (const [key, ed] of children) {
-        const r = ed.get(mine, p ? `${p}.${key}` : key);
-        if (r.set) { out[key] = r.value; any = true; } else if (required.has(key)) mine.push(`${p ? `${p}.` : ''}${key} is required`);
+      for (const [key, ed, field] of children) {
+        const childPath = p ? `${p}.${key}` : key;
+        const before = mine.length;
+        const r = ed.get(mine, childPath);
+        const own = field.nested ? [] : mine.slice(before).map((m) => (m.startsWith(`${childPath}: `) ? m.slice(childPath.length + 2) : m));
+        if (r.set) { out[key] = r.value; any = true; } else if (required.has(key)) { mine.push(`${childPath} is required`); own.push('required'); }
+        mark(field, own);
       }
       // A nested object left wholly empty is left out (its parent says if it was required).
       if (!any && p !== '') return { set: false };
@@ -193,16 +216,23 @@ export function schemaForm(schema, initial = {}) {
     return {
       element: h('p', { class: 'muted' }, 'This tool takes no arguments.'),
       value: () => ({ value: {}, errors: [] }),
+      focusError() {},
     };
   }
   const ed = objectEditor(s, root, initial, '', 0);
   ed.element.classList.add('schema-form');
   return {
     element: ed.element,
+    /** The arguments and the problems found; each problem is also shown at its field. */
     value() {
       const errors = [];
       const r = ed.get(errors, '');
       return { value: r.value || {}, errors };
+    },
+    /** Put the focus on the first field marked with a problem. */
+    focusError() {
+      const bad = ed.element.querySelector('[aria-invalid=true]') || ed.element.querySelector('.invalid input, .invalid select, .invalid textarea');
+      if (bad) bad.focus();
     },
   };
 }

@@ -1,34 +1,23 @@
 // Tools: every tool of every connected server; search; a form from its input schema that
-// calls it, with live progress and cancel; the result as text, images, audio, links and a tree.
-import { ApiError, get, newCallId, on, post, seg } from './api.js';
+// calls it, with live progress, cancel and the server's questions (asks.js, as Chat asks them);
+// the result as text, images, audio, links and a tree, a big one cut to what shows at once.
+import { ApiError, get, newCallId, on, post, seg, streamPost } from './api.js';
+import { askDialogs } from './asks.js';
 import { add, breakable, button, clear, debounce, h, toast } from './dom.js';
-import { toolResult, tree } from './content.js';
+import { badges, toolResult, tree } from './content.js';
 import { navigate } from './router.js';
 import { schemaForm } from './schema-form.js';
 
-const HINTS = [
-  ['readOnlyHint', 'read-only', 'Does not change anything'],
-  ['destructiveHint', 'destructive', 'May delete or overwrite things'],
-  ['idempotentHint', 'idempotent', 'Calling it again with the same arguments has no further effect'],
-  ['openWorldHint', 'open-world', 'Reaches outside systems (the web, other services)'],
-];
-
-export function badges(annotations) {
-  const a = annotations || {};
-  const out = h('span', { class: 'badges' });
-  for (const [key, label, title] of HINTS) {
-    if (a[key] === true && !(key === 'destructiveHint' && a.readOnlyHint === true)) add(out, h('span', { class: `badge ${label}`, title }, label));
-  }
-  return out;
-}
-
 export default { title: 'Tools', mount };
+
+const RESULT_CHARS = 20_000; // of each text block (and of the structured content as JSON) sent at once
 
 function mount(root, route) {
   let tools = [];
   const items = new Map(); // name -> {el, haystack, tool}
   let selected = null;
-  let running = null; // {callId, name}
+  let running = null; // {callId, name, server, progress, progressText, notes}
+  const questions = askDialogs();
 
   const search = h('input', { type: 'search', placeholder: 'Search tools by name, server or description', 'aria-label': 'Search tools', value: route.query.get('q') || '' });
   const serverFilter = h('select', { 'aria-label': 'Only the tools of one server' }, h('option', { value: '' }, 'All servers'));
@@ -119,6 +108,7 @@ function mount(root, route) {
     const cancelBtn = button('Cancel', cancel, { hidden: true });
     const progress = h('progress', { hidden: true, max: 1 });
     const progressText = h('span', { class: 'progress-text', 'aria-live': 'polite' });
+    const notes = h('div', { class: 'call-notes', 'aria-live': 'polite' });
     const resultSlot = h('div', {});
     const schemaBox = h('details', {}, h('summary', {}, 'Input schema'), tree(tool.inputSchema, { open: 1 }));
     add(clear(detail), 
@@ -128,7 +118,7 @@ function mount(root, route) {
       h('p', { class: 'description' }, tool.description || '(no description)'),
       h('div', { class: 'page-head' }, h('h3', {}, 'Arguments'), h('div', { class: 'actions' }, toggle)),
       formSlot, problems,
-      h('div', { class: 'call-bar' }, callBtn, cancelBtn, progress, progressText),
+      h('div', { class: 'call-bar' }, callBtn, cancelBtn, progress, progressText), notes,
       resultSlot, schemaBox,
       tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), tree(tool.outputSchema, { open: 1 })) : null);
 
@@ -136,24 +126,36 @@ function mount(root, route) {
       problems.textContent = '';
       let args;
       if (jsonMode) {
-        try { args = JSON.parse(jsonArea.value || '{}'); } catch (error) { problems.textContent = `Not valid JSON: ${error.message}`; return; }
+        try { args = JSON.parse(jsonArea.value || '{}'); } catch (error) { clear(resultSlot); problems.textContent = `Not valid JSON: ${error.message}`; return; }
       } else {
         const { value, errors } = form.value();
-        if (errors.length) { problems.textContent = errors.join('\n'); return; }
+        if (errors.length) { clear(resultSlot); problems.textContent = errors.length > 1 ? `${errors.length} arguments need a fix (marked above).` : 'An argument needs a fix (marked above).'; form.focusError(); return; }
         args = value;
       }
       const callId = newCallId();
-      running = { callId, name: tool.name, progress, progressText };
+      running = { callId, name: tool.name, server: tool.server, progress, progressText, notes };
       callBtn.disabled = true;
       cancelBtn.hidden = false;
       progress.hidden = false;
       progress.removeAttribute('value'); // indeterminate until the first progress
       progressText.textContent = 'Running…';
       clear(resultSlot);
+      clear(notes);
       const started = performance.now();
       try {
-        const result = await post(`/tools/${seg(tool.name)}/call`, { arguments: args, callId });
-        add(resultSlot, toolResult(result));
+        // The call's own stream: its progress, and the server's questions (a form, a page to open, a
+        // completion to allow) shown as Chat shows them; then its result or its error.
+        let end = null;
+        // `cut`: a big result comes cut to what shows at once; the rest stays with the API (content.js).
+        await streamPost(`/tools/${seg(tool.name)}/call`, { arguments: args, callId, cut: RESULT_CHARS }, (event, data) => {
+          if (event === 'progress') showProgress(data);
+          else if (event === 'ask') questions.ask(data);
+          else if (event === 'ask-closed') questions.closed(data);
+          else if (event === 'result' || event === 'error') end = { event, data };
+        });
+        if (!end) throw new ApiError(0, 'offline', 'The call ended without an answer: is `mcpdeck serve` still running?');
+        if (end.event === 'error') throw new ApiError(end.data.status, end.data.error.code, end.data.error.message);
+        add(clear(resultSlot), toolResult(end.data, { name: tool.tool }));
         progressText.textContent = '';
       } catch (error) {
         const cancelled = error instanceof ApiError && error.code === 'cancelled';
@@ -200,13 +202,20 @@ function mount(root, route) {
   const offs = [
     on('ToolsChanged', reload),
     on('open', ({ again }) => { if (again) load(); }),
-    on('ToolCallProgress', (e) => {
-      if (!running || e.requestId !== running.callId) return;
-      if (e.total) { running.progress.max = e.total; running.progress.value = e.progress; }
-      const pct = e.total ? ` (${Math.round((100 * e.progress) / e.total)}%)` : '';
-      running.progressText.textContent = `${e.message || `progress ${e.progress}${e.total ? ` of ${e.total}` : ''}`}${pct}`;
+    // A server's question that could not be asked (sampling with no model set up, a handler that
+    // failed) is said under the call, whatever the server makes of the refusal.
+    on('ServerRequestHandled', (e) => {
+      if (!running || e.server !== running.server || !['refused', 'error'].includes(e.outcome)) return;
+      add(running.notes, h('p', { class: 'warn-text' }, `${e.server} asked for ${e.kind === 'sampling' ? 'a model completion (sampling)' : e.kind}: ${e.outcome}${e.detail ? ` — ${e.detail}` : ''}`));
     }),
   ];
+
+  function showProgress(e) {
+    if (!running) return;
+    if (e.total) { running.progress.max = e.total; running.progress.value = e.progress; }
+    const pct = e.total ? ` (${Math.round((100 * e.progress) / e.total)}%)` : '';
+    running.progressText.textContent = `${e.message || `progress ${e.progress}${e.total ? ` of ${e.total}` : ''}`}${pct}`;
+  }
   load();
   return {
     update(next) {
@@ -214,6 +223,7 @@ function mount(root, route) {
       if (next.query.get('server') !== null && next.query.get('server') !== serverFilter.value && !next.args[0]) { serverFilter.value = next.query.get('server'); applyFilter(); }
       select(next.args[0] || null);
     },
+    // A call still running goes on (its questions are still asked); its result is not shown.
     unmount() { offs.forEach((off) => off()); },
   };
 }

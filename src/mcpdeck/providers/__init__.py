@@ -24,7 +24,9 @@ in the provider's own format::
 ``google``) and ``ollama``, plus the providers a config defines under ``"providers"``
 (``parse_provider_settings``); ``default_model`` reads ``MCPDECK_MODEL`` or the config's
 ``"model"``. ``builtin_providers()`` says what each built-in provider speaks and which variables
-hold its key and URL (``canonical_provider``: the name it goes by under another of its names).
+hold its key and URL (``canonical_provider``: the name it goes by under another of its names);
+``provider_readiness`` which of them a chat can use now (a key where one is needed, a local
+provider's port answering).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from mcpdeck.providers._provider_settings import (
     default_model,
     parse_provider_settings,
 )
+from mcpdeck.providers._readiness import ProviderReadiness, provider_readiness
 from mcpdeck.providers._schema import inline_refs, merge_all_of, object_root
 from mcpdeck.providers._strict import strict_schema, strip_nulls
 from mcpdeck.providers.anthropic import AnthropicConverter
@@ -60,6 +63,7 @@ __all__ = [
     "ModelRef",
     "OpenAIChatConverter",
     "OpenAIResponsesConverter",
+    "ProviderReadiness",
     "ProviderSettings",
     "TextDelta",
     "ToolCall",
@@ -82,6 +86,7 @@ __all__ = [
     "parse_model",
     "parse_provider_settings",
     "provider_names",
+    "provider_readiness",
     "register_provider",
     "strict_schema",
     "strip_nulls",

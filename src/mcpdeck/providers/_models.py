@@ -22,7 +22,7 @@ from mcpdeck.providers._openai_chat import DEFAULT_OPENAI_URL, OpenAIChatModel
 from mcpdeck.providers._openai_responses import OpenAIResponsesModel
 from mcpdeck.providers._provider_settings import ALIASES, BUILTIN, Builtin, ProviderSettings
 
-__all__ = ["chat_model", "known_providers", "ollama_url"]
+__all__ = ["chat_model", "known_providers", "ollama_url", "provider_url"]
 
 _MODELS: dict[str, Callable[..., ChatModel]] = {
     "openai": OpenAIChatModel,
@@ -83,6 +83,19 @@ def chat_model(
     arguments: dict[str, Any] = {"provider": name, "api_key": key, "base_url": url, "key_hint": hint}
     arguments.update(_options(own, options))
     return _MODELS[api](ref.model, **arguments)
+
+
+def provider_url(
+    name: str, settings: Mapping[str, ProviderSettings] | None = None, environ: Mapping[str, str] | None = None
+) -> str:
+    """The API root a model of provider ``name`` would talk to (as ``chat_model`` picks it).
+
+    Raises:
+        ProviderError: The provider is unknown.
+    """
+    env = os.environ if environ is None else environ
+    builtin, own = _settings(name, settings or {}, env)
+    return own.base_url or _env_url(ALIASES.get(name, name), builtin, env)
 
 
 def _settings(
