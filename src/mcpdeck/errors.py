@@ -10,6 +10,7 @@ The tree::
     │   ├── ServerUnavailableError  not connected: disabled, failed, stopped, starting
     │   ├── ServerTimeoutError      a request took longer than its timeout
     │   ├── ServerCrashedError      the connection was lost while a request was open
+    │   ├── NotOfferedError         the server does not offer that (a capability it did not declare)
     │   └── AuthorizationError      OAuth to the server failed
     │       ├── AuthorizationRequiredError  no usable token and no one to ask
     │       ├── AuthorizationDeniedError    the user or the authorization server said no
@@ -43,6 +44,7 @@ __all__ = [
     "ConfigError",
     "InvalidArgumentsError",
     "MCPDeckError",
+    "NotOfferedError",
     "PermissionDeniedError",
     "PromptNotFoundError",
     "ProviderError",
@@ -114,6 +116,10 @@ class ServerUnavailableError(ServerError):
 
 class ServerTimeoutError(ServerError):
     """A request to the server did not finish within its timeout."""
+
+
+class NotOfferedError(ServerError):
+    """The server does not offer what was asked: a capability it did not declare (e.g. resource subscriptions)."""
 
 
 class ServerCrashedError(ServerError):

@@ -19,6 +19,7 @@ from mcpdeck.errors import (
     ConfigError,
     InvalidArgumentsError,
     MCPDeckError,
+    NotOfferedError,
     PermissionDeniedError,
     PromptNotFoundError,
     ResourceNotFoundError,
@@ -41,6 +42,7 @@ _STATUS: list[tuple[type[MCPDeckError], int, str]] = [
     (InvalidArgumentsError, 422, "invalid-arguments"),
     (PermissionDeniedError, 403, "permission-denied"),
     (ServerUnavailableError, 409, "server-unavailable"),  # the server's state forbids it: not the API's failure
+    (NotOfferedError, 409, "not-offered"),  # a capability the server did not declare: nor is this
     (ServerTimeoutError, 504, "server-timeout"),
     (ServerCrashedError, 502, "server-crashed"),
     (ServerError, 502, "server-error"),

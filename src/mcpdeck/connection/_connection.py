@@ -34,7 +34,7 @@ from mcpdeck.connection._errors import describe_error, session_expired
 from mcpdeck.connection._opening import Opener
 from mcpdeck.connection._session import Session
 from mcpdeck.connection._supervisor import Supervisor
-from mcpdeck.errors import ServerCrashedError, ServerError, ServerTimeoutError, protocol_error_text
+from mcpdeck.errors import NotOfferedError, ServerCrashedError, ServerError, ServerTimeoutError, protocol_error_text
 from mcpdeck.events import CLIENT_META, Event, ResourceUpdated, current_client
 from mcpdeck.status import RetryPolicy, ServerState, ServerStatus
 from mcpdeck.traffic import Traffic
@@ -375,7 +375,7 @@ class ServerConnection:
         client = self._supervisor.client
         caps = client.server_capabilities.resources if client else None
         if client is not None and not (caps and caps.subscribe):
-            raise ServerError(self.name, "does not offer resource subscriptions")
+            raise NotOfferedError(self.name, "does not offer resource subscriptions")
 
         async def send(client: Client, _: ProgressFnT) -> None:
             await self._lists.subscribe(client, uri, subscribe)
