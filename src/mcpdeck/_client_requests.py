@@ -8,9 +8,11 @@ every request as an event.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -93,6 +95,24 @@ class ServerRequests:
         self._roots = roots
         self._publish = publish
         self._write_log = write_log
+        self._running: dict[int, contextvars.Context] = {}
+
+    @contextmanager
+    def running(self) -> Generator[None]:
+        """Around one request the host sends this server: what the server asks meanwhile, outside
+        any request (a handshake-era server asks on its connection), belongs to it if it runs alone."""
+        context = contextvars.copy_context()
+        self._running[id(context)] = context
+        try:
+            yield
+        finally:
+            del self._running[id(context)]
+
+    def _origin(self) -> contextvars.Context:
+        """The context a question of this server belongs to: the one request running, else this one."""
+        if len(self._running) == 1:
+            return next(iter(self._running.values()))
+        return contextvars.copy_context()
 
     def set_roots(self, roots: list[types.Root] | None) -> None:
         """This server's own roots (None: the host's)."""
@@ -113,10 +133,15 @@ class ServerRequests:
                 message=params.message,
                 url=params.url,
                 elicitation_id=params.elicitation_id,
+                origin=self._origin(),
             )
         else:
             request = ElicitationRequest(
-                server=self._server, mode="form", message=params.message, schema=params.requested_schema
+                server=self._server,
+                mode="form",
+                message=params.message,
+                schema=params.requested_schema,
+                origin=self._origin(),
             )
         if handler is None:
             detail = "no elicitation handler is configured for this host, so it declined"
@@ -161,7 +186,7 @@ class ServerRequests:
             self._report("sampling", "refused", detail)
             return types.ErrorData(code=INVALID_REQUEST, message=detail)
         try:
-            result = await handler(SamplingRequest(server=self._server, params=params))
+            result = await handler(SamplingRequest(server=self._server, params=params, origin=self._origin()))
         except Exception as error:  # a refusal or a provider failure: the server gets the reason
             self._report("sampling", "refused", str(error))
             return types.ErrorData(code=INTERNAL_ERROR, message=f"sampling failed: {error}")

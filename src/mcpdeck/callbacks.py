@@ -1,15 +1,21 @@
 """What servers may ask of the host, and the callbacks an embedding app answers with.
 
-A server can ask the user for input (elicitation, in form or URL mode) and ask the host's
-model for a completion (sampling). The app supplies one async callback for each to
-``Host``; without one the host declines cleanly and says so. Both callbacks get the
-name of the server that asked.
+A server can ask the user for input (elicitation, in form or URL mode) and ask the host's model for
+a completion (sampling). The app supplies one async callback for each to ``Host``; without one the
+host declines cleanly and says so. Both callbacks get the name of the server that asked, and the
+``origin`` of the question: the context (``contextvars``) of the host's request it belongs to. A
+2026-07-28 server asks inside the request, so the callback already runs in its context; a handshake-
+era server asks on its connection, outside any request, and its question belongs to the one request
+running on that server, if only one runs (``origin`` is then that request's context; when several
+run, or none, it is the context the question came in). An app that marks its requests with a context
+variable (which chat, which call) reads it from ``origin``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from contextvars import Context
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import mcp_types as types
@@ -34,6 +40,8 @@ class ElicitationRequest:
         schema: For ``form``: the JSON Schema of the answer (a flat object of simple fields).
         url: For ``url``: the page the user should open.
         elicitation_id: For ``url``: the server's id of this request.
+        origin: The context of the host's request this question belongs to (see the module);
+            None: the context the callback runs in.
     """
 
     server: str
@@ -42,6 +50,7 @@ class ElicitationRequest:
     schema: dict[str, Any] | None = None
     url: str | None = None
     elicitation_id: str | None = None
+    origin: Context | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -67,10 +76,13 @@ class SamplingRequest:
     Attributes:
         server: The server that asks.
         params: The request as the protocol gives it (messages, system prompt, max tokens, preferences ...).
+        origin: The context of the host's request this one belongs to (see the module); None: the
+            context the callback runs in.
     """
 
     server: str
     params: types.CreateMessageRequestParams
+    origin: Context | None = field(default=None, compare=False, repr=False)
 
 
 SamplingHandler = Callable[[SamplingRequest], Awaitable[types.CreateMessageResult]]

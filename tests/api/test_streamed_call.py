@@ -154,8 +154,9 @@ async def test_sampling_outside_a_chat_uses_the_default_model_once_approved_or_s
             # No "model" in the config (nor MCPDECK_MODEL): nothing to ask, and the reason reaches the server.
             asked, seen = await answered_call(api, "mcp__features__summarize", {"text": "a tale"}, None)
             assert asked == []
-            assert seen[-1][0] == "error"
-            assert "sampling failed: no model is set up to answer it" in seen[-1][1]["error"]["message"]
+            # The server (asked on its connection, the handshake era) gets the reason and says it.
+            assert seen[-1][0] == "result"
+            assert "sampling failed: no model is set up to answer it" in seen[-1][1]["content"][0]["text"]
             config = api.file()
             api.config.write_text(json.dumps({**config, "model": "scripted:test-model"}))
             asked, seen = await answered_call(

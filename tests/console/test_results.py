@@ -104,7 +104,8 @@ def test_a_tool_s_questions_are_asked_on_the_tools_page_and_answered(console_for
     expect(panel.locator(".call-notes")).to_contain_text(
         'no model is set up to answer it: set MCPDECK_MODEL or "model"'
     )
-    expect(panel.locator(".result.is-error")).to_contain_text("no model is set up")
+    # The server (asked on its connection, the handshake era) gets the reason, and its answer says it.
+    expect(panel.locator(".result")).to_contain_text("sampling failed: no model is set up")
     assert [e for e in console.errors if "status of 40" not in e] == [], console.errors
 
 

@@ -10,18 +10,20 @@ stream of a tool call made with ``Accept: text/event-stream``, as the Tools page
 - ``sampling``: a server asks for a model completion (``approve`` or ``deny``).
 
 ``Asks`` hands each question to the watchers and waits for ``POST /api/asks/{id}``. A question
-belongs to the chat or the call whose task asked (``current_asker``: a 2026-07-28 server asks
-inside the call); one that cannot be told (a handshake-era server asks on its connection) is
-shown to every watcher, and the first answer counts. With no one watching, nobody can answer:
-an approval is denied, an elicitation declined, a sampling request refused, at once, saying
-why. A question whose asker gives up (a stopped run, a closed call) is withdrawn (``ask-closed``).
+belongs to the chat or the call whose request it came in (``current_asker``, read from the
+question's ``origin``: a 2026-07-28 server asks inside the call; a handshake-era server asks on its
+connection, and its question belongs to the one request running on that server); one that cannot be
+told (several requests run on that server) is shown to every watcher, and the first answer counts.
+With no one watching, nobody can answer: an approval is denied, an elicitation declined, a sampling
+request refused, at once, saying why. A question whose asker gives up (a stopped run, a closed call)
+is withdrawn (``ask-closed``).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import Context, ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
@@ -31,7 +33,7 @@ import anyio
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
 from mcpdeck.permissions import Approval, ApprovalRequest
 
-__all__ = ["Ask", "AskKind", "Asker", "Asks", "current_asker"]
+__all__ = ["Ask", "AskKind", "Asker", "Asks", "asker_of", "current_asker"]
 
 AskKind = Literal["approval", "elicitation", "sampling"]
 
@@ -53,6 +55,13 @@ class Asker:
 current_asker: ContextVar[Asker | None] = ContextVar("mcpdeck_api_asker", default=None)
 """The chat or call whose task is asking (set by the chat's runner and the streamed call; tasks they
 start inherit it)."""
+
+
+def asker_of(origin: Context | None) -> Asker | None:
+    """Who asks: the chat or call of the host request a server's question belongs to (``origin``),
+    else of the task asking."""
+    return (origin.get(current_asker) if origin is not None else None) or current_asker.get()
+
 
 Watcher = Callable[[str, dict[str, Any]], bool]
 """``watcher(event, data)``: take an ``ask`` or ``ask-closed`` event; True if it will show it."""
@@ -161,7 +170,7 @@ class Asks:
         else:
             data["url"] = request.url
             data["host"] = urlsplit(request.url or "").hostname or ""
-        answer = await self.ask("elicitation", data, current_asker.get())
+        answer = await self.ask("elicitation", data, asker_of(request.origin))
         if answer is None:
             return ElicitationResponse("decline")
         action = answer.get("action")

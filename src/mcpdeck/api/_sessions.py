@@ -22,7 +22,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 
 from mcpdeck.agent import Agent, RunFinished, event_json
-from mcpdeck.api._asks import Asker, Asks, current_asker
+from mcpdeck.api._asks import Asker, Asks, asker_of, current_asker
 from mcpdeck.callbacks import SamplingRequest
 from mcpdeck.errors import ConfigError, ProviderError
 from mcpdeck.history import History
@@ -219,7 +219,7 @@ class ChatRoom:
         Raises:
             RuntimeError: No model can answer, or the user refused (the server gets the reason).
         """
-        asker = current_asker.get()
+        asker = asker_of(request.origin)
         session = self._session_for(asker)
         model = session.model if session is not None else await self._lend()
         try:

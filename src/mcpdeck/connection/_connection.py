@@ -261,7 +261,7 @@ class ServerConnection:
         # One scope is the whole timeout: the wait for a reconnect, both attempts, and the
         # restarts on progress (the SDK's own read timeout cannot be restarted). Its deadline is kept
         # by the connection's `Deadlines`: one timer for all its requests, none in the loop's heap per request.
-        with anyio.CancelScope() as scope:
+        with anyio.CancelScope() as scope, self._requests.running():
             deadlines.start(scope, limit)
             try:
                 relay = _ProgressRelay(deadlines, scope, limit, progress)

@@ -73,6 +73,23 @@ export async function api(method, path, body, { signal } = {}) {
   return data;
 }
 
+/** GET `path` (a whole URL path) as this tab: the Response, for a body too big to read as JSON
+ * (a result's whole text); an error says why when the answer is not 2xx. */
+export async function fetchSigned(path) {
+  let response;
+  try {
+    response = await fetch(path, { credentials: 'omit', headers: authorization() });
+  } catch {
+    throw new ApiError(0, 'offline', 'mcpdeck does not answer: is `mcpdeck serve` still running?');
+  }
+  if (!response.ok) {
+    let message = `HTTP ${response.status}`;
+    try { message = (await response.json()).error.message; } catch { /* not JSON */ }
+    throw new ApiError(response.status, 'http-error', message);
+  }
+  return response;
+}
+
 /** Read a server-sent event stream: onEvent(name, dataText) for each event, until it ends. */
 async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

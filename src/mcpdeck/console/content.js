@@ -3,6 +3,7 @@
 // the base64 the server sent, links shown with their URL and never followed by themselves,
 // structured content as a collapsible tree. Big content is cut to what shows at once (the rest on
 // "Show all", or downloaded), so a result of megabytes never holds the page up.
+import { fetchSigned } from './api.js';
 import { add, button, h } from './dom.js';
 import { markdown } from './markdown.js';
 
@@ -115,10 +116,33 @@ function chunked(text, cls, onMore = () => {}) {
   return box;
 }
 
-/** A link that saves what `href` answers as a file (the browser downloads it; the page reads none of it). */
+/** A link that saves what `href` answers as a file: fetched as this tab (the API wants its
+ * Authorization header, which a plain link would not send), then saved from a blob: URL. */
 function saveLink(href, name, label = 'Download') {
   const link = h('a', { href, class: 'button-link small', title: `Save it as ${name}` }, label);
   link.download = name;
+  link.addEventListener('click', async (event) => {
+    event.preventDefault();
+    if (link.getAttribute('aria-busy') === 'true') return;
+    link.setAttribute('aria-busy', 'true');
+    const was = link.textContent;
+    link.textContent = 'Downloading…';
+    try {
+      const blob = await (await fetchSigned(href)).blob();
+      const url = URL.createObjectURL(blob);
+      const save = h('a', { href: url, hidden: true });
+      save.download = name;
+      document.body.append(save);
+      save.click();
+      save.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      link.textContent = was;
+    } catch (error) {
+      link.textContent = `${was} failed: ${error.message}`;
+    } finally {
+      link.removeAttribute('aria-busy');
+    }
+  });
   return link;
 }
 
@@ -420,12 +444,7 @@ export function toolResult(result, { name = 'result' } = {}) {
 
 /** The text `path` answers, read as it arrives (a decode of megabytes in one go would hold the page up). */
 async function fetchText(path) {
-  const response = await fetch(path, { credentials: 'same-origin' });
-  if (!response.ok) {
-    let message = `HTTP ${response.status}`;
-    try { message = (await response.json()).error.message; } catch { /* not JSON */ }
-    throw new Error(message);
-  }
+  const response = await fetchSigned(path);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   const parts = [];
   for (;;) {
