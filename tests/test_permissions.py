@@ -18,6 +18,7 @@ from mcpdeck.permissions import (
     Access,
     Approval,
     ApprovalRequest,
+    CallingClient,
     PermissionGate,
     PermissionRules,
     parse_permissions,
@@ -503,3 +504,46 @@ async def test_unreadable_rules_deny_every_call_and_say_why() -> None:
         decision = await gate.check(tool)
         assert not decision.allowed
         assert "cannot be read: permissions.deny: expected a list" in decision.reason
+
+
+async def test_a_calling_client_approves_what_no_rule_covers_and_is_asked_what_an_ask_rule_asks() -> None:
+    rules = PermissionRules(ask=("mcp__fs__write_file",), deny=("mcp__github__create_issue",))
+    gate = PermissionGate(rules=rules, approver=Approver(Approval.once()))
+    asked = Approver(Approval.session())
+    desktop = CallingClient("claude-ai 0.1.0", asked)
+    unruled = await gate.check(LIST, approver=desktop)
+    denied = await gate.check(CREATE, approver=desktop)
+    first = await gate.check(WRITE, approver=desktop)
+    again = await gate.check(WRITE, approver=desktop)
+    assert (unruled.allowed, unruled.approved_by) == (True, "client")
+    assert "claude-ai 0.1.0" in unruled.reason
+    assert (denied.allowed, denied.approved_by) == (False, "denied-by-rule")
+    assert (first.approved_by, again.approved_by) == ("user-session", "user-session")
+    assert [r.name for r in asked.requests] == ["mcp__fs__write_file"]  # asked once, for its session
+    assert gate.session_allowed == set() and desktop.session_allowed == {"mcp__fs__write_file"}
+
+
+async def test_no_session_answer_holds_for_a_calling_client_but_its_own() -> None:
+    """What the host's own user allowed for the session (the console, the chat) or another client allowed is
+    not a calling client's approval: it is asked itself."""
+    gate = PermissionGate(rules=PermissionRules(ask=("mcp__fs__*",)), approver=Approver(Approval.session()))
+    assert (await gate.check(WRITE)).approved_by == "user-session"
+    other = CallingClient("cursor 1.2", Approver(Approval.session()))
+    await gate.check(WRITE, approver=other)
+    mine = Approver(Approval.deny("it answered deny", by="vscode 1.9"))
+    refused = await gate.check(WRITE, approver=CallingClient("vscode 1.9", mine))
+    assert len(mine.requests) == 1
+    assert (refused.allowed, refused.approved_by) == (False, "denied-by-user")
+    assert refused.reason == "refused by vscode 1.9 (it answered deny)"
+
+
+async def test_a_calling_client_that_cannot_be_asked_is_refused_saying_which_rule_and_what_to_change() -> None:
+    gate = PermissionGate(rules=PermissionRules(ask=("mcp__fs__*",)), allow_hint="run with --yes")
+    by_rule = await gate.check(WRITE, approver=CallingClient("cursor 1.2"))
+    asks_all = await gate.check(LIST, approver=CallingClient("cursor 1.2", ask_all="everything is asked about"))
+    assert (by_rule.allowed, by_rule.approved_by) == (False, "no-approver")
+    assert by_rule.reason == (
+        "the rule 'mcp__fs__*' in permissions.ask asks about it, and cursor 1.2 cannot be asked (it does not offer "
+        'elicitation); to allow it, add "mcp__fs__write_file" to permissions.allow'
+    )
+    assert asks_all.reason.startswith("everything is asked about, and cursor 1.2 cannot be asked")

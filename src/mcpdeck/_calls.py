@@ -32,7 +32,7 @@ from mcpdeck.events import (
     current_caller,
     current_conversation,
 )
-from mcpdeck.permissions import Access, ApprovalCallback, PermissionGate
+from mcpdeck.permissions import Access, ApprovalCallback, CallingClient, PermissionGate
 from mcpdeck.results import ToolResult
 
 __all__ = ["CallPath", "Send", "new_call_id"]
@@ -139,7 +139,10 @@ class CallPath:
         return events.wants(ToolCallStarted) or events.wants(ToolCallFinished) or events.wants(ToolCallProgress)
 
     async def check_access(
-        self, access: Access, arguments: Mapping[str, Any], approver: ApprovalCallback | EllipsisType | None = ...
+        self,
+        access: Access,
+        arguments: Mapping[str, Any],
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> None:
         """Pass the gate for a resource read or a prompt (not a call: no events).
 
@@ -157,7 +160,7 @@ class CallPath:
         send: Send,
         *,
         check_permission: bool,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
     ) -> ToolResult:
         """Call ``tool`` (a catalog tool, or a native tool's name: its server is ``""``) with ``send``.
@@ -211,7 +214,7 @@ class CallPath:
         run: Callable[[dict[str, Any]], Awaitable[ToolResult]],
         *,
         check_permission: bool,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> ToolResult:
         """Call a native tool: ``run(arguments)``, its result taken as an MCP tool's answer."""
 

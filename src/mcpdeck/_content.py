@@ -18,7 +18,7 @@ from mcpdeck._calls import CallPath
 from mcpdeck._registry import ServerRegistry
 from mcpdeck.connection import ServerConnection
 from mcpdeck.errors import InvalidArgumentsError
-from mcpdeck.permissions import Access, ApprovalCallback
+from mcpdeck.permissions import Access, ApprovalCallback, CallingClient
 
 __all__ = ["ServerContent"]
 
@@ -37,7 +37,7 @@ class ServerContent:
         *,
         timeout: float | None,
         check_permission: bool,
-        approver: ApprovalCallback | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None,
     ) -> types.ReadResourceResult:
         """Read ``uri`` from ``server``, or from the one server that offers it."""
         connection = self._registry.server_for_uri(uri, server)
@@ -57,7 +57,7 @@ class ServerContent:
         timeout: float | None,
         check_permission: bool,
         validate: bool,
-        approver: ApprovalCallback | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None,
     ) -> types.GetPromptResult:
         """Get the prompt with public name ``name``; with ``validate``, a missing required argument raises before
         anything is sent."""

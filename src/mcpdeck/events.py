@@ -62,12 +62,14 @@ ApprovedBy = Literal[
     "user-once",
     "user-session",
     "user-always",
+    "client",
     "denied-by-rule",
     "denied-by-user",
     "no-approver",
 ]
 """Who let a tool call through, or refused it: a rule, a server's ``autoApprove`` list, a native
-tool's own rule, the user (once, for the session, always), or the refusals."""
+tool's own rule, the user (once, for the session, always), the calling client (a gateway's client,
+which asks its own user, for a call no rule covers), or the refusals."""
 
 ConfigChange = Literal["added", "updated", "removed", "enabled", "disabled"]
 """What ``ConfigChanged`` reports: a server added, updated or removed, or the global switch."""

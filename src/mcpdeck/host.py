@@ -37,7 +37,7 @@ from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_conf
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import InvalidArgumentsError, ServerUnavailableError
 from mcpdeck.events import EventBus
-from mcpdeck.permissions import ApprovalCallback, PermissionGate, PermissionRules
+from mcpdeck.permissions import ApprovalCallback, CallingClient, PermissionGate, PermissionRules
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerStatus
@@ -216,7 +216,7 @@ class Host:
         progress: ProgressCallback | None = None,
         check_permission: bool = False,
         validate: bool = True,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> ToolResult:
         """Call a tool by its catalog name (``mcp__server__tool``); a tool that fails returns ``is_error``.
 
@@ -228,7 +228,8 @@ class Host:
             validate: Check the arguments against the input schema first (only what is certain to
                 fail; declared defaults fill missing required properties); False lets the server judge.
             approver: Who to ask for this call instead of the gate's approver (None: no one, so
-                ``ask`` means denied); for calls made on behalf of someone else (the gateway's clients).
+                ``ask`` means denied); for calls made on behalf of someone else: a gateway's client, as a
+                ``CallingClient``, which approves what no rule covers and is asked what ``ask`` rules ask.
 
         Raises:
             ToolNotFoundError: No tool of that name.
@@ -262,7 +263,7 @@ class Host:
         run: Callable[[dict[str, Any]], Awaitable[ToolResult]],
         *,
         check_permission: bool = False,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> ToolResult:
         """Run a tool of this program (an agent's native tool, no ``mcp__`` prefix) as ``call_tool`` runs one.
 
@@ -301,7 +302,7 @@ class Host:
         server: str | None = None,
         timeout: float | None = None,
         check_permission: bool = False,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> types.ReadResourceResult:
         """Read a resource from ``server``, which may be left out when only one server offers the URI.
 
@@ -333,7 +334,7 @@ class Host:
         timeout: float | None = None,
         check_permission: bool = False,
         validate: bool = True,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> types.GetPromptResult:
         """Get a prompt by its public name (``mcp__<server>__<prompt>``), with its arguments.
 

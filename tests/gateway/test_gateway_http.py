@@ -282,7 +282,7 @@ async def test_the_gate_applies_and_every_call_is_in_the_history_with_its_client
     history.close()
     assert denied.is_error and "denied by the rule" in str(denied.content[0])
     assert not allowed.is_error
-    assert refused.is_error and "the user declined: refuser 1.0 answered deny" in str(refused.content[0])
+    assert refused.is_error and "refused by refuser 1.0 (it answered deny)" in str(refused.content[0])
     assert unasked.is_error and "mute 1.0 cannot be asked" in str(unasked.content[0])
     assert ("asker 1.0 (via profile conf)", "test_simple_text", "ok") in records
     assert ("asker 1.0 (via profile conf)", "test_error_handling", "denied") in records

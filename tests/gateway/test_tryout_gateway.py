@@ -39,9 +39,10 @@ async def test_a_server_crashing_mid_call_is_a_tool_error_that_names_it(log_dir:
 async def test_a_call_refused_for_want_of_someone_to_ask_gives_advice_a_gateway_user_can_follow(
     log_dir: Path,
 ) -> None:
-    """Neither ``serve --stdio`` nor ``gateway`` takes ``--yes``: the refusal must not tell the person to use it."""
+    """Neither ``serve --stdio`` nor ``gateway`` takes ``--yes``: the refusal must not tell the person to use it.
+    (A call no rule covers is the client's to approve: an ``ask`` rule is what needs someone to ask.)"""
     servers = {"basic": stdio_server("basic")}
-    async with served_gateway(log_dir, servers, permissions={}) as served:
+    async with served_gateway(log_dir, servers, permissions={"ask": ["mcp__basic__echo"]}) as served:
         with anyio.fail_after(WAIT):
             async with client(served.url(), Seen(), elicitation=False, name="cursor") as c:
                 refused = await c.call_tool("mcp__basic__echo", {"text": "hi"})

@@ -7,6 +7,7 @@ files needs ``yaml``, about 25 ms of every start otherwise.
 from typing import TYPE_CHECKING, Any
 
 from mcpdeck.config._expand import expand_server_config, expand_vars, referenced_values
+from mcpdeck.config._gateway import DEFAULT_APPROVAL, GatewayApproval, parse_gateway_approval
 from mcpdeck.config._models import (
     AnyServerConfig,
     InProcessServer,
@@ -34,8 +35,10 @@ if TYPE_CHECKING:
     from mcpdeck.config._importers import ImportResult, ImportSource, default_import_path, import_servers
 
 __all__ = [
+    "DEFAULT_APPROVAL",
     "AnyServerConfig",
     "ConfigStore",
+    "GatewayApproval",
     "IdentityProviderConfig",
     "ImportResult",
     "ImportSource",
@@ -55,6 +58,7 @@ __all__ = [
     "expand_vars",
     "import_servers",
     "parse_config_document",
+    "parse_gateway_approval",
     "parse_profiles",
     "parse_server_config",
     "put_profile",

@@ -1,4 +1,5 @@
-"""The permission gate's question to a gateway client: an elicitation asking whether a call may run."""
+"""Who approves a gateway client's call: the client itself (a ``CallingClient``), which approves what no rule
+covers and is asked, as an elicitation, what an ``ask`` rule (or ``gateway.approval: "ask"``) asks about."""
 
 from __future__ import annotations
 
@@ -6,27 +7,36 @@ import json
 from typing import Any
 
 import anyio
+from mcp import MCPError
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import NoBackChannelError
 
 from mcpdeck.gateway._clients import Downstream
-from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest
+from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest, CallingClient
 
-__all__ = ["APPROVAL_TIMEOUT", "asker"]
+__all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "calling_client"]
 
 APPROVAL_TIMEOUT = 120.0
 """Seconds a client has to answer the gate's question before the call is refused."""
+ASK_ALL = (
+    'the gateway asks about every call no rule allows (gateway.approval is "ask"; "client" lets the calling '
+    "client approve it)"
+)
+"""Why a call no rule covers is asked about, with ``gateway.approval: "ask"``."""
+
+_WHAT = {"tool": "call", "resource": "read", "prompt": "prompt"}
 
 
-def _approval_schema() -> dict[str, Any]:
+def _approval_schema(kind: str) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
             "decision": {
                 "type": "string",
-                "title": "Allow this call?",
+                "title": f"Allow this {_WHAT.get(kind, 'call')}?",
                 "oneOf": [
                     {"const": "once", "title": "Allow once"},
-                    {"const": "session", "title": "Allow this tool until the gateway restarts"},
+                    {"const": "session", "title": f"Allow this {kind} for the rest of this session"},
                     {"const": "deny", "title": "Deny"},
                 ],
                 "default": "once",
@@ -37,30 +47,47 @@ def _approval_schema() -> dict[str, Any]:
 
 
 def _question(request: ApprovalRequest) -> str:
-    if request.original_name.startswith(("resource:", "prompt:")):  # a read or a prompt, not a tool call
-        return f"mcpdeck: allow this? {request.description}"
+    """What is asked, in words: running a tool, reading a resource, getting a prompt (with its arguments)."""
     arguments = json.dumps(dict(request.arguments), ensure_ascii=False)[:2000]
-    return f"mcpdeck: allow {request.original_name!r} of server {request.server!r} to run with arguments {arguments}?"
+    target = request.original_name.partition(":")[2]
+    if request.kind == "resource":
+        return f"mcpdeck: read the resource {target} of server {request.server!r}?"
+    if request.kind == "prompt":
+        return f"mcpdeck: get the prompt {target!r} of server {request.server!r} with arguments {arguments}?"
+    return f"mcpdeck: run the tool {request.original_name!r} of server {request.server!r} with arguments {arguments}?"
 
 
-def asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallback | None:
-    """The approval callback for a call from ``client``: an elicitation to it, if it takes them."""
-    if not client.can_elicit("form"):
-        return None
+def calling_client(ctx: ServerRequestContext[Any], client: Downstream, *, ask_all: bool) -> CallingClient:
+    """``client`` as the approver of one of its requests (``ctx``): asked by elicitation, if it takes them.
 
+    ``ask_all``: what no rule covers is asked about too (``gateway.approval: "ask"``).
+    """
+    return CallingClient(
+        client.name,
+        _asker(ctx, client) if client.can_elicit("form") else None,
+        ask_all=ASK_ALL if ask_all else None,
+        session_allowed=client.session_allowed,
+        lock=client.approving,
+    )
+
+
+def _asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallback:
     async def ask(request: ApprovalRequest) -> Approval:
-        schema: Any = _approval_schema()
+        schema: Any = _approval_schema(request.kind)
         with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever
-            answer = await ctx.session.elicit_form(_question(request), schema, related_request_id=ctx.request_id)
+            try:
+                answer = await ctx.session.elicit_form(_question(request), schema, related_request_id=ctx.request_id)
+            except (MCPError, NoBackChannelError) as error:  # it failed to ask: no one said no
+                return Approval.undecided(f"{client.name} could not ask: {error}")
             if answer.action != "accept":
-                return Approval.deny(f"{client.name} answered {answer.action}")
+                return Approval.deny(f"it answered {answer.action}", by=client.name)
             decision = (answer.content or {}).get("decision")
             if decision == "session":
                 return Approval.session()
             if decision == "once":
                 return Approval.once()
             if decision == "deny":
-                return Approval.deny(f"{client.name} answered deny")
+                return Approval.deny("it answered deny", by=client.name)
             return Approval.undecided(
                 f"{client.name} accepted the question without a decision ('once', 'session' or 'deny'), "
                 f"so the call was not made (it gave {decision!r})"

@@ -80,6 +80,10 @@ class Downstream:
     level: types.LoggingLevel | None = None
     """The level it asked for with ``logging/setLevel``; None: every message."""
     subscriptions: set[str] = field(default_factory=set[str])
+    session_allowed: set[str] = field(default_factory=set[str])
+    """What it allowed "for the rest of this session" when the gate asked it: for its own calls only."""
+    approving: anyio.Lock = field(default_factory=anyio.Lock)
+    """The gate's questions to it, one at a time."""
     _named: tuple[object, str, str] | None = field(default=None, init=False, repr=False)
     """The ``clientInfo`` its names were made from, its name and caller (asked for on every call)."""
 

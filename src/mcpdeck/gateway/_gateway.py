@@ -29,7 +29,14 @@ from mcp.server import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 
-from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles
+from mcpdeck.config import (
+    DEFAULT_APPROVAL,
+    ConfigStore,
+    GatewayApproval,
+    ProfileConfig,
+    parse_gateway_approval,
+    parse_profiles,
+)
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
@@ -78,6 +85,7 @@ class Gateway:
         profiles: Mapping[str, ProfileConfig | Mapping[str, Any]] | None = None,
         tokens: Mapping[str, GatewayToken] | None = None,
         check_permission: bool = True,
+        approval: GatewayApproval | None = None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         any_address: bool = False,
@@ -93,8 +101,11 @@ class Gateway:
             profiles: Profiles given in code; default: the ``profiles`` of the host's config file,
                 read again when the file changes.
             tokens: Named bearer tokens for HTTP; none: HTTP needs no token (keep it on loopback).
-            check_permission: Pass every call through the host's permission gate (``ask`` is put to
-                the calling client as an elicitation, or refused when it cannot answer).
+            check_permission: Pass every call through the host's permission gate (``deny`` refuses; ``ask``
+                is put to the calling client as an elicitation, or refused when it cannot answer).
+            approval: Who approves a call no rule covers: ``client``, the calling client (which asks its
+                own user), or ``ask``, the gateway asks the client as for an ``ask`` rule. Default: the
+                config file's ``gateway.approval`` (followed when the file changes), else ``client``.
             allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection); default: loopback names.
             allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
             any_address: HTTP listens on every address: a ``Host`` that is an IP address with the
@@ -111,6 +122,7 @@ class Gateway:
         self.host = host
         self.profile = profile
         self.check_permission = check_permission
+        self._approval: GatewayApproval | None = approval
         self.modern = modern
         self.tokens = dict(tokens or {})
         self.allowed_hosts = allowed_hosts
@@ -128,6 +140,8 @@ class Gateway:
         )
         self._read_at: int | None = None
         self._read: dict[str, ProfileConfig] = {}
+        self._configured: GatewayApproval = DEFAULT_APPROVAL
+        """The config file's ``gateway.approval`` as last read."""
         self._everything = ProfileConfig()
         self._views: dict[str | None, ProfileView] = {}
         self.calls = Calls()
@@ -140,6 +154,11 @@ class Gateway:
         self._tg: TaskGroup | None = None
         if profile is not None:
             self.profile_config(profile)  # an unknown profile is an error now, not at the first request
+        if approval is None and host.config_path is not None and host.config_path.exists():
+            # a setting that cannot be read is an error now; an edit that breaks it later keeps the last one
+            self._configured = parse_gateway_approval(
+                ConfigStore(host.config_path).read_raw(), path=str(host.config_path)
+            )
 
     # ----- profiles --------------------------------------------------------------------
 
@@ -148,19 +167,41 @@ class Gateway:
         """The profiles now (from the config file, read again when it changed)."""
         if self._fixed is not None:
             return self._fixed
+        return self._reread() or {}
+
+    @property
+    def approval(self) -> GatewayApproval:
+        """Who approves a call no rule covers now: ``client`` or ``ask`` (see ``Gateway``)."""
+        if self._approval is not None:
+            return self._approval
+        self._reread()
+        return self._configured
+
+    def _reread(self) -> dict[str, ProfileConfig] | None:
+        """The config file's profiles (and ``gateway.approval``), read again when the file changed; None when
+        there is no file."""
         path = self.host.config_path
         if path is None:
-            return {}
+            return None
         try:
             stamp = os.stat(path).st_mtime_ns
         except FileNotFoundError:
-            return {}
+            return None
         if stamp != self._read_at:
             self._read_at = stamp
             try:
-                self._read = parse_profiles(ConfigStore(path).read_raw(), path=str(path))
-            except ConfigError as error:  # a broken edit never stops what runs: the last good profiles stay
+                raw = ConfigStore(path).read_raw()
+            except ConfigError as error:  # a broken edit never stops what runs: the last good settings stay
+                logger.warning("gateway: profiles and gateway.approval kept as they were: %s", error)
+                return self._read
+            try:
+                self._read = parse_profiles(raw, path=str(path))
+            except ConfigError as error:
                 logger.warning("gateway: profiles kept as they were: %s", error)
+            try:
+                self._configured = parse_gateway_approval(raw, path=str(path))
+            except ConfigError as error:
+                logger.warning("gateway: gateway.approval kept as it was: %s", error)
         return self._read
 
     def profile_config(self, name: str | None) -> ProfileConfig:

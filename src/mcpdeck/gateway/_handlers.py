@@ -25,16 +25,15 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
 from mcpdeck.events import current_caller, current_client
-from mcpdeck.gateway._approval import asker
 from mcpdeck.gateway._requests import (
     RESOURCE_NOT_FOUND,
     Ctx,
     Requests,
     mcp_error,
-    refusal,
     relayed_client,
     servers_answer,
 )
+from mcpdeck.permissions import Access
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -93,10 +92,10 @@ class ToolRequests(Requests):
                     progress=progress,
                     check_permission=check_permission,
                     validate=False,  # the server judges its arguments: the client gets its own answer, as directly
-                    approver=asker(ctx, who),
+                    approver=self.approver(ctx, who),
                 )
             except PermissionDeniedError as error:
-                return _error_result(refusal(error, who))
+                return _error_result(str(error))
             except ServerError as error:
                 if servers_answer(error) is not None:  # the server answered with a protocol error: passed on
                     raise mcp_error(error) from None
@@ -143,7 +142,7 @@ class ResourceRequests(Requests):
         async def read() -> types.ReadResourceResult:
             try:
                 return await host.read_resource(
-                    uri, server=server, check_permission=check_permission, approver=asker(ctx, who)
+                    uri, server=server, check_permission=check_permission, approver=self.approver(ctx, who)
                 )
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
@@ -152,8 +151,10 @@ class ResourceRequests(Requests):
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
+        server = self.server_for(uri)
+        self.refuse_denied(Access("resource", server, uri))
         try:
-            await self.gateway.clients.subscribe(self.client(ctx), uri, self.server_for(uri))
+            await self.gateway.clients.subscribe(self.client(ctx), uri, server)
         except MCPDeckError as error:
             raise mcp_error(error) from None
         return types.EmptyResult()
@@ -185,6 +186,7 @@ class ListenRequests(Requests):
             for uri in params.notifications.resource_subscriptions or ():
                 server = self.view().server_for_uri(uri)
                 if server is not None:  # (a URI no server offers is honoured and never fires, as the SDK does)
+                    self.refuse_denied(Access("resource", server, uri))
                     try:
                         await clients.subscribe(stream, uri, server)
                     except MCPDeckError as error:
@@ -218,7 +220,7 @@ class PromptRequests(Requests):
                     params.arguments,
                     check_permission=check_permission,
                     validate=False,  # the server judges its arguments, as for tools
-                    approver=asker(ctx, who),
+                    approver=self.approver(ctx, who),
                 )
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
@@ -234,6 +236,7 @@ class PromptRequests(Requests):
                 entry = self.view().prompt(ref.name)
                 if entry is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
+                self.refuse_denied(Access("prompt", entry.server, entry.original_name))
                 completion = await self.host.complete_prompt_argument(
                     entry.name, argument.name, argument.value, context
                 )
@@ -241,6 +244,7 @@ class PromptRequests(Requests):
                 server = self.view().server_for_template(ref.uri)
                 if server is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"no resource template {ref.uri!r}")
+                self.refuse_denied(Access("resource", server, ref.uri))
                 completion = await self.host.complete_resource_argument(
                     server, ref.uri, argument.name, argument.value, context
                 )

@@ -8,7 +8,8 @@ the gateway has tokens (401 without a valid one, compared in constant time; 403 
 token is bound to another profile; wrong tokens are counted against who sent them, as
 ``serve``'s guard counts them, and past the limit a sender gets 429 before its token is
 compared: ``mcpdeck._guesses``), then the SDK's transport with its DNS-rebinding
-protection (a ``Host`` or ``Origin`` that is not allowed is refused with 4xx) and sessions.
+protection (a ``Host`` or ``Origin`` that is not allowed is refused with 4xx) and sessions
+(a session opened with one token is not found with another: 404).
 Each profile has its own SDK session manager, started in the gateway's task group on first
 use. SSE events are kept in memory so a client whose stream dropped can resume it.
 """
@@ -20,6 +21,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.runner import serve_loop
 from mcp.server.sse import SseServerTransport
 from mcp.server.transport_security import TransportSecuritySettings
@@ -43,6 +46,13 @@ LEGACY_SSE = ("sse", "messages")
 """Path ends of the old HTTP+SSE transport (so no profile may be called that)."""
 RETRY_MS = 1000
 """The reconnect delay the gateway suggests in its SSE priming events."""
+
+
+def _holder(token_name: str) -> AuthenticatedUser:
+    """The holder of a named token, as the SDK's transports compare them: a session (streamable HTTP's
+    ``Mcp-Session-Id``, the old transport's ``session_id``) answers only requests with the token that opened
+    it; with another token it does not exist (404 ``Session not found``). The secret stays out of it."""
+    return AuthenticatedUser(AccessToken(token=f"mcpdeck-gateway-token:{token_name}", client_id=token_name, scopes=[]))
 
 
 def _matches(value: str, allowed: list[str]) -> bool:
@@ -137,6 +147,8 @@ class GatewayApp:
         state: dict[str, Any] = dict(scope.get("state") or {})
         state[TOKEN_STATE] = token_name
         scope = {**scope, "state": state}
+        if token_name is not None:  # the SDK's transports keep each session to the credential that opened it
+            scope["user"] = _holder(token_name)
         try:
             if legacy is not None:
                 await self._legacy(legacy, profile, rest, scope, receive, send)

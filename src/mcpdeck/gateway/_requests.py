@@ -30,8 +30,10 @@ from mcpdeck.errors import (
     ToolNotFoundError,
 )
 from mcpdeck.events import CLIENT_META
+from mcpdeck.gateway._approval import calling_client
 from mcpdeck.gateway._clients import Downstream, Parked, Running
 from mcpdeck.gateway._view import ProfileView
+from mcpdeck.permissions import Access, CallingClient
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -43,7 +45,6 @@ __all__ = [
     "Ctx",
     "Requests",
     "mcp_error",
-    "refusal",
     "relayed_client",
     "servers_answer",
 ]
@@ -79,21 +80,13 @@ def mcp_error(error: MCPDeckError, client: Downstream | None = None) -> MCPError
     """The protocol error a client should see for a host error: the server's own, when it sent one."""
     if (answer := servers_answer(error)) is not None:
         return MCPError(code=answer.code, message=answer.message, data=answer.data)
-    if isinstance(error, PermissionDeniedError):
-        return MCPError(code=INVALID_REQUEST, message=refusal(error, client))
+    if isinstance(error, PermissionDeniedError):  # the gate's reason names the client when it could not ask it
+        return MCPError(code=INVALID_REQUEST, message=str(error))
     if isinstance(error, ToolNotFoundError | PromptNotFoundError):
         return MCPError(code=INVALID_PARAMS, message=str(error))
     if isinstance(error, ResourceNotFoundError):
         return MCPError(code=RESOURCE_NOT_FOUND, message=str(error), data={"uri": error.uri})
     return MCPError(code=INTERNAL_ERROR, message=str(error))
-
-
-def refusal(error: PermissionDeniedError, client: Downstream | None) -> str:
-    """The gate's refusal, saying why the client was not asked when it could not be."""
-    text = str(error)
-    if error.approved_by == "no-approver" and client is not None:
-        text += f" ({client.name} cannot be asked: it does not offer elicitation)"
-    return text
 
 
 def relayed_client(params: types.CallToolRequestParams) -> str | None:
@@ -154,6 +147,20 @@ class Requests:
 
     def client(self, ctx: Ctx) -> Downstream:
         return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))
+
+    def approver(self, ctx: Ctx, who: Downstream) -> CallingClient:
+        """``who`` as the approver of its request ``ctx``: it approves what no rule covers (unless the gateway's
+        ``approval`` is ``ask``), and is asked what an ``ask`` rule asks about."""
+        return calling_client(ctx, who, ask_all=self.gateway.approval == "ask")
+
+    def refuse_denied(self, access: Access) -> None:
+        """Refuse a request that a ``deny`` rule covers and nothing is asked about (a completion, a subscription).
+
+        Raises:
+            MCPError: A ``deny`` rule (or unreadable rules) covers ``access``.
+        """
+        if self.gateway.check_permission and (refused := self.host.permissions.denied(access)) is not None:
+            raise MCPError(code=INVALID_REQUEST, message=refused.message)
 
     async def running_on(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
         """Run ``work`` as the request of ``who`` (the client ``ctx`` comes from) on ``server``: its log messages and

@@ -24,6 +24,10 @@ answers, the server's ``autoApprove`` on the original or the namespaced name); t
 then, when ``allow_read_only`` is set, tools that declare ``readOnlyHint`` are allowed; then
 the default (``ask`` unless configured). Only ``ask`` reaches the approval callback.
 
+A call made for a client that asks its own user before each call (a gateway's client: Claude
+Desktop, Cursor, VS Code) passes that client as a :class:`CallingClient`: the client approves
+what no rule covers, an ``ask`` rule is put to it, and its ``session`` answers are its own.
+
 Native tools (Python functions registered in code, named without ``mcp__``) are the
 program's own: no rule matching them means allowed, but a ``deny`` or ``ask`` rule still
 applies to them.
@@ -38,6 +42,7 @@ from mcpdeck.permissions._gate import (
     ApprovalCallback,
     ApprovalRequest,
     ApprovedBy,
+    CallingClient,
     Decision,
     PermissionGate,
 )
@@ -49,6 +54,7 @@ __all__ = [
     "ApprovalCallback",
     "ApprovalRequest",
     "ApprovedBy",
+    "CallingClient",
     "Decision",
     "PermissionGate",
     "PermissionRules",

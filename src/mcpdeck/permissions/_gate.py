@@ -1,7 +1,8 @@
 """The gate: decides each call by the rules, asks the approver when they say ``ask``, saves ``always`` answers.
 
 Also the vocabulary of a decision: what the approver is asked (``ApprovalRequest``), what it
-answers (``Approval``) and what the gate decided and why (``Decision``; ``ApprovedBy``, from
+answers (``Approval``), the client a call comes from when that client approves calls itself
+(``CallingClient``), and what the gate decided and why (``Decision``; ``ApprovedBy``, from
 ``mcpdeck.events``, since tool-call events carry it too).
 """
 
@@ -23,7 +24,15 @@ from mcpdeck.errors import ConfigError
 from mcpdeck.events import ApprovedBy
 from mcpdeck.permissions._rules import Access, PermissionRules, RuleKind, Subject, parse_permissions, pattern_matches
 
-__all__ = ["Approval", "ApprovalCallback", "ApprovalRequest", "ApprovedBy", "Decision", "PermissionGate"]
+__all__ = [
+    "Approval",
+    "ApprovalCallback",
+    "ApprovalRequest",
+    "ApprovedBy",
+    "CallingClient",
+    "Decision",
+    "PermissionGate",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,8 @@ class ApprovalRequest:
     annotations: types.ToolAnnotations | None
     """The server's hints (``readOnlyHint``, ``destructiveHint`` …): show them, do not trust them."""
     description: str
+    kind: Literal["tool", "resource", "prompt"] = "tool"
+    """What is asked about: calling a tool, reading a resource or getting a prompt."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,9 @@ class Approval:
     reason: str | None = None
     declined: bool = True
     """For ``deny``: the user said no (False: no decision came, e.g. no answer in time)."""
+    by: str | None = None
+    """Who answered, when it is not known to be the user (a gateway's client answering the gate's question:
+    whether it asked its user is its own affair), so a refusal names it instead of "the user"."""
 
     @classmethod
     def once(cls) -> Approval:
@@ -67,9 +81,9 @@ class Approval:
         return cls("always")
 
     @classmethod
-    def deny(cls, reason: str | None = None) -> Approval:
-        """Refuse this call; ``reason`` is passed on to the model."""
-        return cls("deny", reason)
+    def deny(cls, reason: str | None = None, *, by: str | None = None) -> Approval:
+        """Refuse this call; ``reason`` is passed on to the model (``by``: who refused, if not the user)."""
+        return cls("deny", reason, by=by)
 
     @classmethod
     def undecided(cls, reason: str) -> Approval:
@@ -78,6 +92,33 @@ class Approval:
 
 
 ApprovalCallback = Callable[[ApprovalRequest], Awaitable[Approval]]
+
+
+@dataclass(eq=False)
+class CallingClient:
+    """The client a call comes from, when that client asks its own user before each call it makes (the
+    gateway's clients: Claude Desktop, Cursor, VS Code): it approves what no rule covers, and an ``ask``
+    rule's question is put to it. Pass one as the ``approver`` of a check (``Host.call_tool`` ...).
+
+    Its answers are its own: what it allows "for this session" holds for its later calls only, never for
+    another client's (nor does an answer given elsewhere hold for its calls).
+
+    Attributes:
+        name: How it is named in reasons (``claude-ai 0.1.0``).
+        ask: Puts the gate's question to it; None: it cannot be asked (``cannot_ask`` says why).
+        cannot_ask: Why it cannot be asked, for the refusal.
+        ask_all: None: it approves what no rule covers. Otherwise that is asked about too, and this says
+            why and how to change it (for the refusal when it cannot be asked).
+        session_allowed: What it allowed for the rest of its session.
+        lock: Its questions go one at a time (another client's wait for their own).
+    """
+
+    name: str
+    ask: ApprovalCallback | None = None
+    cannot_ask: str = "it does not offer elicitation"
+    ask_all: str | None = None
+    session_allowed: set[str] = field(default_factory=set[str])
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 @dataclass(frozen=True)
@@ -200,14 +241,19 @@ class PermissionGate:
             decided = self._ruled[key] = self._by_rules(tool)
             return decided
 
-    def decide_by_rules(self, tool: Subject) -> Decision | None:
-        """The decision the rules make without asking anyone; None when the user must be asked."""
+    def decide_by_rules(self, tool: Subject, *, client: CallingClient | None = None) -> Decision | None:
+        """The decision the rules make without asking anyone; None when the user must be asked.
+
+        For a call from ``client``, its own ``session`` answers count instead of the gate's, and it
+        approves what no rule covers (unless it is to be asked about everything).
+        """
         name = tool if isinstance(tool, str) else tool.name
         decided = self._by_rules_of_tool(tool) if isinstance(tool, CatalogTool) else self._by_rules(tool)
         if decided is not None:
             return decided
-        if name in self.session_allowed:
-            return Decision(name, True, "user-session", "allowed for this session", name)
+        if name in (self.session_allowed if client is None else client.session_allowed):
+            by = "" if client is None else f" by {client.name}"
+            return Decision(name, True, "user-session", f"allowed for this session{by}", name)
         if not isinstance(tool, str):
             for pattern in self._auto_patterns(tool.server):
                 if fnmatchcase(tool.original_name, pattern) or pattern_matches(pattern, tool):
@@ -224,6 +270,10 @@ class PermissionGate:
                 reason = "the server marks it readOnlyHint and read-only tools are allowed"
                 return Decision(name, True, "rule", reason)
         if self.default == "ask":
+            if client is not None and client.ask_all is None:
+                return Decision(
+                    name, True, "client", f"no rule covers it; approved by the calling client, {client.name}"
+                )
             return None
         if self.default == "allow":
             return Decision(name, True, "rule", "no rule matches and the default is allow")
@@ -239,46 +289,65 @@ class PermissionGate:
         tool: Subject,
         arguments: Mapping[str, Any] | None = None,
         *,
-        approver: ApprovalCallback | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
     ) -> Decision:
         """Decide one call of ``tool`` (a catalog tool, a resource or prompt access, or a native tool's name).
 
         ``approver`` asks about this call instead of the gate's own approver (None: there is
-        no one to ask); the gateway passes one that asks the client the call came from.
+        no one to ask); the gateway passes the ``CallingClient`` the call came from.
 
-        Prompts run one at a time; a call that waited for another prompt is decided again
-        first, so a ``session`` or ``always`` answer covers it without a second prompt.
+        Prompts run one at a time (a calling client's, one at a time for that client); a call that
+        waited for another prompt is decided again first, so a ``session`` or ``always`` answer
+        covers it without a second prompt.
 
         Raises:
             Exception: Whatever the approver raises; nothing is allowed then.
         """
-        decided = self.decide_by_rules(tool)
+        client = approver if isinstance(approver, CallingClient) else None
+        decided = self.decide_by_rules(tool, client=client)
         if decided is not None:
             return decided
         name = tool if isinstance(tool, str) else tool.name
         if self.yes_to_all:
             return Decision(name, True, "user-once", "approved for every call (yes to all)")
-        ask = self.approver if isinstance(approver, EllipsisType) else approver
+        if client is not None:
+            ask = client.ask
+        else:
+            ask = self.approver if isinstance(approver, EllipsisType) else cast(ApprovalCallback | None, approver)
         if ask is None:
-            reason = f"it needs approval and there is no one to ask; {self._how(name, hint=True)}"
-            return Decision(name, False, "no-approver", reason)
-        async with self._lock:
-            decided = self.decide_by_rules(tool)
+            return Decision(name, False, "no-approver", self._nobody_to_ask(tool, client))
+        async with self._lock if client is None else client.lock:
+            decided = self.decide_by_rules(tool, client=client)
             if decided is not None:
                 return decided
             answer = await ask(self._request(tool, arguments))
+            who = "the user" if client is None else client.name
             if answer.kind == "deny":
-                if not answer.declined:
+                if answer.by is not None:
+                    reason = f"refused by {answer.by}" + (f" ({answer.reason})" if answer.reason else "")
+                elif not answer.declined:
                     reason = f"not approved: {answer.reason}"
                 else:
                     reason = f"the user declined: {answer.reason}" if answer.reason else "the user declined"
                 return Decision(name, False, "denied-by-user", reason)
             if answer.kind == "once":
-                return Decision(name, True, "user-once", "approved by the user for this call")
+                return Decision(name, True, "user-once", f"approved by {who} for this call")
             if answer.kind == "always":
                 return await self._save(name)
-            self.session_allowed.add(name)
-            return Decision(name, True, "user-session", "approved by the user for this session", name)
+            (self.session_allowed if client is None else client.session_allowed).add(name)
+            return Decision(name, True, "user-session", f"approved by {who} for this session", name)
+
+    def _nobody_to_ask(self, tool: Subject, client: CallingClient | None) -> str:
+        """Why a call that needs approval is refused when no one can be asked, and what to change."""
+        name = tool if isinstance(tool, str) else tool.name
+        if client is None:
+            return f"it needs approval and there is no one to ask; {self._how(name, hint=True)}"
+        rule = next((pattern for pattern in self.rules.ask if pattern_matches(pattern, tool)), None)
+        if rule is not None:
+            why = f"the rule {rule!r} in permissions.ask asks about it"
+        else:
+            why = client.ask_all or "it needs approval"
+        return f"{why}, and {client.name} cannot be asked ({client.cannot_ask}); {self._how(name)}"
 
     async def _save(self, name: str) -> Decision:
         if self.store is None:
@@ -312,5 +381,5 @@ class PermissionGate:
             return ApprovalRequest(tool, None, tool, args, None, "")
         if isinstance(tool, Access):
             hints = types.ToolAnnotations(read_only_hint=True)
-            return ApprovalRequest(tool.name, tool.server, tool.original_name, args, hints, tool.description)
+            return ApprovalRequest(tool.name, tool.server, tool.original_name, args, hints, tool.description, tool.kind)
         return ApprovalRequest(tool.name, tool.server, tool.original_name, args, tool.annotations, tool.description)
