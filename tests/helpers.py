@@ -57,6 +57,25 @@ def stdio_server(module: str, *args: str, direct: bool = False, **extra: Any) ->
     return {"command": sys.executable, "args": launch, "cwd": str(ROOT), **extra}
 
 
+def late_server(fifo: Path, module: str, *args: str, **extra: Any) -> dict[str, Any]:
+    """``stdio_server(module)`` that starts only once ``release(fifo)`` is called (``tests/servers/late.py``):
+    until then, a server still starting, for as long as the test needs."""
+    os.mkfifo(fifo)
+    inner = stdio_server(module, *args)
+    late = ["-m", "tests.servers.late", str(fifo), inner["command"], *inner["args"]]
+    return {"command": sys.executable, "args": late, "cwd": str(ROOT), **extra}
+
+
+async def release(fifo: Path) -> None:
+    """Let a ``late_server`` start (waiting for it to be waiting, if it is not yet)."""
+
+    def open_and_close() -> None:
+        with open(fifo, "wb"):
+            pass
+
+    await anyio.to_thread.run_sync(open_and_close, abandon_on_cancel=True)
+
+
 @asynccontextmanager
 async def serve_asgi(app: ASGIApp) -> AsyncGenerator[str]:
     """Serve ``app`` on 127.0.0.1 and yield its base URL (``http://127.0.0.1:<port>``).

@@ -21,13 +21,24 @@ import httpx2
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpdeck._version import __version__
 from mcpdeck.history import History
 from mcpdeck.server import read_state
 from tests.gateway.support import Seen, client
-from tests.helpers import ROOT, cli_environment, descendants, kill, stdio_server, wait_gone
+from tests.helpers import (
+    ROOT,
+    WAIT,
+    cli_environment,
+    descendants,
+    kill,
+    late_server,
+    release,
+    stdio_server,
+    wait_gone,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -93,6 +104,15 @@ async def _initialize_over_stdio(process: Process) -> dict[str, Any]:
     answer = json.loads(await lines.receive_until(b"\n", 1 << 20))
     await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
     return answer
+
+
+async def _answer(lines: BufferedByteReceiveStream, request_id: int) -> dict[str, Any]:
+    """The answer to request ``request_id`` among what a stdio gateway writes (notifications may come first:
+    ``list_changed`` as servers come up)."""
+    while True:
+        message = json.loads(await lines.receive_until(b"\n", 1 << 20))
+        if message.get("id") == request_id:
+            return message
 
 
 def _lines(process: Process) -> BufferedByteReceiveStream:
@@ -343,7 +363,7 @@ async def test_the_running_serve_records_a_call_through_serve_stdio_under_the_st
                 call = {"name": "mcp__basic__echo", "arguments": {"text": "who am I"}}
                 request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
                 await stdio.stdin.send(json.dumps(request).encode() + b"\n")
-                called = json.loads(await BufferedByteReceiveStream(stdio.stdout).receive_until(b"\n", 1 << 20))
+                called = await _answer(BufferedByteReceiveStream(stdio.stdout), 2)
         serve.terminate()  # what it queued for the history is written on the way out
         with anyio.fail_after(15):
             assert await serve.wait() == 0
@@ -369,6 +389,36 @@ async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_serv
     assert answer is not None, "no answer to initialize within 15 s while one server hung at start (for 30 s)"
 
 
+async def test_serve_stdio_serves_at_once_and_a_call_to_a_server_still_starting_waits_for_it(tmp_path: Path) -> None:
+    """Claude Desktop starts ``serve --stdio``, initializes, lists and calls a tool it knew from before, while one
+    server is still starting and another never answers: the call waits for its server and runs (it was refused as
+    ``Unknown tool``), the late tools are announced with ``list_changed``, and with no rule at all the client's
+    own word approves the call (it asks its user; it offers no elicitation). The history says so."""
+    fifo = tmp_path / "late.fifo"
+    servers = {"basic": stdio_server("basic"), "late": late_server(fifo, "basic"), "hang": stdio_server("hang")}
+    config = _config(tmp_path, mcpServers=servers, permissions={})
+    args = ["-m", "mcpdeck.cli", "--config", str(config), "serve", "--stdio"]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=cli_environment(tmp_path))
+    seen, called = Seen(), list[Any]()
+    with anyio.fail_after(WAIT):
+        async with client(params, seen, elicitation=False, name="claude-ai") as desktop:  # "late" waits on its fifo
+            before = {tool.name for tool in (await desktop.list_tools()).tools}
+
+            async def call() -> None:
+                called.append(await desktop.call_tool("mcp__late__echo", {"text": "worth the wait"}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await release(fifo)
+            await seen.arrival("notifications/tools/list_changed").wait()
+            after = {tool.name for tool in (await desktop.list_tools()).tools}
+    assert "mcp__late__echo" not in before and "mcp__late__echo" in after
+    assert [result.content[0].text for result in called] == ["worth the wait"]
+    with History(tmp_path / "history.sqlite3") as history:
+        records = [(r.name, r.status, r.approved_by, r.caller) for r in history.tool_calls()]
+    assert records == [("mcp__late__echo", "ok", "client", "claude-ai 1.0")]
+
+
 async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_under_their_names(tmp_path: Path) -> None:
     """Attached to the running ``serve``, a stdio client sees the catalog names it would see directly, and
     its calls run on the serve's servers (the serve's gate applies: every call is allowed here)."""
@@ -380,11 +430,11 @@ async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_und
                 await _initialize_over_stdio(stdio)
                 lines = BufferedByteReceiveStream(stdio.stdout)
                 await stdio.stdin.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n')
-                listed = json.loads(await lines.receive_until(b"\n", 1 << 20))
+                listed = await _answer(lines, 1)
                 call = {"name": "mcp__basic__echo", "arguments": {"text": "through two gateways"}}
                 request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
                 await stdio.stdin.send(json.dumps(request).encode() + b"\n")
-                called = json.loads(await lines.receive_until(b"\n", 1 << 20))
+                called = await _answer(lines, 2)
             said = (await _lines(stdio).receive_until(b"\n", 1 << 16)).decode()
     names = {tool["name"] for tool in listed["result"]["tools"]}
     assert "mcp__basic__echo" in names and "mcp__serve__mcp__basic__echo" not in names

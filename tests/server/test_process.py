@@ -267,6 +267,5 @@ async def test_the_gateway_answers_at_mcp_on_the_serve_port_behind_the_same_toke
                     names = {tool.name for tool in (await mcp.list_tools()).tools}
                     result = await mcp.call_tool("mcp__basic__add", {"a": 19, "b": 23})
     assert "mcp__basic__echo" in names
-    # No rule allows it, so the gate asks; this client offers no elicitation, so it is a denial that says why.
-    assert result.is_error and "Permission denied for mcp__basic__add" in str(result.content[0])
-    assert "elicitation" in str(result.content[0])
+    # No rule covers it: the calling client, which asks its own user, approves it (the gate's default there).
+    assert not result.is_error and result.structured_content == {"result": 42}

@@ -26,6 +26,9 @@ from mcpdeck.cli._app import CliContext, pass_ctx, run_async
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
+    import socket
+
+    from mcpdeck.config import GatewayApproval
     from mcpdeck.gateway import GatewayToken
     from mcpdeck.history import History
     from mcpdeck.host import Host
@@ -33,6 +36,7 @@ if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported wh
 __all__ = [
     "CLIENT_KINDS",
     "ClientKind",
+    "approval_option",
     "client_config",
     "gateway_tokens",
     "register_gateway_command",
@@ -116,12 +120,20 @@ def gateway_tokens(doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[s
     return tokens
 
 
-async def serve_stdio(host: Host, profile: str | None) -> None:
-    """Serve the host over stdin/stdout until the client closes them (what ``serve --stdio`` does)."""
+async def serve_stdio(host: Host, profile: str | None, approval: GatewayApproval | None = None) -> None:
+    """Serve the host over stdin/stdout until the client closes them (what ``serve --stdio`` does).
+
+    It answers at once, whatever the servers do: the servers still starting are named on stderr, their
+    tools follow with ``list_changed``, and a call to one of them waits for it (see ``_report_start``).
+    """
+    import anyio
+
     from mcpdeck.gateway import Gateway
 
-    async with Gateway(host, profile=profile) as gateway:
+    async with Gateway(host, profile=profile, approval=approval) as gateway, anyio.create_task_group() as tg:
+        tg.start_soon(_report_start, host)
         await gateway.run_stdio()
+        tg.cancel_scope.cancel()
 
 
 def _is_loopback(address: str) -> bool:
@@ -135,6 +147,19 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
+def _listening(address: str, port: int, tokens: Mapping[str, GatewayToken] | None) -> socket.socket:
+    """The socket the HTTP gateway listens on.
+
+    Raises:
+        ConfigError: Another address than loopback without a token; a port in use (said in one line).
+    """
+    from mcpdeck._listen import bind
+
+    if not tokens and not _is_loopback(address):
+        raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
+    return bind(address, port)
+
+
 async def serve_http(
     host: Host,
     *,
@@ -143,19 +168,21 @@ async def serve_http(
     profile: str | None = None,
     tokens: Mapping[str, GatewayToken] | None = None,
     announce: Any = None,
+    approval: GatewayApproval | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
-    """Serve the host over streamable HTTP at ``/mcp`` until cancelled.
+    """Serve the host over streamable HTTP at ``/mcp`` until cancelled (on ``sock``, when it is bound already).
 
     ``announce(url)`` is called once the socket listens (with the real port when ``port`` is 0).
     """
     import uvicorn
 
-    from mcpdeck._listen import ANY_ADDRESS, bind
+    from mcpdeck._listen import ANY_ADDRESS
     from mcpdeck.gateway import Gateway
     from mcpdeck.gateway._http import LOOPBACK_HOSTS
 
-    if not tokens and not _is_loopback(address):
-        raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
+    if sock is None:
+        sock = _listening(address, port, tokens)
     every = address in ANY_ADDRESS
     if every:  # loopback names, the machine's names, and (the gateway's own check) its IP addresses
         import socket
@@ -166,9 +193,13 @@ async def serve_http(
         allowed = None if _is_loopback(address) else [address, f"{address}:*"]
     if not _is_loopback(address):
         click.echo(f"warning: the gateway listens on {address}: other machines can reach it (with a token)", err=True)
-    sock = bind(address, port)
     with sock:
-        gateway_options: dict[str, Any] = {"tokens": tokens, "allowed_hosts": allowed, "any_address": every}
+        gateway_options: dict[str, Any] = {
+            "tokens": tokens,
+            "allowed_hosts": allowed,
+            "any_address": every,
+            "approval": approval,
+        }
         async with Gateway(host, profile=profile, **gateway_options) as gateway:
             config = uvicorn.Config(gateway.asgi(), log_level="warning", access_log=False, lifespan="off")
             server = uvicorn.Server(config)
@@ -189,29 +220,54 @@ def _record(host: Host, history: History) -> None:
     host.events.on(history.record, ToolCallStarted, ToolCallFinished)
 
 
+ATTACH_WAIT = 1.0
+"""Seconds ``serve --stdio`` attached to a running ``serve`` waits for that gateway's answer (its instructions
+are passed on) before it answers its own client."""
 STARTUP_GRACE = 5.0
-"""Seconds ``serve --stdio`` waits for slow servers before it answers its client (the rest follow
-with ``list_changed``): a client gives up on a gateway that says nothing for long."""
+"""Seconds after which the stdio gateway names on stderr the servers still starting (it answers its
+client at once either way)."""
 
 
-async def _settled_or_late(host: Host) -> None:
-    """Wait until every server has settled, at most ``STARTUP_GRACE`` seconds; then say on stderr (all a
-    client keeps of the gateway's words, in its log) which failed, and which are still starting."""
+async def _report_start(host: Host) -> None:
+    """Say on stderr (all a client keeps of the gateway's words, in its log) which servers failed to start, as
+    each fails, and, ``STARTUP_GRACE`` seconds on, which are still starting. Cancelled (the client left), it
+    still says the failures it had not said."""
     import anyio
 
-    from mcpdeck._masking import mask_urls
     from mcpdeck.status import ServerState
 
-    with anyio.move_on_after(STARTUP_GRACE):
+    said: set[str] = set()
+
+    def say_failures() -> None:
+        for status in host.servers.values():
+            if status.state is ServerState.FAILED and status.name not in said:
+                said.add(status.name)
+                _say_failed(status.name, status.error)
+
+    async def settle(name: str) -> None:
+        await host.wait_settled(name)
+        say_failures()
+
+    async def late() -> None:
+        await anyio.sleep(STARTUP_GRACE)
+        for status in host.servers.values():
+            if status.state in (ServerState.CONNECTING, ServerState.RECONNECTING):
+                said_late = f"mcpdeck: server {status.name!r} is still starting; its tools follow when it is ready"
+                click.echo(said_late, err=True)
+
+    try:
         async with anyio.create_task_group() as tg:
+            tg.start_soon(late)
             for name in host.servers:
-                tg.start_soon(host.wait_settled, name)
-    for status in host.servers.values():
-        if status.state is ServerState.FAILED:
-            click.echo(f"mcpdeck: server {status.name!r} failed to start: {mask_urls(status.error or '')}", err=True)
-        elif status.state in (ServerState.CONNECTING, ServerState.RECONNECTING):
-            late = f"mcpdeck: server {status.name!r} is still starting; its tools follow when it is ready"
-            click.echo(late, err=True)
+                tg.start_soon(settle, name)
+    finally:
+        say_failures()
+
+
+def _say_failed(name: str, error: str | None) -> None:
+    from mcpdeck._masking import mask_urls
+
+    click.echo(f"mcpdeck: server {name!r} failed to start: {mask_urls(error or '')}", err=True)
 
 
 async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
@@ -230,8 +286,19 @@ async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
                     return
 
         tg.start_soon(on_term)
-        await main()
+        try:
+            await main()
+        except BaseExceptionGroup as group:  # one error of a task group below: said as itself, not as a group
+            raise _alone(group) from None
         tg.cancel_scope.cancel()
+
+
+def _alone(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one error a group (of groups) of one holds, or the group itself."""
+    inner: tuple[BaseException, ...] = group.exceptions
+    while len(inner) == 1 and isinstance(inner[0], BaseExceptionGroup):
+        inner = cast(tuple[BaseException, ...], inner[0].exceptions)
+    return inner[0] if len(inner) == 1 else group
 
 
 async def _through_running_serve(address: str, port: int, token: str, profile: str | None) -> None:
@@ -241,6 +308,8 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     running ``serve`` applies the permission rules and records the calls, and its questions
     (approvals, servers' forms) reach this client through the two gateways.
     """
+    import anyio
+
     from mcpdeck.gateway import Gateway
     from mcpdeck.host import Host
 
@@ -257,19 +326,26 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
 
     async def main() -> None:
         async with Host(upstream, wait=False) as host:
-            await _settled_or_late(host)
+            with anyio.move_on_after(ATTACH_WAIT):  # a running serve on this machine answers at once
+                await host.wait_settled("serve")
             instructions = host.servers["serve"].instructions or said
             options: dict[str, Any] = {"name": name, "instructions": instructions, "check_permission": False}
-            async with Gateway(host, profile="serve", profiles=window, **options) as gateway:
+            async with (
+                Gateway(host, profile="serve", profiles=window, **options) as gateway,
+                anyio.create_task_group() as tg,
+            ):
+                tg.start_soon(_report_start, host)
                 await gateway.run_stdio()
+                tg.cancel_scope.cancel()
 
     await until_terminated(main)
 
 
-async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
+async def stdio_gateway(ctx: CliContext, profile: str | None, approval: GatewayApproval | None = None) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
-    off), its servers are the ones served: the clients share one set of running servers."""
+    off), its servers are the ones served: the clients share one set of running servers (and its gate:
+    ``approval`` is then the running ``serve``'s)."""
     from mcpdeck.cli._attach import connect
     from mcpdeck.gateway._spans import drop_idle_client_spans
 
@@ -279,6 +355,12 @@ async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     if running is not None:
         running.close()
         click.echo(f"mcpdeck: serving the servers of the mcpdeck serve on port {running.port}", err=True)
+        if approval is not None:
+            click.echo(
+                f"mcpdeck: --approval {approval} is not applied: the running serve's gate decides "
+                "(its gateway.approval, or its own --approval)",
+                err=True,
+            )
         await _through_running_serve(running.host, running.port, running.token, profile)
         return
     history = ctx.history()
@@ -287,8 +369,7 @@ async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
         async with ctx.host(wait=False) as host:
             if history is not None:
                 _record(host, history)
-            await _settled_or_late(host)
-            await serve_stdio(host, profile)
+            await serve_stdio(host, profile, approval)
 
     try:
         await until_terminated(main)
@@ -297,12 +378,21 @@ async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
             history.close()
 
 
-async def http_gateway(ctx: CliContext, profile: str | None, address: str, port: int, no_token: bool) -> None:
+async def http_gateway(
+    ctx: CliContext,
+    profile: str | None,
+    address: str,
+    port: int,
+    no_token: bool,
+    approval: GatewayApproval | None = None,
+) -> None:
     """``gateway --port N``: the config's host served over streamable HTTP, every call recorded in the history.
 
     Each client needs a bearer token (the config's ``gateway.tokens``, else ``$MCPDECK_GATEWAY_TOKEN``, else
-    one made up and printed) unless ``no_token``. The tokens are settled before anything starts, and kept
-    out of the history (a client that pastes its token into a call's arguments must not leave it there)."""
+    one made up and printed) unless ``no_token``. The tokens are settled and the port bound before anything
+    starts (a port in use is one line, not a server started for nothing), and the tokens are kept out of the
+    history (a client that pastes its token into a call's arguments must not leave it there). It listens at
+    once: servers still starting come up behind it, as for ``serve --stdio``."""
     import secrets
 
     from mcpdeck.gateway._spans import drop_idle_client_spans
@@ -316,22 +406,35 @@ async def http_gateway(ctx: CliContext, profile: str | None, address: str, port:
         tokens = {"default": GatewayToken(secret)}
         if TOKEN_ENV not in os.environ:
             click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
+    sock = _listening(address, port, tokens)
     history = ctx.history(also=[token.secret for token in tokens.values()])
 
     def announce(url: str) -> None:
         click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
 
     async def main() -> None:
-        async with ctx.host() as host:
+        async with ctx.host(wait=False) as host:
             if history is not None:
                 _record(host, history)
-            await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
+            options: dict[str, Any] = {"profile": profile, "tokens": tokens, "approval": approval}
+            await serve_http(host, address=address, sock=sock, announce=announce, **options)
 
     try:
-        await until_terminated(main)
+        with sock:
+            await until_terminated(main)
     finally:
         if history is not None:
             history.close()
+
+
+approval_option = click.option(
+    "--approval",
+    type=click.Choice(["client", "ask"]),
+    default=None,
+    help="Who approves a call no permission rule covers: the calling client, which asks its own user (client, the "
+    'default), or the gateway, asking the client each time (ask). Default: the config\'s "gateway.approval".',
+)
+"""``--approval``: the config file's ``gateway.approval`` for this run."""
 
 
 def register_gateway_command(cli: click.Group) -> None:
@@ -343,6 +446,7 @@ def register_gateway_command(cli: click.Group) -> None:
     @click.option("--port", type=int, default=None, metavar="N", help="Serve streamable HTTP at /mcp on this port.")
     @click.option("--host", "address", default="127.0.0.1", show_default=True, help="Address to listen on (HTTP).")
     @click.option("--no-token", is_flag=True, help="HTTP without a bearer token (loopback only).")
+    @approval_option
     @click.option(
         "--print-client-config",
         "kind",
@@ -358,13 +462,15 @@ def register_gateway_command(cli: click.Group) -> None:
         port: int | None,
         address: str,
         no_token: bool,
+        approval: GatewayApproval | None,
         kind: str | None,
     ) -> None:
         """Serve every configured server (or one profile) as one MCP server.
 
         Over stdio for clients that start it (`--stdio`), or over streamable HTTP at
         http://127.0.0.1:PORT/mcp and /mcp/PROFILE (`--port`). The permission rules apply to
-        every call; `ask` is put to the client as a question where it can answer one.
+        every call: `deny` refuses, `ask` is put to the client as a question, and the calling
+        client approves what no rule covers (`--approval ask`: the gateway asks about that too).
         """
         if kind is not None:
             click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile, command=("gateway", "--stdio")))
@@ -372,9 +478,9 @@ def register_gateway_command(cli: click.Group) -> None:
         if stdio == (port is not None):
             raise click.UsageError("give --stdio or --port N (one of them)")
         if stdio:
-            await stdio_gateway(ctx, profile)
+            await stdio_gateway(ctx, profile, approval)
             return
         assert port is not None
-        await http_gateway(ctx, profile, address, port, no_token)
+        await http_gateway(ctx, profile, address, port, no_token, approval)
 
     _ = gateway  # registered by the decorator

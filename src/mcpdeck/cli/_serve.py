@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, cast
 import click
 
 from mcpdeck.cli._app import CliContext, errors_to_exit, pass_ctx
+from mcpdeck.cli._gateway import approval_option
 
 if TYPE_CHECKING:
+    from mcpdeck.config import GatewayApproval
     from mcpdeck.server import ServeState
 
 __all__ = ["register_serve_commands"]
@@ -21,7 +23,7 @@ __all__ = ["register_serve_commands"]
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
+def _run(ctx: CliContext, host: str, port: int, open_browser: bool, approval: GatewayApproval | None = None) -> None:
     import anyio
 
     from mcpdeck.server import ServeOptions, run_serve
@@ -42,7 +44,13 @@ def _run(ctx: CliContext, host: str, port: int, open_browser: bool) -> None:
         click.echo("Press Ctrl-C to stop.")
 
     options = ServeOptions(
-        config=ctx.path, host=host, port=port, log_dir=ctx.log_dir, history=ctx.history(), roots=ctx.roots
+        config=ctx.path,
+        host=host,
+        port=port,
+        log_dir=ctx.log_dir,
+        history=ctx.history(),
+        roots=ctx.roots,
+        approval=approval,
     )
 
     async def main() -> None:
@@ -129,6 +137,7 @@ _port_option = click.option(
 @_port_option
 @click.option("--stdio", is_flag=True, help="Be the MCP gateway for one client over stdin/stdout instead.")
 @click.option("--profile", metavar="NAME", help='With --stdio: serve only this profile (see "profiles").')
+@approval_option
 @click.option(
     "--print-client-config",
     "kind",
@@ -137,7 +146,15 @@ _port_option = click.option(
 )
 @pass_ctx
 @errors_to_exit
-def serve(ctx: CliContext, host: str, port: int, stdio: bool, profile: str | None, kind: str | None) -> None:
+def serve(
+    ctx: CliContext,
+    host: str,
+    port: int,
+    stdio: bool,
+    profile: str | None,
+    approval: GatewayApproval | None,
+    kind: str | None,
+) -> None:
     """Keep the servers running behind the web console, the REST API and the gateway.
 
     One process, one port on 127.0.0.1: the console at /, the REST API at /api, the MCP
@@ -164,11 +181,11 @@ def serve(ctx: CliContext, host: str, port: int, stdio: bool, profile: str | Non
             # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
             click.echo(client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile))
         else:
-            anyio.run(stdio_gateway, ctx, profile)
+            anyio.run(stdio_gateway, ctx, profile, approval)
         return
     if profile is not None:
         raise click.UsageError("--profile goes with --stdio (over HTTP every profile is at /mcp/<profile>)")
-    _run(ctx, host, port, open_browser=False)
+    _run(ctx, host, port, open_browser=False, approval=approval)
 
 
 @click.command()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -46,6 +46,7 @@ from mcpdeck.gateway._server import build_server
 from mcpdeck.gateway._stdio import stdio_streams
 from mcpdeck.gateway._view import ProfileView
 from mcpdeck.host import Host
+from mcpdeck.status import ServerState
 
 __all__ = ["Gateway", "GatewayToken"]
 
@@ -56,6 +57,9 @@ NEWS = (ToolsChanged, ResourcesChanged, PromptsChanged, ResourceUpdated, ServerL
 NEWS_BUFFER = 10_000
 PROFILES_POLL = 0.5
 """Seconds between two looks at the config file for edited profiles (one ``stat`` each)."""
+STARTUP_WAIT = 5.0
+"""Seconds after the gateway opens during which a list waits for the servers still starting (a client that
+lists right after ``initialize`` gets them all if they come up by then; later ones follow with ``list_changed``)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ class Gateway:
         self._stack: AsyncExitStack | None = None
         self._news: MemoryObjectSendStream[Event] | None = None
         self._tg: TaskGroup | None = None
+        self._lists_wait_until: float | None = None
         if profile is not None:
             self.profile_config(profile)  # an unknown profile is an error now, not at the first request
         if approval is None and host.config_path is not None and host.config_path.exists():
@@ -265,6 +270,7 @@ class Gateway:
         if self._stack is not None:
             raise RuntimeError("this Gateway is already open; create a new one")
         async with AsyncExitStack() as stack:
+            self._lists_wait_until = anyio.current_time() + STARTUP_WAIT
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
             stack.callback(install_forwarding(self.host.client_handlers, self.calls, self._serves))
@@ -318,6 +324,21 @@ class Gateway:
             seen = now
             for name in sorted(changed):
                 await self.clients.profile_changed(name)
+
+    async def started(self, servers: Iterable[str]) -> None:
+        """Wait for those of ``servers`` still starting, until ``STARTUP_WAIT`` seconds after the gateway opened
+        (after that, at once): what a list request does first."""
+        until = self._lists_wait_until
+        if until is None or anyio.current_time() >= until:
+            return
+        statuses = self.host.servers
+        starting = [name for name in servers if name in statuses and statuses[name].state is ServerState.CONNECTING]
+        if not starting:
+            return
+        with anyio.move_on_after(until - anyio.current_time()):
+            async with anyio.create_task_group() as tg:
+                for name in starting:
+                    tg.start_soon(self.host.wait_settled, name)
 
     @property
     def task_group(self) -> TaskGroup:

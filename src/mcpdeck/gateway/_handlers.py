@@ -23,6 +23,8 @@ from mcp import MCPError
 from mcp.server.subscriptions import ListenHandler
 from mcp_types.jsonrpc import INVALID_PARAMS
 
+from mcpdeck._masking import mask_urls
+from mcpdeck.catalog import CatalogTool, servers_named_by
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
 from mcpdeck.events import current_caller, current_client
 from mcpdeck.gateway._requests import (
@@ -34,6 +36,7 @@ from mcpdeck.gateway._requests import (
     servers_answer,
 )
 from mcpdeck.permissions import Access
+from mcpdeck.status import ServerState, ServerStatus
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "RootsRequests", "ToolRequests"]
 
 logger = logging.getLogger(__name__)
+
+CONNECTING, CONNECTED = ServerState.CONNECTING, ServerState.CONNECTED
 
 
 COMPLETION_VALUES = 100
@@ -65,6 +70,7 @@ class ToolRequests(Requests):
 
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         self.client(ctx)
+        await self.started()
         v = self.view()
         return types.ListToolsResult(tools=[v.listed_tool(served, entry) for served, entry in v.tools()])
 
@@ -72,9 +78,9 @@ class ToolRequests(Requests):
         who = self.client(ctx)
         relayed = relayed_client(params)
         name, caller = (relayed, f"{relayed} (via {who.caller})") if relayed else (who.name, who.caller)
-        entry = self.view().tool(params.name)
-        if entry is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        entry = self.view().tool(params.name) or await self._once_started(params.name)
+        if isinstance(entry, str):  # its server did not start
+            return _error_result(entry)
         host, check_permission = self.host, self.gateway.check_permission
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -111,18 +117,52 @@ class ToolRequests(Requests):
 
         return await self.running_on(ctx, who, entry.server, call)
 
+    async def _once_started(self, name: str) -> CatalogTool | str:
+        """The tool ``name`` stands for, once the servers it could belong to have started (a client that knows
+        the tool may call it while the gateway's servers still start); or why its server cannot be called.
+
+        The wait is the servers' own: a connection gives up after its startup timeout.
+
+        Raises:
+            MCPError: The name is no tool of the profile's servers (``Unknown tool``).
+        """
+        view = self.view()
+        servers = view.servers()
+        candidates = servers_named_by(name, servers) if view.profile.prefix else servers
+        starting = [s for s, status in self.host.servers.items() if s in candidates and status.state is CONNECTING]
+        if starting:
+            async with anyio.create_task_group() as tg:
+                for server in starting:
+                    tg.start_soon(self.host.wait_settled, server)
+            entry = self.view().tool(name)
+            if entry is not None:
+                return entry
+        statuses = [status for s, status in self.host.servers.items() if s in candidates]
+        if statuses and all(status.state is not CONNECTED for status in statuses):  # none is up to have it
+            return "; ".join(_not_started(status) for status in statuses)
+        raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+
+
+def _not_started(status: ServerStatus) -> str:
+    why = f": {mask_urls(status.error)}" if status.error else ""
+    if status.state is ServerState.FAILED:
+        return f"server {status.name!r} failed to start{why}"
+    return f"server {status.name!r} is {status.state.value}{why}"
+
 
 class ResourceRequests(Requests):
     """The profile's resources and templates: listed, read on the server that offers them, subscribed."""
 
     async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         self.client(ctx)
+        await self.started()
         return types.ListResourcesResult(resources=self.view().resources())
 
     async def list_templates(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         self.client(ctx)
+        await self.started()
         return types.ListResourceTemplatesResult(resource_templates=self.view().templates())
 
     def server_for(self, uri: str) -> str:
@@ -204,6 +244,7 @@ class PromptRequests(Requests):
 
     async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         self.client(ctx)
+        await self.started()
         return types.ListPromptsResult(prompts=self.view().prompts())
 
     async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:

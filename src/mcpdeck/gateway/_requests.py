@@ -145,6 +145,10 @@ class Requests:
     def view(self) -> ProfileView:
         return self.gateway.view(self.profile)
 
+    async def started(self) -> None:
+        """Wait a little for the profile's servers still starting (see ``Gateway.started``)."""
+        await self.gateway.started(self.view().servers())
+
     def client(self, ctx: Ctx) -> Downstream:
         return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))
 

@@ -33,7 +33,7 @@ import uvicorn
 from mcpdeck._listen import ANY_ADDRESS, bind
 from mcpdeck._version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
-from mcpdeck.config import ConfigStore
+from mcpdeck.config import ConfigStore, GatewayApproval
 from mcpdeck.errors import ConfigError
 from mcpdeck.history import History
 from mcpdeck.host import Host
@@ -69,6 +69,7 @@ class ServeOptions:
         follow_interval: Seconds between looks at the config file (0: don't follow it).
         token: The API token (None: a new random one).
         roots: Folders offered to the servers as MCP roots (the global ``--root``); none: no roots.
+        approval: Who approves a gateway call no rule covers (None: the config's ``gateway.approval``).
     """
 
     config: Path
@@ -79,6 +80,7 @@ class ServeOptions:
     follow_interval: float = 0.5
     token: str | None = None
     roots: tuple[str, ...] = ()
+    approval: GatewayApproval | None = None
 
 
 class _Server(uvicorn.Server):
@@ -204,7 +206,9 @@ def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock
     # The gateway sits behind the same guard as the API (token, Host header): it needs no
     # tokens of its own here; its own DNS-rebinding check gets the same host names.
     every = options.host in ANY_ADDRESS
-    gateway = Gateway(host, allowed_hosts=sorted(allowed_hosts(options.host, port)), any_address=every)
+    gateway = Gateway(
+        host, allowed_hosts=sorted(allowed_hosts(options.host, port)), any_address=every, approval=options.approval
+    )
     hosts = allowed_hosts(options.host, port)
     app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway.asgi(), any_address=every)
     config = uvicorn.Config(
