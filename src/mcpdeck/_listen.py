@@ -1,12 +1,19 @@
-"""A listening TCP socket for mcpdeck's HTTP faces (``serve`` and ``gateway --port``), bound before anything starts."""
+"""A listening TCP socket for mcpdeck's HTTP faces (``serve`` and ``gateway --port``), bound before anything starts,
+and uvicorn serving on it the way those faces stop: on their own signal handling, within a bounded grace."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import Generator
+from typing import TYPE_CHECKING
 
 from mcpdeck.errors import ConfigError
 
-__all__ = ["ANY_ADDRESS", "bind", "names_an_address"]
+if TYPE_CHECKING:  # imported when a face serves HTTP
+    import uvicorn
+
+__all__ = ["ANY_ADDRESS", "bind", "names_an_address", "quiet_server", "serve_until_cancelled"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -59,3 +66,42 @@ def names_an_address(host_header: str, port: int) -> bool:
     except ValueError:
         return False
     return True
+
+
+def quiet_server(config: uvicorn.Config) -> uvicorn.Server:
+    """A uvicorn server without its own signal handlers: SIGINT and SIGTERM are the command's to handle (uvicorn's
+    would turn them into a shutdown that waits for every connection to close)."""
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None]:
+            yield
+
+    return QuietServer(config)
+
+
+async def serve_until_cancelled(server: uvicorn.Server, sock: socket.socket) -> None:
+    """Serve on ``sock`` until cancelled, then stop as uvicorn stops itself: no new connections, the requests in
+    flight given the config's ``timeout_graceful_shutdown``, then cancelled.
+
+    (A cancelled ``serve`` would leave its listener accepting connections for an app that is closing under
+    them: answers of 500, and a stop held up by them.)
+    """
+    import anyio
+
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        with anyio.CancelScope(shield=True):  # ended by should_exit only
+            try:
+                await server.serve([sock])
+            finally:
+                stopped.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        try:
+            await stopped.wait()  # (it ends by itself only when it fails to start)
+        finally:
+            server.should_exit = True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,8 @@ from mcpdeck import Host
 from mcpdeck.cli._gateway import gateway_tokens, serve_http
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway import GatewayToken
-from tests.helpers import ROOT
+from tests.cli.inprocess import mcpdeck
+from tests.helpers import ROOT, cli_environment, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -47,3 +50,36 @@ def test_the_command_needs_stdio_or_a_port(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "give --stdio or --port N" in done.stderr
+
+
+def test_a_port_in_use_is_one_line_and_a_nonzero_exit(tmp_path: Path) -> None:
+    """It was an exception group's traceback of 73 lines (the port was bound inside the running host)."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"basic": stdio_server("basic")}}))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = mcpdeck(
+            ["--config", str(config), "gateway", "--port", str(port), "--no-token"], env=cli_environment(tmp_path)
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"Error: port {port} on 127.0.0.1 is in use; pick another with --port (or --port 0 for any)"
+    ]
+
+
+@pytest.mark.parametrize("command", ["serve", "gateway"])
+def test_an_entry_for_a_config_that_does_not_exist_says_so(tmp_path: Path, command: str) -> None:
+    """Without ``--config`` the entry names the default file; if it is not there, the gateway the client starts
+    stops at once, and the client's log is the only place that says why."""
+    env = cli_environment(tmp_path, MCPDECK_HOME=str(tmp_path / "home"))
+    missing = mcpdeck([command, "--print-client-config", "claude-desktop"], env=env)
+    default = tmp_path / "home" / "mcp.json"
+    default.parent.mkdir()
+    default.write_text("{}")
+    present = mcpdeck([command, "--print-client-config", "claude-desktop"], env=env)
+    assert missing.returncode == 0 and json.loads(missing.stdout)["mcpServers"]["mcpdeck"]["args"][1] == str(default)
+    assert f"{default} does not exist yet" in missing.stderr
+    assert f"`mcpdeck --config {default} add NAME -- COMMAND [ARGS...]`" in missing.stderr
+    assert present.returncode == 0 and present.stderr == ""

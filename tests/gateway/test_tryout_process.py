@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -502,3 +503,36 @@ async def test_serve_stdio_through_a_running_serve_gives_its_clients_roots_to_a_
                         break
     text = message["result"]["content"][0]["text"]
     assert json.loads(text)["roots"] == [{"uri": client_root.as_uri(), "name": "client"}], text
+
+
+@pytest.mark.parametrize("command", ["gateway", "serve"])
+async def test_approval_ask_on_the_command_line_has_the_gateway_ask_about_calls_no_rule_covers(
+    tmp_path: Path, command: str
+) -> None:
+    """``--approval ask`` (over the config's ``gateway.approval``): a client that cannot be asked is refused a
+    call no rule covers, saying why; ``--approval client`` (the default) lets its own word approve it."""
+    config = _config(tmp_path, permissions={}, gateway={"approval": "client"})
+    if command == "gateway":
+        args = ("--config", str(config), "gateway", "--port", "0", "--approval", "ask")
+        started = _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token", MCPDECK_HISTORY="off")
+    else:
+        started = _started(tmp_path, "--config", str(config), "serve", "--port", "0", "--approval", "ask")
+    async with started as process:
+        with anyio.fail_after(WAIT):
+            if command == "gateway":
+                found = await _stderr_line(_lines(process), r"mcpdeck gateway at (http://[^/]+)/mcp")
+                url, token = found.group(1), "tryout-token"
+            else:
+                assert process.stdout is not None
+                lines = BufferedByteReceiveStream(process.stdout)
+                while (serving := _serve_url((await lines.receive_until(b"\n", 1 << 16)).decode())) is None:
+                    pass
+                url, token = serving
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            transport = streamable_http_client(f"{url}/mcp", http_client=http)
+            with anyio.fail_after(WAIT):
+                async with client(transport, Seen(), elicitation=False, name="cursor") as c:
+                    refused = await c.call_tool("mcp__basic__echo", {"text": "may I?"})
+    text = refused.content[0]
+    assert refused.is_error and isinstance(text, types.TextContent), refused
+    assert 'gateway.approval is "ask"' in text.text and "cursor 1.0 cannot be asked" in text.text, text.text

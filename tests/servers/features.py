@@ -46,6 +46,7 @@ __all__ = [
     "PAGE_SIZE",
     "PROMPTS",
     "RESOURCES",
+    "STUCK",
     "TEMPLATE",
     "Preferences",
     "build_server",
@@ -56,6 +57,8 @@ PAGE_SIZE = 2
 RESOURCES = ["features://info", "features://logo", "note://first", "note://second", "note://third"]
 """The static resources, in the order they are listed."""
 TEMPLATE = "note://{id}"
+STUCK = "note://stuck"
+"""A resource whose ``resources/unsubscribe`` is never answered (the server hangs on it)."""
 PROMPTS = ["review", "greet", "plain"]
 """The prompts at start, in the order they are listed."""
 LANGUAGES = ["python", "pascal", "perl", "rust"]
@@ -193,6 +196,8 @@ def build_server(name: str = "features") -> MCPServer:
         return types.EmptyResult()
 
     async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        if params.uri == STUCK:  # a server that never answers: whoever unsubscribes must not wait for it forever
+            await anyio.sleep_forever()
         subscribed.discard(params.uri)
         return types.EmptyResult()
 

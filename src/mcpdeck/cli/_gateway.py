@@ -39,6 +39,7 @@ __all__ = [
     "approval_option",
     "client_config",
     "gateway_tokens",
+    "print_client_config",
     "register_gateway_command",
     "serve_http",
     "serve_stdio",
@@ -92,6 +93,20 @@ def client_config(
     if kind == "vscode":
         return json.dumps({"servers": {name: {"type": "stdio", **entry}}}, indent=2)
     return json.dumps({"mcpServers": {name: entry}}, indent=2)
+
+
+def print_client_config(kind: ClientKind, config_path: Path, **options: Any) -> None:
+    """Print ``client_config`` on stdout; on stderr, a note when the config file does not exist yet (the gateway
+    the client starts would stop at once, saying so only in the client's log)."""
+    click.echo(client_config(kind, config_path, **options))
+    if not config_path.expanduser().exists():
+        path = config_path.expanduser().absolute()
+        click.echo(
+            f"mcpdeck: note: {path} does not exist yet, and the gateway this entry starts needs it: create it with "
+            f"`mcpdeck --config {path} add NAME -- COMMAND [ARGS...]` (or `mcpdeck --config {path} import SOURCE`), or "
+            "print the entry for another file with --config PATH",
+            err=True,
+        )
 
 
 def gateway_tokens(doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, GatewayToken]:
@@ -177,7 +192,7 @@ async def serve_http(
     """
     import uvicorn
 
-    from mcpdeck._listen import ANY_ADDRESS
+    from mcpdeck._listen import ANY_ADDRESS, quiet_server, serve_until_cancelled
     from mcpdeck.gateway import Gateway
     from mcpdeck.gateway._http import LOOPBACK_HOSTS
 
@@ -201,15 +216,17 @@ async def serve_http(
             "approval": approval,
         }
         async with Gateway(host, profile=profile, **gateway_options) as gateway:
-            config = uvicorn.Config(gateway.asgi(), log_level="warning", access_log=False, lifespan="off")
-            server = uvicorn.Server(config)
+            config = uvicorn.Config(
+                gateway.asgi(), log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=GRACE
+            )
             bound: int = sock.getsockname()[1]
             if announce is not None:
                 announce(f"http://{'[' + address + ']' if ':' in address else address}:{bound}/mcp")
-            try:
-                await server.serve([sock])
-            finally:
-                server.should_exit = True
+            await serve_until_cancelled(quiet_server(config), sock)
+
+
+GRACE = 1
+"""Seconds the HTTP gateway gives requests in flight when it stops (then they are cancelled)."""
 
 
 def _record(host: Host, history: History) -> None:
@@ -277,20 +294,20 @@ async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
 
     import anyio
 
-    async with anyio.create_task_group() as tg:
+    try:
+        async with anyio.create_task_group() as tg:
 
-        async def on_term() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-                async for _ in signals:
-                    tg.cancel_scope.cancel()
-                    return
+            async def on_term() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
 
-        tg.start_soon(on_term)
-        try:
+            tg.start_soon(on_term)
             await main()
-        except BaseExceptionGroup as group:  # one error of a task group below: said as itself, not as a group
-            raise _alone(group) from None
-        tg.cancel_scope.cancel()
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # one error (a ConfigError ...): said as itself, not as a group's traceback
+        raise _alone(group) from None
 
 
 def _alone(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -473,7 +490,7 @@ def register_gateway_command(cli: click.Group) -> None:
         client approves what no rule covers (`--approval ask`: the gateway asks about that too).
         """
         if kind is not None:
-            click.echo(client_config(cast(ClientKind, kind), ctx.path, profile=profile, command=("gateway", "--stdio")))
+            print_client_config(cast(ClientKind, kind), ctx.path, profile=profile, command=("gateway", "--stdio"))
             return
         if stdio == (port is not None):
             raise click.UsageError("give --stdio or --port N (one of them)")

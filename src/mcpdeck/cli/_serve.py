@@ -173,13 +173,13 @@ def serve(
     if kind is not None or stdio:
         import anyio
 
-        from mcpdeck.cli._gateway import ClientKind, client_config, stdio_gateway
+        from mcpdeck.cli._gateway import ClientKind, print_client_config, stdio_gateway
 
         if kind is not None:
             if profile is not None:
                 _known_profile(ctx, profile)
             # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
-            click.echo(client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile))
+            print_client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile)
         else:
             anyio.run(stdio_gateway, ctx, profile, approval)
         return

@@ -234,9 +234,7 @@ class ListenRequests(Requests):
                     subscribed.append(uri)
             return await self._listen(ctx, params)
         finally:
-            with anyio.CancelScope(shield=True):
-                for uri in subscribed:
-                    await clients.unsubscribe(stream, uri)
+            await clients.unsubscribe_all(stream, subscribed)
 
 
 class PromptRequests(Requests):

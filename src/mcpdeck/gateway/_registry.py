@@ -41,11 +41,13 @@ from mcpdeck.events import (
 from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log, sole_face
 from mcpdeck.host import Host
 
-__all__ = ["Clients"]
+__all__ = ["UNSUBSCRIBE_LIMIT", "Clients"]
 
 logger = logging.getLogger(__name__)
 
 _STATE_KEY = "mcpdeck_gateway_client"
+UNSUBSCRIBE_LIMIT = 1.0
+"""Seconds a departing client's subscriptions get to be dropped upstream (the rest are dropped here only)."""
 
 
 class Clients:
@@ -86,9 +88,15 @@ class Clients:
             self._clients.remove(client)
         if self._calls.sole is client:
             self._calls.sole = None
-        for uri in list(client.subscriptions):
-            with anyio.CancelScope(shield=True):
-                await self.unsubscribe(client, uri)
+        await self.unsubscribe_all(client, list(client.subscriptions))
+
+    async def unsubscribe_all(self, client: Hashable, uris: Iterable[str]) -> None:
+        """Drop a departing client's (or listen stream's) subscriptions, also while the gateway stops (shielded),
+        at most ``UNSUBSCRIBE_LIMIT`` seconds: a server that does not answer must not hold the stop up."""
+        with anyio.move_on_after(UNSUBSCRIBE_LIMIT, shield=True):
+            async with anyio.create_task_group() as tg:
+                for uri in uris:
+                    tg.start_soon(self.unsubscribe, client, uri)
 
     # ----- subscriptions -----------------------------------------------------------------
 
