@@ -378,9 +378,8 @@ async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_serv
     """One server that hangs at start (default ``startupTimeout`` 30 s: measured 33 s to the answer) holds
     every client's ``initialize`` that long; clients give up on a silent server. The gateway can answer at
     once and announce the late server's tools with ``list_changed``, which it already sends."""
-    # The gateway waits up to STARTUP_GRACE (5 s) for its servers, then answers. The hanging server is given
-    # 30 s: an answer within 15 s cannot have waited for it, and leaves 10 s for the process to start on a
-    # loaded machine (8 s against the 5 s grace failed once with a load average of 5-8).
+    # The gateway answers without waiting for its servers. The hanging server is given 30 s: an answer within
+    # 15 s cannot have waited for it, and leaves the process time to start on a loaded machine.
     servers = {"basic": stdio_server("basic"), "hang": stdio_server("hang", startupTimeout=30)}
     config = _config(tmp_path, mcpServers=servers)
     async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
