@@ -8,13 +8,15 @@ through; nothing is allowed silently on another client's approval.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import MCPError
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import TypeAdapter
 
 from mcpdeck.gateway import GatewayToken
 from tests.gateway.support import Seen, client, handshake_era, served_gateway
@@ -24,6 +26,9 @@ pytestmark = pytest.mark.anyio
 
 NO_PREFIX = {"conf": {"servers": ["conf"], "prefix": False}}
 TOKENS = {"alice": GatewayToken("secret-alice"), "bob": GatewayToken("secret-bob")}
+EITHER: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
+    types.CallToolResult | types.InputRequiredResult
+)
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -156,3 +161,42 @@ async def test_an_old_sse_session_belongs_to_the_token_that_opened_it(log_dir: P
                 accepted = await alice.post(post_to, json=ping)
     assert refused.status_code in (403, 404), f"{refused.status_code} {refused.text}"
     assert accepted.status_code == 202, f"{accepted.status_code} {accepted.text}"
+
+
+async def test_a_2026_call_waiting_for_its_client_belongs_to_the_token_that_made_it(log_dir: Path) -> None:
+    """A 2026-07-28 call that asked its client something waits in the gateway under a ``requestState``. Bob,
+    presenting Alice's, must not answer her question and take her call's result: for him it names no call."""
+    bob_took: list[object] = []
+    async with served_gateway(log_dir, profiles=NO_PREFIX, tokens=TOKENS, modern=True) as served:
+        async with _http("secret-bob") as bob_http, _http("secret-alice") as alice_http:
+            bob_transport = streamable_http_client(served.url("conf"), http_client=bob_http)
+            async with client(bob_transport, Seen(), name="bob") as bob:
+
+                async def answer_as_bob(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+                    if bob_took:  # asked again (her first question was answered by someone else)
+                        return types.ElicitResult(action="accept", content={"who": "alice"})
+                    (state,) = served.gateway.parked  # Alice's call, waiting for her answer
+                    request = types.CallToolRequest(
+                        params=types.CallToolRequestParams(
+                            name="test_elicitation",
+                            arguments={"message": "bob's own"},
+                            request_state=state,
+                            input_responses={"q1": types.ElicitResult(action="accept", content={"who": "bob"})},
+                        )
+                    )
+                    bob_took.append(await bob.session.send_request(request, EITHER))
+                    return types.ElicitResult(action="accept", content={"who": "alice"})
+
+                alice_transport = streamable_http_client(served.url("conf"), http_client=alice_http)
+                alice = Client(
+                    alice_transport,
+                    client_info=types.Implementation(name="alice", version="1.0"),
+                    elicitation_callback=answer_as_bob,
+                )
+                async with alice:
+                    with anyio.fail_after(WAIT):
+                        assert alice.protocol_version == "2026-07-28"
+                        hers = await alice.call_tool("test_elicitation", {"message": "alice's"})
+    (took,) = bob_took
+    assert '"who": "bob"' not in str(took), f"Bob answered Alice's question and took her call's result: {took}"
+    assert '"who": "alice"' in str(hers.content[0])  # her call waited for her own answer

@@ -189,8 +189,10 @@ class Parked:
     The server's call keeps running here meanwhile, its questions waiting for those answers.
     """
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, owner: str | None = None):
         self.key = key
+        self.owner = owner
+        """The name of the token the call was made with: its ``requestState`` means nothing with another."""
         self.questions: dict[str, types.InputRequest] = {}
         self._answers: dict[str, types.InputResponse] = {}
         self._arrived: dict[str, anyio.Event] = {}

@@ -188,8 +188,11 @@ class Requests:
         params: Mapping[str, Any] = ctx.params or {}
         state: object = params.get("requestState")
         parked = gateway.parked.get(state) if isinstance(state, str) else None
+        token = _token_of(ctx)
+        if parked is not None and parked.owner != token:  # another token's call: for this one, no call at all
+            parked = None
         if parked is None:
-            parked = Parked(uuid.uuid4().hex)
+            parked = Parked(uuid.uuid4().hex, token)
             gateway.parked[parked.key] = parked
             running = Running(who, server, ctx, parked=parked)
             gateway.task_group.start_soon(self._park, running, parked, work)
