@@ -24,6 +24,7 @@ from mcpdeck.permissions import (
     parse_permissions,
     pattern_matches,
 )
+from mcpdeck.permissions._rules import covers_server
 
 pytestmark = pytest.mark.anyio
 
@@ -547,3 +548,18 @@ async def test_a_calling_client_that_cannot_be_asked_is_refused_saying_which_rul
         'elicitation); to allow it, add "mcp__fs__write_file" to permissions.allow'
     )
     assert asks_all.reason.startswith("everything is asked about, and cursor 1.2 cannot be asked")
+
+
+def test_a_deny_covers_a_whole_server_only_when_it_names_all_of_it() -> None:
+    """For requests about nothing in particular (a log level): ``mcp__fs``, ``mcp__fs__*``, ``mcp__*`` and ``*``
+    keep every request from ``fs``; a deny of some of its tools, resources or prompts does not."""
+    whole = ["mcp__fs", "mcp__fs__*", "mcp__*", "*", "mcp__f*"]
+    part = ["mcp__fs__write_*", "mcp__fs__resource:*", "mcp__*__prompt:*", "mcp__fsx", "mcp__github__*"]
+    assert [p for p in whole if not covers_server(p, "fs")] == []
+    assert [p for p in part if covers_server(p, "fs")] == []
+    gate = PermissionGate(rules=PermissionRules(deny=("mcp__fs__write_*", "mcp__git_*")))
+    assert gate.denied_server("fs") is None
+    refused = gate.denied_server("git_")
+    assert refused is not None and refused.reason == "denied by the rule 'mcp__git_*'"
+    broken = PermissionGate(problem="permissions: unknown key 'denny'")
+    assert broken.denied_server("fs") is not None

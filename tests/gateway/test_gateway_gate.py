@@ -18,9 +18,11 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
-from mcpdeck.gateway import GatewayToken
+from mcpdeck import Host
+from mcpdeck.gateway import Gateway, GatewayToken
+from mcpdeck.traffic import Traffic
 from tests.gateway.support import Seen, client, handshake_era, served_gateway
-from tests.helpers import WAIT
+from tests.helpers import WAIT, serve_asgi, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -29,6 +31,7 @@ TOKENS = {"alice": GatewayToken("secret-alice"), "bob": GatewayToken("secret-bob
 EITHER: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
     types.CallToolResult | types.InputRequiredResult
 )
+LISTS = {"tools/list", "resources/list", "resources/templates/list", "prompts/list", "ping"}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -43,12 +46,18 @@ def _http(token: str, seen_sessions: list[str] | None = None) -> httpx2.AsyncCli
     return httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, event_hooks={"response": [note]})
 
 
-async def test_a_denied_server_is_asked_for_no_completion_and_no_subscription(log_dir: Path) -> None:
-    """Completions and subscriptions went to a server a ``deny`` rule covers: only calls, reads and prompts
-    were gated."""
+async def test_a_denied_server_is_sent_no_completion_subscription_or_log_level(log_dir: Path) -> None:
+    """Completions, subscriptions and log levels went to a server a ``deny`` rule covers: only calls, reads and
+    prompts were gated. The traffic the host keeps shows what reached each server."""
     rules = {"allow": ["mcp__*"], "deny": ["mcp__conf"]}
-    async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:
-        async with client(served.url("conf"), Seen()) as via:
+    servers = {"conf": stdio_server("conformance_server"), "other": stdio_server("conformance_server")}
+    traffic = Traffic()
+    async with (
+        Host(servers, log_dir=log_dir, permissions=rules, traffic=traffic) as host,
+        Gateway(host, profiles={"conf": {"servers": ["conf"], "prefix": False}}) as gateway,
+        serve_asgi(gateway.asgi()) as base,
+    ):
+        async with client(f"{base}/mcp/conf", Seen()) as via, client(f"{base}/mcp", Seen()) as everything:
             with anyio.fail_after(WAIT):
                 prompt = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
                 with pytest.raises(MCPError) as completed:
@@ -58,11 +67,16 @@ async def test_a_denied_server_is_asked_for_no_completion_and_no_subscription(lo
                     await via.complete(template, {"name": "id", "value": "4"})
                 with handshake_era(), pytest.raises(MCPError) as subscribed:
                     await via.subscribe_resource("test://watched-resource")  # pyright: ignore[reportDeprecated]
-        upstream = served.gateway.clients.subscribed()
+                with handshake_era():
+                    await everything.set_logging_level("debug")  # pyright: ignore[reportDeprecated]
+        upstream = gateway.clients.subscribed()
+    sent = {(m.server, m.method) for m in traffic.recent() if m.direction == "out" and m.kind == "request"}
     assert "Permission denied" in completed.value.message and "'mcp__conf'" in completed.value.message
     assert "Permission denied" in templated.value.message
     assert "Permission denied" in subscribed.value.message and "watched-resource" in subscribed.value.message
     assert upstream == set()
+    assert {method for server, method in sent if server == "conf"} <= {"initialize", "server/discover"} | LISTS
+    assert ("other", "logging/setLevel") in sent  # the allowed server got it
 
 
 async def test_a_deny_on_some_resources_keeps_their_subscriptions_but_not_the_others(log_dir: Path) -> None:

@@ -298,7 +298,8 @@ class LoggingRequests(Requests):
     async def set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         who = self.client(ctx)
         who.level = params.level
-        await self.gateway.clients.lower_server_level(params.level, self.view().servers())
+        servers = [s for s in self.view().servers() if not self.denied_server(s)]
+        await self.gateway.clients.lower_server_level(params.level, servers)
         return types.EmptyResult()
 
 

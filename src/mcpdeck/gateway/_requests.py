@@ -157,6 +157,10 @@ class Requests:
         ``approval`` is ``ask``), and is asked what an ``ask`` rule asks about."""
         return calling_client(ctx, who, ask_all=self.gateway.approval == "ask")
 
+    def denied_server(self, server: str) -> bool:
+        """Whether a ``deny`` rule covers all of ``server``: it is sent no request, not even a log level."""
+        return self.gateway.check_permission and self.host.permissions.denied_server(server) is not None
+
     def refuse_denied(self, access: Access) -> None:
         """Refuse a request that a ``deny`` rule covers and nothing is asked about (a completion, a subscription).
 

@@ -18,11 +18,19 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 
-from mcpdeck.catalog import CatalogTool
+from mcpdeck.catalog import PREFIX, CatalogTool
 from mcpdeck.config import ConfigStore, parse_config_document
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ApprovedBy
-from mcpdeck.permissions._rules import Access, PermissionRules, RuleKind, Subject, parse_permissions, pattern_matches
+from mcpdeck.permissions._rules import (
+    Access,
+    PermissionRules,
+    RuleKind,
+    Subject,
+    covers_server,
+    parse_permissions,
+    pattern_matches,
+)
 
 __all__ = [
     "Approval",
@@ -212,6 +220,17 @@ class PermissionGate:
             return Decision(name, False, "denied-by-rule", f"the permission rules cannot be read: {self.problem}")
         for pattern in self.rules.deny:
             if pattern_matches(pattern, subject):
+                return Decision(name, False, "denied-by-rule", f"denied by the rule {pattern!r}", pattern)
+        return None
+
+    def denied_server(self, server: str) -> Decision | None:
+        """The refusal a ``deny`` rule covering all of ``server`` (or unreadable rules) gives any request to it;
+        None when none does. For requests about nothing in particular (``logging/setLevel``)."""
+        name = f"{PREFIX}{server}"
+        if self.problem is not None:
+            return Decision(name, False, "denied-by-rule", f"the permission rules cannot be read: {self.problem}")
+        for pattern in self.rules.deny:
+            if covers_server(pattern, server):
                 return Decision(name, False, "denied-by-rule", f"denied by the rule {pattern!r}", pattern)
         return None
 

@@ -14,7 +14,15 @@ from typing import Any, Literal, cast
 from mcpdeck.catalog import PREFIX, CatalogTool
 from mcpdeck.errors import ConfigError
 
-__all__ = ["Access", "PermissionRules", "RuleKind", "Subject", "parse_permissions", "pattern_matches"]
+__all__ = [
+    "Access",
+    "PermissionRules",
+    "RuleKind",
+    "Subject",
+    "covers_server",
+    "parse_permissions",
+    "pattern_matches",
+]
 
 RuleKind = Literal["allow", "ask", "deny"]
 _KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
@@ -130,3 +138,17 @@ def pattern_matches(pattern: str, subject: Subject) -> bool:
             return True
         cut = body.find("__", cut + 1)
     return False
+
+
+_PROBES = ("\x00", "resource:\x00", "prompt:\x00")
+"""Names no tool, resource or prompt has: a pattern that covers all of them under a server covers the server."""
+
+
+def covers_server(pattern: str, server: str) -> bool:
+    """Whether a pattern covers everything of ``server`` (``mcp__fs``, ``mcp__fs__*``, ``mcp__*``, ``*``), so that
+    a ``deny`` of it keeps every request from the server, also those about no tool, resource or prompt in
+    particular (a log level, say)."""
+    body = pattern[len(PREFIX) :] if pattern.startswith(PREFIX) else None
+    if body is not None and "__" not in body and fnmatchcase(server, body):
+        return True
+    return all(fnmatchcase(f"{PREFIX}{server}__{probe}", pattern) for probe in _PROBES)
