@@ -241,15 +241,22 @@ async def test_a_client_of_a_profile_hears_that_its_tools_changed_when_the_profi
             transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp/p", http_client=http)
             with anyio.fail_after(15):
                 async with client(transport, seen) as c:
+                    changed = "notifications/tools/list_changed"
                     before = {tool.name for tool in (await c.list_tools()).tools}
+                    while "mcp__basic__echo" not in before:  # the server is still starting: its tools follow
+                        await seen.arrival(changed).wait()
+                        seen.arrived.pop(changed)
+                        before = {tool.name for tool in (await c.list_tools()).tools}
+                    seen.arrived.pop(changed, None)
+                    told = len(seen.notifications)
                     doc = json.loads(config.read_text())
                     doc["profiles"]["p"]["tools"] = {"exclude": ["echo"]}
                     config.write_text(json.dumps(doc))
                     with anyio.move_on_after(8):
-                        await seen.arrival("notifications/tools/list_changed").wait()
+                        await seen.arrival(changed).wait()
                     after = {tool.name for tool in (await c.list_tools()).tools}
     assert "mcp__basic__echo" in before and "mcp__basic__echo" not in after  # the next list has it
-    assert "notifications/tools/list_changed" in seen.notifications, "the client was not told"
+    assert changed in seen.notifications[told:], "the client was not told"
 
 
 def _serve_url(line: str) -> str | None:

@@ -56,7 +56,7 @@ NEWS = (ToolsChanged, ResourcesChanged, PromptsChanged, ResourceUpdated, ServerL
 """The host events clients are told about."""
 NEWS_BUFFER = 10_000
 PROFILES_POLL = 0.5
-"""Seconds between two looks at the config file for edited profiles (one ``stat`` each)."""
+"""Seconds between two looks at the config file for edited profiles and ``gateway.approval`` (one ``stat`` each)."""
 STARTUP_WAIT = 5.0
 """Seconds after the gateway opens during which a list waits for the servers still starting (a client that
 lists right after ``initialize`` gets them all if they come up by then; later ones follow with ``list_changed``)."""
@@ -177,10 +177,7 @@ class Gateway:
     @property
     def approval(self) -> GatewayApproval:
         """Who approves a call no rule covers now: ``client`` or ``ask`` (see ``Gateway``)."""
-        if self._approval is not None:
-            return self._approval
-        self._reread()
-        return self._configured
+        return self._approval if self._approval is not None else self._configured  # kept fresh by _follow_config
 
     def _reread(self) -> dict[str, ProfileConfig] | None:
         """The config file's profiles (and ``gateway.approval``), read again when the file changed; None when
@@ -279,8 +276,8 @@ class Gateway:
             stack.callback(self._news.close)
             stack.callback(self.host.events.on(self._on_event, *NEWS))
             self._tg.start_soon(self._deliver, news)
-            if self._fixed is None and self.host.config_path is not None:
-                self._tg.start_soon(self._follow_profiles)
+            if self.host.config_path is not None:
+                self._tg.start_soon(self._follow_config)
             self._stack = stack.pop_all()
         return self
 
@@ -311,12 +308,15 @@ class Gateway:
             except anyio.ClosedResourceError:  # the gateway closes
                 pass
 
-    async def _follow_profiles(self) -> None:
-        """Until the gateway closes: when an edit of the config file changes a profile (the console,
-        the API or a text editor), the clients of that profile are told to list everything again."""
+    async def _follow_config(self) -> None:
+        """Until the gateway closes: the config file's ``gateway.approval`` read again when it changes, and when an
+        edit changes a profile (the console, the API or a text editor), the clients of that profile are told to
+        list everything again."""
         seen = self.profiles
         while True:
             await anyio.sleep(PROFILES_POLL)
+            if self._fixed is not None:  # (otherwise reading the profiles reads it)
+                self._reread()
             now = self.profiles
             if now is seen:
                 continue
