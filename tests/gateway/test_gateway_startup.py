@@ -103,3 +103,34 @@ async def test_a_no_prefix_profile_waits_for_its_one_server(tmp_path: Path, log_
                 tg.start_soon(call)
                 await release(fifo)
     assert [_text(result) for result in called] == ["own name"]
+
+
+async def test_a_read_or_a_prompt_of_a_server_still_starting_waits_for_it(tmp_path: Path, log_dir: Path) -> None:
+    """As for tools: a client that knows a resource or a prompt asks for it before the server is up."""
+    fifo = tmp_path / "late.fifo"
+    servers = {"ok": stdio_server("basic"), "late": late_server(fifo, "features", "--legacy")}
+    async with (
+        Host(servers, log_dir=log_dir, permissions=ALLOW_ALL, wait=False) as host,
+        Gateway(host) as gateway,
+        serve_asgi(gateway.asgi()) as base,
+        client(f"{base}/mcp", Seen()) as via,
+    ):
+        with anyio.fail_after(WAIT):
+            await host.wait_settled("ok")
+            read: list[types.ReadResourceResult] = []
+            got: list[types.GetPromptResult] = []
+
+            async def read_note() -> None:
+                read.append(await via.read_resource("note://first"))
+
+            async def get_prompt() -> None:
+                got.append(await via.get_prompt("mcp__late__plain"))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read_note)
+                tg.start_soon(get_prompt)
+                await release(fifo)
+    (note,) = read[0].contents
+    (message,) = got[0].messages
+    assert isinstance(note, types.TextResourceContents) and note.text == "the first note"
+    assert isinstance(message.content, types.TextContent) and message.content.text == "Just a plain prompt."

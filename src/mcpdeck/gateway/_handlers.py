@@ -17,14 +17,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import anyio
 import mcp_types as types
 from mcp import MCPError
 from mcp.server.subscriptions import ListenHandler
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mcpdeck._masking import mask_urls
-from mcpdeck.catalog import CatalogTool, servers_named_by
+from mcpdeck.catalog import CatalogTool
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
 from mcpdeck.events import current_caller, current_client
 from mcpdeck.gateway._requests import (
@@ -126,17 +125,9 @@ class ToolRequests(Requests):
         Raises:
             MCPError: The name is no tool of the profile's servers (``Unknown tool``).
         """
-        view = self.view()
-        servers = view.servers()
-        candidates = servers_named_by(name, servers) if view.profile.prefix else servers
-        starting = [s for s, status in self.host.servers.items() if s in candidates and status.state is CONNECTING]
-        if starting:
-            async with anyio.create_task_group() as tg:
-                for server in starting:
-                    tg.start_soon(self.host.wait_settled, server)
-            entry = self.view().tool(name)
-            if entry is not None:
-                return entry
+        candidates = self.named_by(name)
+        if await self.once_started(candidates) and (entry := self.view().tool(name)) is not None:
+            return entry
         statuses = [status for s, status in self.host.servers.items() if s in candidates]
         if statuses and all(status.state is not CONNECTED for status in statuses):  # none is up to have it
             return "; ".join(_not_started(status) for status in statuses)
@@ -165,7 +156,14 @@ class ResourceRequests(Requests):
         await self.started()
         return types.ListResourceTemplatesResult(resource_templates=self.view().templates())
 
-    def server_for(self, uri: str) -> str:
+    async def server_for(self, uri: str) -> str:
+        """The server to ask for ``uri`` (once the profile's servers still starting have started, if it takes that).
+
+        Raises:
+            MCPError: No server of the profile can be told to be the one (``-32002``).
+        """
+        if self.view().claiming(uri) is None:  # no server lists it (yet): those still starting may
+            await self.once_started(self.view().servers())
         server = self.view().server_for_uri(uri)
         if server is None:
             raise MCPError(
@@ -176,7 +174,7 @@ class ResourceRequests(Requests):
     async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         who = self.client(ctx)
         uri = str(params.uri)
-        server = self.server_for(uri)
+        server = await self.server_for(uri)
         host, check_permission = self.host, self.gateway.check_permission
 
         async def read() -> types.ReadResourceResult:
@@ -191,7 +189,7 @@ class ResourceRequests(Requests):
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
-        server = self.server_for(uri)
+        server = await self.server_for(uri)
         self.refuse_denied(Access("resource", server, uri))
         try:
             await self.gateway.clients.subscribe(self.client(ctx), uri, server)
@@ -248,6 +246,8 @@ class PromptRequests(Requests):
     async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         who = self.client(ctx)
         entry = self.view().prompt(params.name)
+        if entry is None and await self.once_started(self.named_by(params.name)):  # its server may still start
+            entry = self.view().prompt(params.name)
         if entry is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
         host, check_permission = self.host, self.gateway.check_permission

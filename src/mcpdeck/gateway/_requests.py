@@ -6,7 +6,7 @@ the way a request runs on a server (noted as running, or in rounds for a 2026-07
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -18,6 +18,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from mcpdeck._safe_text import safe_text
+from mcpdeck.catalog import servers_named_by
 from mcpdeck.errors import (
     MCPDeckError,
     PermissionDeniedError,
@@ -34,6 +35,7 @@ from mcpdeck.gateway._approval import calling_client
 from mcpdeck.gateway._clients import Downstream, Parked, Running
 from mcpdeck.gateway._view import ProfileView
 from mcpdeck.permissions import Access, CallingClient
+from mcpdeck.status import ServerState
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
@@ -148,6 +150,24 @@ class Requests:
     async def started(self) -> None:
         """Wait a little for the profile's servers still starting (see ``Gateway.started``)."""
         await self.gateway.started(self.view().servers())
+
+    def named_by(self, name: str) -> list[str]:
+        """The profile's servers whose tool or prompt could bear the served name ``name``."""
+        view = self.view()
+        servers = view.servers()
+        return servers_named_by(name, servers) if view.profile.prefix else servers
+
+    async def once_started(self, servers: Iterable[str]) -> bool:
+        """Wait for those of ``servers`` still starting (each at most its startup timeout, after which its
+        connection gives up); whether there were any (a client may ask for what such a server offers before the
+        gateway's servers are up)."""
+        statuses = self.host.servers
+        starting = [name for name in servers if name in statuses and statuses[name].state is ServerState.CONNECTING]
+        if starting:
+            async with anyio.create_task_group() as tg:
+                for name in starting:
+                    tg.start_soon(self.host.wait_settled, name)
+        return bool(starting)
 
     def client(self, ctx: Ctx) -> Downstream:
         return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))

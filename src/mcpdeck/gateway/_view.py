@@ -88,12 +88,9 @@ class ProfileView:
         it, else the first with a template matching it. Else, among the profile's servers that offer resources
         at all (servers need not list everything): the only one, or the only one whose resources and templates
         use the URI's scheme. None when no server can be told to be the one to ask."""
-        listed = [e.server for e in self.host.resources if e.uri == uri and self.profile.serves(e.server)]
-        if listed:
-            return self._first(listed)
-        matching = [e.server for e in self.host.resource_templates if self.profile.serves(e.server) and e.matches(uri)]
-        if matching:
-            return self._first(matching)
+        claimed = self.claiming(uri)
+        if claimed is not None:
+            return claimed
         offering = [
             status.name
             for status in self.host.servers.values()
@@ -111,6 +108,15 @@ class ProfileView:
         claimed |= {e.server for e in self.host.resource_templates if _scheme(e.uri_template) == scheme}
         same = [name for name in offering if name in claimed]
         return same[0] if len(same) == 1 else None
+
+    def claiming(self, uri: str) -> str | None:
+        """The first of the profile's servers (in config order) that lists ``uri``, else the first with a template
+        matching it; None if none does."""
+        listed = [e.server for e in self.host.resources if e.uri == uri and self.profile.serves(e.server)]
+        if listed:
+            return self._first(listed)
+        matching = [e.server for e in self.host.resource_templates if self.profile.serves(e.server) and e.matches(uri)]
+        return self._first(matching) if matching else None
 
     def server_for_template(self, uri_template: str) -> str | None:
         """The server with a resource template of this exact text (the first in config order)."""
