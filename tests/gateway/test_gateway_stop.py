@@ -23,6 +23,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client.streamable_http import streamable_http_client
 
+from mcpdeck.server import read_state
 from tests.gateway.support import Seen, client
 from tests.helpers import ROOT, WAIT, cli_environment, descendants, kill, stdio_server, wait_gone
 from tests.servers.features import STUCK
@@ -117,8 +118,10 @@ async def test_serve_stops_whatever_a_subscribed_gateway_client_did(tmp_path: Pa
         assert process.stdout is not None
         with anyio.fail_after(START):
             said = await _line(BufferedByteReceiveStream(process.stdout), "console: ")
-        base, token = said.split("console: ", 1)[1].strip().split("/?token=")
-        async with _subscribed(f"{base}/mcp", token):
+        base = said.split("console: ", 1)[1].split()[0].split("/#", 1)[0].rstrip("/")
+        state = read_state(tmp_path / "mcp.json")  # the token is in the state file (the link has a login code)
+        assert state is not None
+        async with _subscribed(f"{base}/mcp", state.token):
             if not left:
                 await _stopped_by_sigterm(process)
         if left:
