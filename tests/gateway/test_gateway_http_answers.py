@@ -16,10 +16,12 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from starlette.types import Receive, Scope, Send
 
 from mcpdeck.gateway import _streamable
+from mcpdeck.gateway._event_store import MemoryEventStore
 from tests.gateway.support import served_gateway
-from tests.helpers import WAIT
+from tests.helpers import WAIT, serve_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +143,30 @@ async def test_a_slow_calls_stream_dropped_after_its_priming_event_is_resumed_wi
     answers = [json.loads(event["data"]) for event in _events(replayed) if event.get("data")]
     assert answers[-1]["id"] == request["id"]
     assert answers[-1]["result"]["content"][0]["text"] == "Tool with progress executed successfully"
+
+
+async def test_a_call_reaching_a_session_whose_loop_has_ended_gets_a_json_rpc_error() -> None:
+    """A call that reaches a session after its message loop stopped reading (the gateway shutting down
+    under a busy machine: the loop is cancelled before the transport is marked terminated) is answered
+    with a JSON-RPC error, not a ``BrokenResourceError`` out of the ASGI app; nothing of it stays registered."""
+    transport = _streamable.GatewayTransport(mcp_session_id="s1", event_store=MemoryEventStore())
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await transport.handle_request(scope, receive, send)
+
+    async with transport.connect() as (read_stream, _), serve_asgi(app) as base:
+        await read_stream.aclose()  # what reads the session's messages is gone
+        headers = {**ACCEPT, "MCP-Protocol-Version": VERSION, "Mcp-Session-Id": "s1"}
+        call: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "t", "arguments": {}},
+        }
+        async with httpx2.AsyncClient(timeout=WAIT) as http:
+            with anyio.fail_after(WAIT):
+                answer = await http.post(f"{base}/", json=call, headers=headers)
+        assert answer.status_code == 500, answer.text
+        assert answer.headers["content-type"] == "application/json"
+        assert answer.json()["error"]["message"] == "Session terminated before the request completed"
+        assert answer.headers["mcp-session-id"] == "s1"

@@ -82,7 +82,14 @@ class GatewayTransport(StreamableHTTPServerTransport):
         priming = await self._mint_priming_event(request_id, protocol_version)
         streams = anyio.create_memory_object_stream[EventMessage](REQUEST_STREAM_BUFFER_SIZE)
         self._request_streams[request_id] = streams
-        await writer.send(self._create_session_message(message, request, request_id, protocol_version))
+        try:
+            # The session's loop may have stopped reading while this request was on its way (the gateway
+            # shutting down cancels it before the transport is marked terminated): the send then fails.
+            await writer.send(self._create_session_message(message, request, request_id, protocol_version))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._clean_up_memory_streams(request_id)
+            await self._ended_response(scope, receive, send)
+            return
         first: EventMessage | None = None
         closed = False
         with anyio.move_on_after(JSON_WINDOW):
@@ -97,11 +104,15 @@ class GatewayTransport(StreamableHTTPServerTransport):
         if closed:  # the session ended (or the stream was closed on purpose) before any answer
             await self._clean_up_memory_streams(request_id)
             if priming is None:
-                await self._create_error_response(
-                    "Session terminated before the request completed", HTTPStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR
-                )(scope, receive, send)
+                await self._ended_response(scope, receive, send)
                 return
         await self._stream(request_id, streams, priming, first, closed, scope, receive, send)
+
+    async def _ended_response(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The answer to a request whose session ended before it was answered, as the SDK gives it."""
+        await self._create_error_response(
+            "Session terminated before the request completed", HTTPStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR
+        )(scope, receive, send)
 
     async def _plain_request(self, request: Request) -> JSONRPCRequest | None:
         """The request this POST carries, if it is one the short way handles: a valid request of ``SHORT``,
@@ -160,8 +171,11 @@ class GatewayTransport(StreamableHTTPServerTransport):
             await EventSourceResponse(content=events_out, data_sender_callable=write, headers=headers)(
                 scope, receive, send
             )
-        finally:
+        finally:  # the same whether write() ran or not (a response that failed to start): nothing stays registered
+            events.close()
             await events_out.aclose()
+            self._sse_stream_writers.pop(request_id, None)
+            await self._clean_up_memory_streams(request_id)
 
 
 class GatewaySessionManager(StreamableHTTPSessionManager):
