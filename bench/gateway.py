@@ -77,7 +77,7 @@ class Case:
     target: Any
     tool: str
     args: Callable[[int], dict[str, Any]]
-    pids: Callable[[], list[int]] = lambda: []
+    pids: Callable[[], list[int]] = list
     """The process between the client and the server (its CPU is reported per call)."""
     middle: bool = True
     """Whether something stands between client and server (False: the direct baseline)."""

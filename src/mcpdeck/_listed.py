@@ -82,11 +82,6 @@ class ListedTool:
         data = self.data().get("annotations")
         return None if data is None else types.ToolAnnotations.model_validate(data)
 
-    @property
-    def annotations_json(self) -> dict[str, Any] | None:
-        """The annotations as the server sent them (JSON, a fresh copy)."""
-        return self.data().get("annotations")
-
     def tool(self) -> types.Tool:
         """The whole definition as an SDK ``Tool`` (a new model each time)."""
         data = self.data()

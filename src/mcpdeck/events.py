@@ -295,11 +295,6 @@ class EventBus:
             send.close()
             receive.close()
 
-    @property
-    def active(self) -> bool:
-        """Whether anyone listens at all."""
-        return bool(self._callbacks or self._streams)
-
     def wants(self, kind: type[Event]) -> bool:
         """Whether anyone takes events of ``kind`` (publishers may skip building those no one takes)."""
         wanted = self._wanted.get(kind)

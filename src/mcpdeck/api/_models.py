@@ -88,15 +88,14 @@ class ServerOut(_Out):
     toolCount: int
     logPath: str | None
     pid: int | None
-    warnings: list[str] = Field(default_factory=list[str], description="Optional lists the server failed to give.")
-    uptime: float | None = Field(description="Seconds since the current session started (connected only).")
-    calls: int = Field(description="Tool calls made through this process since it started.")
-    errors: int = Field(description="Of those, the ones that failed or returned an error result.")
-    lastCallAt: str | None
     warnings: list[str] = Field(
         default_factory=list[str],
         description="What is missing although the server is connected (e.g. a list it failed to send).",
     )
+    uptime: float | None = Field(description="Seconds since the current session started (connected only).")
+    calls: int = Field(description="Tool calls made through this process since it started.")
+    errors: int = Field(description="Of those, the ones that failed or returned an error result.")
+    lastCallAt: str | None
 
 
 class ServerListOut(_Out):

@@ -43,7 +43,6 @@ class Record(BaseModel):
     url: str
     backend: Backend = "file"
     updated_at: float = 0.0
-    tokens_saved_at: float | None = None
     expires_at: float | None = None
     scope: str | None = None
     has_tokens: bool = False

@@ -82,7 +82,6 @@ class ServerTokenStorage:
         def change(record: Record) -> None:
             assert record.secrets is not None
             record.secrets.tokens = tokens
-            record.tokens_saved_at = now
             record.expires_at = now + tokens.expires_in if tokens.expires_in is not None else None
 
         await self._update(change)

@@ -190,7 +190,7 @@ class TokenStore:
         if client is None:
             record.client_source = None
         if not record.has_tokens:
-            record.expires_at = record.tokens_saved_at = None
+            record.expires_at = None
         summary: Record | None = None
         if self._keyring is not None:
             try:
