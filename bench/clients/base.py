@@ -70,7 +70,7 @@ class ServerSpec:
 
 def _protocol(value: object) -> Protocol:
     if value in ("", "handshake", "modern"):
-        return cast(Protocol, value)
+        return value
     raise ValueError(f"unknown protocol {value!r}: handshake, modern or empty")
 
 
