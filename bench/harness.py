@@ -122,8 +122,10 @@ PROFILES = {
 METRICS: dict[str, str] = {
     "stdio-latency": "Sequential `echo` over stdio",
     "http-latency": "Sequential `echo` over streamable HTTP",
+    "http-latency-modern": "Sequential `echo` over streamable HTTP, protocol 2026-07-28",
     "stdio-inflight": "Throughput, calls in flight on one stdio connection",
     "http-inflight": "Throughput, calls in flight on one HTTP connection",
+    "http-inflight-modern": "Throughput, calls in flight on one HTTP connection, protocol 2026-07-28",
     "connect-concurrent": "Connect stdio servers at once and list all their tools",
     "connect-sequential": "Connect stdio servers one after the other and list all their tools",
     "list": "Connect + list a big-catalog server (~1 KB per tool)",
@@ -421,8 +423,11 @@ class Harness:
         # -P: the script's folder (with its http.py) stays off sys.path.
         return ServerSpec(name=name, transport="stdio", command=sys.executable, args=("-P", str(SDK_SERVER)))
 
-    def http(self, name: str, *, json_response: bool = False) -> ServerSpec:
-        return ServerSpec(name=name, transport="http", url=f"{self._http_url}/mcp{'-json' if json_response else ''}")
+    def http(self, name: str, *, json_response: bool = False, modern: bool = False) -> ServerSpec:
+        """The HTTP server, spoken to in the handshake era (``initialize``) or, ``modern``, in 2026-07-28: it
+        accepts both, as SDK servers do, so each client is pinned to one (``ServerSpec.protocol``)."""
+        url = f"{self._http_url}/mcp{'-json' if json_response else ''}"
+        return ServerSpec(name=name, transport="http", url=url, protocol="modern" if modern else "handshake")
 
     @staticmethod
     def everything(name: str) -> ServerSpec:
@@ -584,6 +589,13 @@ class Harness:
             rounds=p.rounds, calls=p.calls, warmup=p.warmup, expected=5,
         )  # fmt: skip
 
+    def _m_http_latency_modern(self, mid: str) -> None:
+        p = self.profile
+        self._sequential(
+            mid, lambda: self.http("s", modern=True), "echo", {"text": "hello"},
+            rounds=p.rounds, calls=p.calls, warmup=p.warmup, expected=5,
+        )  # fmt: skip
+
     def _m_everything_latency(self, mid: str) -> None:
         p = self.profile
         self._sequential(
@@ -630,6 +642,9 @@ class Harness:
 
     def _m_http_inflight(self, mid: str) -> None:
         self._inflight(mid, lambda: self.http("s"))
+
+    def _m_http_inflight_modern(self, mid: str) -> None:
+        self._inflight(mid, lambda: self.http("s", modern=True))
 
     # ----- connecting ---------------------------------------------------------------------
 

@@ -3,6 +3,13 @@
 ``python -m bench.layers [--transport stdio|http] [--calls 2000] [--rounds 5] [--inflight 32]``
 ``python -m bench.layers --instructions [--transport http] [--calls 500] [--inflight 32] [--layers 2,7]``
 
+Over HTTP, ``--protocol handshake`` (the default) or ``modern`` is the era every layer speaks:
+mcpdeck's config ``"protocol"``, ``mcp.Client``'s mode (``legacy``, or ``auto``, which the server
+answers with 2026-07-28) and the bare session's opening (``initialize``, or the SDK's own
+``server/discover`` negotiation). ``--service-ms S`` has the HTTP server take S ms per request,
+one at a time (``bench.servers.http --service-ms``): the client then gets its answers one by
+one, as from a server that costs more than the client, instead of in bursts.
+
 One ``Host`` connects the near-free server; the call is then made, in interleaved rounds,
 through each layer of the stack mcpdeck builds on that one connection, and through the bare
 SDK on its own connection, so the difference between two rows is what the layer between
@@ -56,11 +63,13 @@ import timeit
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.client._probe import negotiate_auto  # pyright: ignore[reportPrivateUsage]
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.harness import LINE_SERVER, ROOT
@@ -85,8 +94,8 @@ LAYERS: tuple[str, ...] = (
 
 
 @asynccontextmanager
-async def _http_server() -> AsyncGenerator[str]:
-    command = [sys.executable, "-S", "-m", "bench.servers.http"]
+async def _http_server(service_ms: float = 0.0) -> AsyncGenerator[str]:
+    command = [sys.executable, "-S", "-m", "bench.servers.http", "--service-ms", str(service_ms)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE)  # noqa: ASYNC220 - once, before measuring
     assert process.stdout is not None
     try:
@@ -144,13 +153,26 @@ def _cpu_pieces(host: Host, connection: ServerConnection, raw: types.CallToolRes
     ]
 
 
-async def _layers(
-    stack: AsyncExitStack, transport: str
-) -> tuple[Host, ServerConnection, Client, list[tuple[str, Call]]]:
+@dataclass(frozen=True)
+class Setup:
+    """What the layers run against: the transport, the era (HTTP), the HTTP server's time per request."""
+
+    transport: str = "stdio"
+    protocol: str = "handshake"
+    service_ms: float = 0.0
+
+    def args(self) -> list[str]:
+        """These as the command line's options."""
+        return ["--transport", self.transport, "--protocol", self.protocol, "--service-ms", str(self.service_ms)]
+
+
+async def _layers(stack: AsyncExitStack, setup: Setup) -> tuple[Host, ServerConnection, Client, list[tuple[str, Call]]]:
     """Connect everything the layers need: the host, its connection, its client, and the layers."""
+    transport, modern = setup.transport, setup.protocol == "modern"
     if transport == "http":
-        url = await stack.enter_async_context(_http_server())
-        config: dict[str, Any] = {"type": "http", "url": url}
+        url = await stack.enter_async_context(_http_server(setup.service_ms))
+        config: dict[str, Any] = {"type": "http", "url": url, "protocol": setup.protocol}
+        config["startupTimeout"] = 600  # under valgrind, on a busy machine, connecting takes a while
         sdk_transport = streamable_http_client(url)
         sdk_target: str | StdioServerParameters = url
     else:
@@ -167,9 +189,12 @@ async def _layers(
     assert client is not None
     read, write = await stack.enter_async_context(sdk_transport)
     session = await stack.enter_async_context(ClientSession(read, write))
-    await session.initialize()
+    if modern:
+        await negotiate_auto(session)  # what mcp.Client does in mode "auto"
+    else:
+        await session.initialize()
     await session.list_tools()
-    sdk_client = await stack.enter_async_context(Client(sdk_target))
+    sdk_client = await stack.enter_async_context(Client(sdk_target, mode="auto" if modern else "legacy"))
     await sdk_client.list_tools()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -188,9 +213,9 @@ async def _layers(
     return host, connection, client, layers
 
 
-async def run(transport: str, calls: int, rounds: int, inflight: int, profile: str | None) -> None:
+async def run(setup: Setup, calls: int, rounds: int, inflight: int, profile: str | None) -> None:
     async with AsyncExitStack() as stack:
-        host, connection, client, layers = await _layers(stack, transport)
+        host, connection, client, layers = await _layers(stack, setup)
         modes = [1, inflight] if inflight > 1 else [1]
         for mode in modes:
             walls: dict[str, list[float]] = {name: [] for name, _ in layers}
@@ -203,7 +228,7 @@ async def run(transport: str, calls: int, rounds: int, inflight: int, profile: s
                     durations, cpu = await _measure(call, calls, mode)
                     walls[name] += durations
                     cpus[name].append(cpu)
-            print(f"\n{transport}, {'sequential' if mode == 1 else f'{mode} in flight'}: {rounds} x {calls} calls")
+            print(f"\n{_title(setup)}, {'sequential' if mode == 1 else f'{mode} in flight'}: {rounds} x {calls} calls")
             print(f"{'layer':42} {'median':>10} {'CPU/call':>10} {'Δ CPU':>9}")
             previous: float | None = None
             for name, _ in layers:
@@ -230,18 +255,25 @@ async def run(transport: str, calls: int, rounds: int, inflight: int, profile: s
 _WARM_CALLS = 50
 
 
-async def _run_one(transport: str, layer: int, calls: int, inflight: int) -> None:
+def _title(setup: Setup) -> str:
+    if setup.transport != "http":
+        return setup.transport
+    paced = f", the server {setup.service_ms:g} ms per request" if setup.service_ms else ""
+    return f"http ({setup.protocol}{paced})"
+
+
+async def _run_one(setup: Setup, layer: int, calls: int, inflight: int) -> None:
     """The child of ``--instructions``: connect, warm up, then ``calls`` calls through one layer
     (``inflight`` at a time), and nothing else."""
     async with AsyncExitStack() as stack:
-        _, _, _, layers = await _layers(stack, transport)
+        _, _, _, layers = await _layers(stack, setup)
         call = layers[layer][1]
         await _measure(call, _WARM_CALLS, inflight)
         if calls:
             await _measure(call, calls, inflight)
 
 
-def _instructions_of(valgrind: str, transport: str, layer: int, calls: int, inflight: int) -> int:
+def _instructions_of(valgrind: str, setup: Setup, layer: int, calls: int, inflight: int) -> int:
     command = [
         valgrind,
         "--tool=cachegrind",
@@ -250,8 +282,7 @@ def _instructions_of(valgrind: str, transport: str, layer: int, calls: int, infl
         sys.executable,
         "-m",
         "bench.layers",
-        "--transport",
-        transport,
+        *setup.args(),
         "--_one-layer",
         str(layer),
         "--calls",
@@ -267,20 +298,20 @@ def _instructions_of(valgrind: str, transport: str, layer: int, calls: int, infl
     return int(found.group(1).replace(",", ""))
 
 
-def instructions(transport: str, calls: int, inflight: int, only: list[int] | None) -> None:
+def instructions(setup: Setup, calls: int, inflight: int, only: list[int] | None) -> None:
     """Client instructions per call of each layer (or the ``only`` ones): two runs per layer, ``calls`` apart."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         sys.exit("bench.layers: --instructions needs valgrind on PATH")
     mode = "sequential" if inflight == 1 else f"{inflight} in flight"
-    print(f"{transport}, {mode}: client instructions per call ({calls} calls apart, under valgrind)")
+    print(f"{_title(setup)}, {mode}: client instructions per call ({calls} calls apart, under valgrind)")
     print(f"{'layer':42} {'instr/call':>12} {'Δ':>10}")
     previous: float | None = None
     for layer, name in enumerate(LAYERS):
         if only is not None and layer not in only:
             continue
-        base = _instructions_of(valgrind, transport, layer, 0, inflight)
-        per_call = (_instructions_of(valgrind, transport, layer, calls, inflight) - base) / calls
+        base = _instructions_of(valgrind, setup, layer, 0, inflight)
+        per_call = (_instructions_of(valgrind, setup, layer, calls, inflight) - base) / calls
         delta = "" if previous is None or name.startswith("sdk") else f"{per_call - previous:+10,.0f}"
         print(f"{name:42} {per_call:12,.0f} {delta:>10}", flush=True)
         previous = per_call
@@ -289,6 +320,15 @@ def instructions(transport: str, calls: int, inflight: int, only: list[int] | No
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.layers", description="Where mcpdeck's per-call time goes.")
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument(
+        "--protocol",
+        choices=["handshake", "modern"],
+        default="handshake",
+        help="HTTP: the era every layer speaks (default: handshake; modern is 2026-07-28)",
+    )
+    parser.add_argument(
+        "--service-ms", type=float, default=0.0, help="HTTP: the server takes this long per request, one at a time"
+    )
     parser.add_argument("--calls", type=int, default=2000, help="calls per layer per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
@@ -308,13 +348,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--_one-layer", type=int, dest="one_layer", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.transport != "http" and args.protocol == "modern":
+        parser.error("--protocol modern needs --transport http (the stdio line server speaks only the handshake)")
+    setup = Setup(args.transport, args.protocol, args.service_ms)
     if args.one_layer is not None:
-        asyncio.run(_run_one(args.transport, args.one_layer, args.calls, args.inflight or 1))
+        asyncio.run(_run_one(setup, args.one_layer, args.calls, args.inflight or 1))
     elif args.instructions:
         only = None if args.layers is None else [int(n) - 1 for n in args.layers.split(",")]
-        instructions(args.transport, args.calls, args.inflight or 1, only)
+        instructions(setup, args.calls, args.inflight or 1, only)
     else:
-        asyncio.run(run(args.transport, args.calls, args.rounds, args.inflight or 32, args.profile))
+        asyncio.run(run(setup, args.calls, args.rounds, args.inflight or 32, args.profile))
 
 
 if __name__ == "__main__":

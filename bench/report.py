@@ -15,7 +15,14 @@ from bench.stats import median, percentile, ratio
 __all__ = ["Summary", "Target", "render", "summarize", "targets"]
 
 SUBJECT = "mcpdeck"
-HTTP_METRICS = ("http-latency", "http-inflight", "payload-http-sse", "payload-http-json")
+HTTP_METRICS = (
+    "http-latency",
+    "http-latency-modern",
+    "http-inflight",
+    "http-inflight-modern",
+    "payload-http-sse",
+    "payload-http-json",
+)
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,22 @@ def _slowest_provider(summaries: dict[str, dict[str, Summary]], mid: str, what: 
     return Target(what, goal, f"{shown} (slowest of {len(measured)} providers: {provider})", _verdict(ok))
 
 
+def _best_other(summaries: dict[str, dict[str, Summary]], mid: str, what: str) -> Target:
+    """mcpdeck's calls/s against the best of the other clients measured in the run (the floors aside)."""
+    goal = "≥ 1x the best other client"
+    own = _get(summaries, mid)
+    others = [
+        r
+        for name, r in summaries.get(mid, {}).items()
+        if name != SUBJECT and not name.startswith("floor") and r.status == "ok" and r.median is not None
+    ]
+    if own is None or own.median is None or not others:
+        return Target(what, goal, "not measured", "n/a")
+    best = max(others, key=lambda r: r.median or 0.0)
+    value = own.median / (best.median or 1.0)
+    return Target(what, goal, f"{value:.2f}x (best other: {best.client})", _verdict(value >= 1.0))
+
+
 def targets(results: dict[str, Any]) -> list[Target]:
     """The issue's targets, checked for mcpdeck against this run's baselines."""
     s = summarize(results)
@@ -157,8 +180,13 @@ def targets(results: dict[str, Any]) -> list[Target]:
             )
         )
     ratio_target("sequential latency, HTTP", "http-latency", 1.0, http=True)
+    ratio_target("sequential latency, HTTP, 2026-07-28", "http-latency-modern", 1.0, http=True)
     ratio_target("32 in flight, stdio (calls/s)", "stdio-inflight", 1.0, higher=True)
     ratio_target("32 in flight, HTTP (calls/s)", "http-inflight", 1.0, higher=True)
+    found.append(_best_other(s, "http-inflight", "32 in flight, HTTP (calls/s), against every client"))
+    found.append(
+        _best_other(s, "http-inflight-modern", "32 in flight, HTTP, 2026-07-28 (calls/s), against every client")
+    )
     ratio_target("connect + list, concurrent", "connect-concurrent", 1.1)
     concurrent, sequential = _get(s, "connect-concurrent"), _get(s, "connect-sequential")
     if concurrent is None or sequential is None or concurrent.median is None or sequential.median is None:

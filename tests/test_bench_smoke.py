@@ -30,6 +30,7 @@ from bench.tokens import counter, estimate
 METRICS = [
     "stdio-latency",
     "http-latency",
+    "http-latency-modern",
     "stdio-inflight",
     "connect-concurrent",
     "list",

@@ -25,12 +25,16 @@ __all__ = [
     "ServerSpec",
     "Unsupported",
     "group",
+    "handshake_only",
     "package_versions",
     "rss_bytes",
     "text_size",
 ]
 
 Transport = Literal["stdio", "http"]
+Protocol = Literal["", "handshake", "modern"]
+"""The protocol era a client is asked to speak: ``handshake`` (``initialize``), ``modern`` (2026-07-28,
+``server/discover``), or ``""``: the client's own default."""
 
 
 class Unsupported(Exception):
@@ -39,17 +43,18 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True)
 class ServerSpec:
-    """One server to connect: a command (stdio) or a URL (streamable HTTP)."""
+    """One server to connect: a command (stdio) or a URL (streamable HTTP), and the era to speak to it in."""
 
     name: str
     transport: Transport
     command: str = ""
     args: tuple[str, ...] = ()
     url: str = ""
+    protocol: Protocol = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "transport": self.transport, "command": self.command, "args": list(self.args),
-                "url": self.url}  # fmt: skip
+                "url": self.url, "protocol": self.protocol}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ServerSpec:
@@ -59,7 +64,20 @@ class ServerSpec:
             command=str(data.get("command", "")),
             args=tuple(str(a) for a in data.get("args", ())),
             url=str(data.get("url", "")),
+            protocol=_protocol(data.get("protocol", "")),
         )
+
+
+def _protocol(value: object) -> Protocol:
+    if value in ("", "handshake", "modern"):
+        return value
+    raise ValueError(f"unknown protocol {value!r}: handshake, modern or empty")
+
+
+def handshake_only(spec: ServerSpec) -> None:
+    """For a client that speaks only the ``initialize`` handshake: refuse a server to be spoken to in 2026-07-28."""
+    if spec.protocol == "modern":
+        raise Unsupported("speaks only the initialize handshake (its mcp is 1.x), not 2026-07-28")
 
 
 class Connection(ABC):

@@ -1,6 +1,7 @@
 """mcpdeck's ``Host``, used the way its README shows.
 
 - Concurrent connect: ``async with Host({...all servers...})`` (it starts every server at once).
+- The era: a server spec's ``protocol`` (``handshake``, ``modern``) is its config's ``"protocol"``.
 - Sequential connect: ``async with Host({})``, then ``add_server(..., save=False)`` one by one.
 - A call: ``host.call_tool("mcp__<server>__<tool>", args)`` (the public name is looked up
   once per tool, as an app keeps it).
@@ -37,9 +38,10 @@ __all__ = ["McpdeckLib", "make"]
 
 
 def _config(spec: ServerSpec) -> dict[str, Any]:
+    era = {"protocol": spec.protocol} if spec.protocol else {}
     if spec.transport == "http":
-        return {"type": "http", "url": spec.url}
-    return {"command": spec.command, "args": list(spec.args)}
+        return {"type": "http", "url": spec.url, **era}
+    return {"command": spec.command, "args": list(spec.args), **era}
 
 
 def _tool_count(tools: Sequence[Mapping[str, Any]]) -> int:

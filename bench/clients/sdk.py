@@ -3,7 +3,10 @@
 - ``sdk-session``: ``stdio_client`` / ``streamable_http_client`` + ``ClientSession`` after
   ``initialize()``, then ``list_tools()``: the lowest layer a user would call.
 - ``sdk-client``: ``mcp.Client`` (``mode="auto"``: a ``server/discover`` probe, then the
-  handshake), then ``list_tools()``.
+  handshake), then ``list_tools()``. A server spec's ``protocol`` pins the era: ``handshake``
+  is ``mode="legacy"``, ``modern`` is ``mode="auto"`` and a check that it got 2026-07-28.
+  ``sdk-session`` speaks the handshake whatever the spec says (it is the bare session of
+  every HTTP row, the modern ones too).
 
 ``convert`` is a naive hand conversion (no schema fix-ups, no cache): what a user of the
 bare SDK writes, and the reference for mcpdeck's provider conversion when it lands.
@@ -18,6 +21,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from bench.clients.base import ClientLib, Connection, ServerSpec, group
 
@@ -86,7 +90,9 @@ async def _open_session(spec: ServerSpec) -> AsyncGenerator[_Server]:
 @asynccontextmanager
 async def _open_client(spec: ServerSpec) -> AsyncGenerator[_Server]:
     target = spec.url if spec.transport == "http" else StdioServerParameters(command=spec.command, args=list(spec.args))
-    async with Client(target) as client:
+    async with Client(target, mode="legacy" if spec.protocol == "handshake" else "auto") as client:
+        if spec.protocol == "modern" and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            raise RuntimeError(f"the server answered with protocol {client.protocol_version}, not 2026-07-28")
         yield _Server(client, list((await client.list_tools()).tools))
 
 

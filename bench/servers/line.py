@@ -4,6 +4,10 @@ It costs a few microseconds per answer, so what a benchmark measures against it 
 client. It still speaks MCP as a client sees it: the ``initialize`` handshake (a
 ``server/discover`` probe is answered "method not found", so 2026-era clients fall back
 to the handshake), ``ping``, ``logging/setLevel``, ``tools/list`` and ``tools/call``.
+``Handler(modern=True)`` (the HTTP server's) also speaks 2026-07-28, as today's SDK servers
+do beside the handshake: it answers ``server/discover``, and a request stamped with that
+version (its ``_meta``) gets that era's result fields (``resultType``, and ``cacheScope`` and
+``ttlMs`` on lists); ``subscriptions/listen`` is the transport's (see ``listen_ack``).
 
 Tools:
 
@@ -30,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["BASE_TOOLS", "Handler", "Later", "filler_tool", "tool_definitions"]
 
@@ -39,6 +43,13 @@ Later = Callable[[float, str], None]
 
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """Handshake-era versions this server accepts; it answers the client's own if listed, else the newest."""
+MODERN_VERSION = "2026-07-28"
+"""The stateless era ``Handler(modern=True)`` speaks too."""
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+_SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
+_SERVER_INFO = {"name": "bench-line", "version": "1.0"}
+_CAPABILITIES = {"tools": {"listChanged": True}}
+TOOLS_CHANGED = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
 
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
@@ -147,11 +158,38 @@ class Handler:
     (at once when there is no ``later``).
     """
 
-    def __init__(self, filler: int = 0, base: int = len(BASE_TOOLS)):
+    def __init__(self, filler: int = 0, base: int = len(BASE_TOOLS), *, modern: bool = False):
         tools = tool_definitions(filler, base)
+        self.modern = modern
         self._tools_json = _dumps({"tools": tools})
+        self._tools_json_modern = _dumps(
+            {"tools": tools, "cacheScope": "private", "ttlMs": 0, "resultType": "complete"}
+        )
         self._tool_names = {tool["name"] for tool in tools}
         self._payloads: dict[int, str] = {}
+
+    @staticmethod
+    def is_modern(message: dict[str, Any]) -> bool:
+        """Whether a request is stamped with the 2026-07-28 era (each request says so in its ``_meta``)."""
+        params: object = message.get("params")
+        meta: object = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
+        return isinstance(meta, dict) and cast("dict[str, Any]", meta).get(_VERSION_META) == MODERN_VERSION
+
+    def listen_ack(self, message: dict[str, Any]) -> str:
+        """The first message of a ``subscriptions/listen`` stream: which of the asked notifications it honours
+        (tool list changes only). The transport keeps the stream open and sends ``TOOLS_CHANGED`` on it."""
+        params: dict[str, Any] = message.get("params") or {}
+        asked: dict[str, Any] = params.get("notifications") or {}
+        honoured = {"toolsListChanged": True} if asked.get("toolsListChanged") else {}
+        ack = {"notifications": honoured, "_meta": {_SUBSCRIPTION_META: message["id"]}}
+        return _dumps({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack})
+
+    @staticmethod
+    def on_listen_stream(notification: str, listen_id: object) -> str:
+        """A notification as the listen stream opened by request ``listen_id`` carries it (its id in ``_meta``)."""
+        message = json.loads(notification)
+        message["params"] = {"_meta": {_SUBSCRIPTION_META: listen_id}}
+        return _dumps(message)
 
     @staticmethod
     def _result(request_id: object, result_json: str) -> str:
@@ -178,6 +216,8 @@ class Handler:
             return []  # a notification (initialized, cancelled, ...) or a response: nothing to say
         request_id = message["id"]
         params: dict[str, Any] = message.get("params") or {}
+        if self.modern and self.is_modern(message):
+            return self._handle_modern(method, request_id, params, later)
         if method == "tools/call":
             return self._call(request_id, params, later)
         if method == "tools/list":
@@ -185,11 +225,7 @@ class Handler:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
-            result = {
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "bench-line", "version": "1.0"},
-            }
+            result = {"protocolVersion": version, "capabilities": _CAPABILITIES, "serverInfo": _SERVER_INFO}
             return [self._result(request_id, _dumps(result))]
         if method == "bench/stats":  # not MCP: the harness asks what the server has cost so far
             return [self._result(request_id, _dumps({"cpu_s": time.process_time()}))]
@@ -197,25 +233,54 @@ class Handler:
             return [self._result(request_id, "{}")]
         return [self._error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")]
 
-    def _call(self, request_id: object, params: dict[str, Any], later: Later | None) -> list[str]:
+    def _handle_modern(self, method: str, request_id: object, params: dict[str, Any], later: Later | None) -> list[str]:
+        """A 2026-07-28 request (``subscriptions/listen`` is the transport's: see ``listen_ack``)."""
+        if method == "tools/call":
+            return self._call(request_id, params, later, modern=True)
+        if method == "tools/list":
+            return [self._result(request_id, self._tools_json_modern)]
+        if method == "server/discover":
+            result = {
+                "supportedVersions": [MODERN_VERSION],
+                "capabilities": _CAPABILITIES,
+                "cacheScope": "private",
+                "ttlMs": 0,
+                "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": _SERVER_INFO},
+            }
+            return [self._result(request_id, _dumps(result))]
+        if method == "bench/stats":
+            return [self._result(request_id, _dumps({"cpu_s": time.process_time()}))]
+        return [self._error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")]
+
+    def _call(
+        self, request_id: object, params: dict[str, Any], later: Later | None, *, modern: bool = False
+    ) -> list[str]:
         name = params.get("name")
         arguments: dict[str, Any] = params.get("arguments") or {}
+        answer: str | None = None
         if name == "echo":
-            return [self._result(request_id, self._text(str(arguments.get("text", ""))))]
-        if name == "payload":
-            return [self._result(request_id, self._payload(int(arguments.get("bytes", 0))))]
-        if name == "sleep":
-            answer = self._result(request_id, self._text("slept"))
+            answer = self._text(str(arguments.get("text", "")))
+        elif name == "payload":
+            answer = self._payload(int(arguments.get("bytes", 0)))
+        elif name == "sleep":
+            answer = self._result(request_id, self._modern(self._text("slept"), modern))
             if later is None:
                 return [answer]
             later(int(arguments.get("ms", 0)) / 1000, answer)
             return []
-        if name == "touch_tools":
-            changed = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
-            return [self._result(request_id, self._text("touched")), changed]
-        if name in self._tool_names:
-            return [self._result(request_id, self._text(_dumps(arguments)))]
-        return [self._error(request_id, INVALID_PARAMS, f"unknown tool: {name}")]
+        elif name == "touch_tools":
+            return [self._result(request_id, self._modern(self._text("touched"), modern)), TOOLS_CHANGED]
+        elif name in self._tool_names:
+            answer = self._text(_dumps(arguments))
+        if answer is None:
+            return [self._error(request_id, INVALID_PARAMS, f"unknown tool: {name}")]
+        return [self._result(request_id, self._modern(answer, modern))]
+
+    @staticmethod
+    def _modern(result_json: str, modern: bool) -> str:
+        """A result with the 2026-07-28 era's ``resultType`` (a JSON object's text, given without it)."""
+        return result_json[:-1] + ',"resultType":"complete"}' if modern else result_json
 
 
 def serve_stdio(filler: int, base: int = len(BASE_TOOLS)) -> None:

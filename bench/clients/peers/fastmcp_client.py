@@ -2,7 +2,9 @@
 """fastmcp's ``Client``, one per server (its venv: ``fastmcp``; see ``peers/__init__.py``).
 
 stdio servers use ``StdioTransport(keep_alive=False)`` so that leaving the client ends the
-server, as every other client here does (fastmcp's default keeps it for reuse).
+server, as every other client here does (fastmcp's default keeps it for reuse). A server spec's
+``protocol`` pins the era: ``handshake`` is ``mode="legacy"``, ``modern`` is ``mode="auto"`` (its
+default: ``server/discover``, then the handshake) and a check that it got 2026-07-28.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ async def _open(spec: ServerSpec) -> AsyncGenerator[tuple[Any, list[Any]]]:
         transport: Any = StdioTransport(spec.command, list(spec.args), keep_alive=False)
     else:
         transport = StreamableHttpTransport(spec.url)
-    async with Client(transport) as client:
+    async with Client(transport, mode="legacy" if spec.protocol == "handshake" else "auto") as client:
+        version = client.protocol_version or ""
+        if spec.protocol == "modern" and not version.startswith("2026"):
+            raise RuntimeError(f"the server answered with protocol {version}, not 2026-07-28")
         yield client, list(await client.list_tools())
 
 

@@ -22,10 +22,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
-from bench.clients.base import ClientLib, Connection, ServerSpec, Unsupported, group, text_size
+from bench.clients.base import ClientLib, Connection, ServerSpec, Unsupported, group, handshake_only, text_size
 
 
 def _connection(spec: ServerSpec) -> dict[str, Any]:
+    handshake_only(spec)
     if spec.transport == "http":
         return {"transport": "streamable_http", "url": spec.url}
     return {"transport": "stdio", "command": spec.command, "args": list(spec.args)}

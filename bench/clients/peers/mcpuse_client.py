@@ -15,10 +15,11 @@ from typing import Any
 
 from mcp_use import MCPClient
 
-from bench.clients.base import ClientLib, Connection, ServerSpec, text_size
+from bench.clients.base import ClientLib, Connection, ServerSpec, handshake_only, text_size
 
 
 def _config(spec: ServerSpec) -> dict[str, Any]:
+    handshake_only(spec)
     if spec.transport == "http":
         return {"url": spec.url}
     return {"command": spec.command, "args": list(spec.args)}
