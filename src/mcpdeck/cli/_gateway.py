@@ -27,7 +27,6 @@ from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
     from mcpdeck.gateway import GatewayToken
-    from mcpdeck.history import History
     from mcpdeck.host import Host
 
 __all__ = [
@@ -181,14 +180,6 @@ async def serve_http(
                 server.should_exit = True
 
 
-def _record(host: Host, history: History) -> None:
-    """Record every call in the history. ``History.record`` only queues the write for the history's own
-    writer thread, so it runs in the event callback: no task, no thread hop, and no event but a call's."""
-    from mcpdeck.events import ToolCallFinished, ToolCallStarted
-
-    host.events.on(history.record, ToolCallStarted, ToolCallFinished)
-
-
 STARTUP_GRACE = 5.0
 """Seconds ``serve --stdio`` waits for slow servers before it answers its client (the rest follow
 with ``list_changed``): a client gives up on a gateway that says nothing for long."""
@@ -284,9 +275,7 @@ async def stdio_gateway(ctx: CliContext, profile: str | None) -> None:
     history = ctx.history()
 
     async def main() -> None:
-        async with ctx.host(wait=False) as host:
-            if history is not None:
-                _record(host, history)
+        async with ctx.host(wait=False, history=history) as host:
             await _settled_or_late(host)
             await serve_stdio(host, profile)
 
@@ -322,9 +311,7 @@ async def http_gateway(ctx: CliContext, profile: str | None, address: str, port:
         click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
 
     async def main() -> None:
-        async with ctx.host() as host:
-            if history is not None:
-                _record(host, history)
+        async with ctx.host(history=history) as host:
             await serve_http(host, address=address, port=port, profile=profile, tokens=tokens, announce=announce)
 
     try:
