@@ -227,7 +227,9 @@ class CallPath:
         record = _OnRecord(self._events, self.recorder, name, server, original, approved_by)
         record.start(arguments)
         try:
-            raw = await send(record.relay(progress))
+            # progress is asked of the server only when someone takes it: asking costs every call (a token, a handler)
+            wanted = progress is not None or self._events.wants(ToolCallProgress)
+            raw = await send(record.relay(progress) if wanted else None)
         except MCPDeckError as error:
             record.finish(is_error=True, error=str(error))
             await record.on_record()  # an error is an answer too: on the record before it is given

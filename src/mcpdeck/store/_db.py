@@ -37,6 +37,8 @@ CONNECT_TIMEOUT = 10
 LOCK_CLASS = 0x6D6364  # "mcd": the first key of every advisory lock mcpdeck takes
 _MIGRATION_KEY = 0
 Row = tuple[Any, ...]
+_ROWS = 500
+"""Rows at most in one SQLite INSERT (each row's values are parameters; SQLite takes 32,766)."""
 
 
 def lock_key(name: str) -> int:
@@ -116,7 +118,17 @@ class SQLiteDatabase(Database):
         return self._db.execute(sql, params).rowcount
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._db.executemany(sql, rows)
+        # An INSERT of many rows as one statement: sqlite3 lets the GIL go and takes it back around every
+        # statement it steps, and taking it back from a busy event loop costs more than the row itself
+        head, values, tail = sql.partition(" VALUES (")
+        if not values or not head.startswith("INSERT") or len(rows) < 2:
+            self._db.executemany(sql, rows)
+            return
+        group, _, rest = tail.partition(")")
+        for first in range(0, len(rows), _ROWS):
+            chunk = rows[first : first + _ROWS]
+            statement = f"{head} VALUES {', '.join(f'({group})' for _ in chunk)}{rest}"
+            self._db.execute(statement, [value for row in chunk for value in row])
 
     def begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # the write lock now (waiting for it), not at the first write
