@@ -29,7 +29,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 import anyio
@@ -61,7 +61,7 @@ class Unawaited:
 
 
 @contextlib.contextmanager
-def stores(folder: Path) -> Iterator[dict[str, History | None]]:
+def stores(folder: Path) -> Generator[dict[str, History | None]]:
     from tests.postgres import running_postgres
 
     with running_postgres(durable=True) as postgres, postgres.database() as url:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 __all__ = ["PG_BIN", "Postgres", "running_postgres"]
 
@@ -57,12 +58,12 @@ class Postgres:
         """A new, empty database for one test: its URL; dropped after (with whoever is still connected)."""
         name = f"t{os.getpid()}_{next(self._numbers)}"
         with psycopg.connect(self.url(), autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         try:
             yield self.url(name)
         finally:
             with psycopg.connect(self.url(), autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # pyright: ignore[reportArgumentType]
+                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @contextlib.contextmanager

@@ -160,6 +160,7 @@ async def test_history_files_calls_under_their_conversation_with_who_approved(tm
                     current_conversation.reset(token)
                 await host.call_tool("mcp__notes__read")
         records = history.tool_calls()  # waits for the writes queued before it
+        assert history.path is not None
         with contextlib.closing(sqlite3.connect(history.path)) as db:
             linked = db.execute("SELECT call_id FROM tool_calls WHERE conversation_id = ?", (conversation,)).fetchall()
     by_args = {json.dumps(r.arguments): r for r in records}

@@ -4,6 +4,7 @@ real PostgreSQL 15 (``store_url``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import subprocess
 import sys
@@ -28,16 +29,15 @@ pytestmark = pytest.mark.anyio
 
 
 def started(n: int, conversation: str | None = None, *, at: datetime | None = None) -> ToolCallStarted:
-    extra = {} if at is None else {"at": at}
-    return ToolCallStarted(
+    event = ToolCallStarted(
         call_id=f"c{n}",
         name="mcp__s__t",
         server="s" if n % 2 else "other",
         tool="t",
         arguments={"n": n},
         conversation=conversation,
-        **extra,
     )
+    return event if at is None else dataclasses.replace(event, at=at)
 
 
 def finished(n: int) -> ToolCallFinished:
