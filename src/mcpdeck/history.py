@@ -5,6 +5,22 @@ history lives in ``mcpdeck.store`` (SQLite or PostgreSQL), and these are its nam
 committed. ``Agent(history=...)`` records its conversations.
 """
 
-from mcpdeck.store import SCHEMA_VERSION, History, Redactor, ToolCallRecord, default_history_path, secrets_of
+from mcpdeck.store import (
+    RESULT_CHARS,
+    SCHEMA_VERSION,
+    History,
+    Redactor,
+    ToolCallRecord,
+    default_history_path,
+    secrets_of,
+)
 
-__all__ = ["SCHEMA_VERSION", "History", "Redactor", "ToolCallRecord", "default_history_path", "secrets_of"]
+__all__ = [
+    "RESULT_CHARS",
+    "SCHEMA_VERSION",
+    "History",
+    "Redactor",
+    "ToolCallRecord",
+    "default_history_path",
+    "secrets_of",
+]

@@ -123,8 +123,8 @@ async def history_call(ctx: Ctx, call_id: str) -> dict[str, Any]:
     db = _history(ctx)
     found = await anyio.to_thread.run_sync(lambda: db.tool_call(call_id))
     if found is None:
-        raise ApiError(404, "call-not-found", f"no call {call_id!r} in {db.path}")
-    return {"path": str(db.path), "toolCall": found.to_json()}
+        raise ApiError(404, "call-not-found", f"no call {call_id!r} in {db.where}")
+    return {"path": db.where, "toolCall": found.to_json()}
 
 
 @router.get("/history/conversations", response_model=ConversationsOut, tags=["history"], summary="Conversations")

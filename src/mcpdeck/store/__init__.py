@@ -20,7 +20,7 @@ Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_l
 from mcpdeck._masking import Redactor
 from mcpdeck.config import secrets_of
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
-from mcpdeck.store._history import CALL_STATUSES, History, ToolCallRecord
+from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
@@ -28,6 +28,7 @@ from mcpdeck.store._store import Store, default_history_path
 __all__ = [
     "CALL_STATUSES",
     "HEARTBEAT",
+    "RESULT_CHARS",
     "SCHEMA_VERSION",
     "STALE_AFTER",
     "History",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpdeck._masking import Redactor
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
@@ -28,10 +28,15 @@ from mcpdeck.store._db import Database
 from mcpdeck.store._location import StoreLocation
 from mcpdeck.store._store import Store, resolve_location
 
-__all__ = ["CALL_STATUSES", "History", "ToolCallRecord"]
+if TYPE_CHECKING:  # a type only: recording a call imports no SDK
+    from mcpdeck.results import ToolResult
+
+__all__ = ["CALL_STATUSES", "RESULT_CHARS", "History", "ToolCallRecord"]
 
 _T = TypeVar("_T")
 _DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
+RESULT_CHARS = 10_000
+"""Characters of a call's result (``ToolResult.text()``) the history keeps, with a note of what was cut."""
 CALL_STATUSES = ("running", "ok", "tool-error", "error", "denied", "interrupted")
 """What a call's ``status`` may be; ``interrupted``: its replica died while it ran."""
 _COLUMNS = (
@@ -40,12 +45,12 @@ _COLUMNS = (
 )
 _INSERT_CALL = (
     "INSERT INTO tool_calls (call_id, started_at, server, tool, name, arguments, approved_by, conversation_id,"
-    " caller, replica, trace_id, status, error, result_size, duration)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING"
+    " caller, replica, trace_id, status, error, result_size, duration, result)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING"
 )
 _FINISH_CALL = (
     "UPDATE tool_calls SET status = ?, error = ?, duration = ?, result_size = COALESCE(?, result_size),"
-    " approved_by = COALESCE(?, approved_by) WHERE call_id = ?"
+    " approved_by = COALESCE(?, approved_by), result = ? WHERE call_id = ?"
 )
 
 
@@ -70,10 +75,12 @@ class ToolCallRecord:
     """The ``serve`` replica that made it (``--replica-id``); None for other commands and programs."""
     trace_id: str | None = None
     """The OpenTelemetry trace it belongs to, when one was recorded."""
+    result: str | None = None
+    """Its result as text, the first ``RESULT_CHARS`` of it (read by ``History.tool_call`` only)."""
 
     def to_json(self) -> dict[str, Any]:
-        """A stable JSON shape (``mcpdeck history --json``)."""
-        return {
+        """A stable JSON shape (``mcpdeck history --json``); ``result`` only when it was read."""
+        data = {
             "callId": self.call_id,
             "startedAt": self.started_at.isoformat(),
             "server": self.server,
@@ -89,10 +96,13 @@ class ToolCallRecord:
             "replica": self.replica,
             "traceId": self.trace_id,
         }
+        if self.result is not None:
+            data["result"] = self.result
+        return data
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ToolCallRecord:
-        """A record from a row of ``_COLUMNS``."""
+        """A record from a row of ``_COLUMNS`` (and ``result`` after them, when read)."""
         return cls(
             call_id=row[0],
             started_at=datetime.fromisoformat(row[1]),
@@ -108,6 +118,7 @@ class ToolCallRecord:
             caller=row[11],
             replica=row[12],
             trace_id=row[13],
+            result=row[14] if len(row) > 14 else None,
         )
 
 
@@ -131,6 +142,7 @@ class _CallRow:
     error: str | None = None
     result_size: int | None = None
     duration: float | None = None
+    result: ToolResult | None = None
 
 
 def now() -> str:
@@ -296,10 +308,15 @@ class History:
                     row.error,
                     row.result_size,
                     row.duration,
+                    self._result_text(row.result),
                 )
                 for row in batch
             ],
         )
+
+    def _result_text(self, result: ToolResult | None) -> str | None:
+        """In the writer thread: a result as the history keeps it (its start, as text, secrets redacted)."""
+        return None if result is None else self._redact(result.text(RESULT_CHARS))
 
     def _conversation_of(self, db: Database, key: str) -> int | None:
         """In the writer thread: the id of the conversation opened with ``key``."""
@@ -329,15 +346,16 @@ class History:
         with self._rows_lock:
             row = self._unwritten.get(event.call_id)
             if row is not None:  # not written yet: its insert writes the end too
-                row.status, row.error, row.duration = status, error, event.duration
+                row.status, row.error, row.duration, row.result = status, error, event.duration, event.result
                 if size is not None:
                     row.result_size = size
                 if event.approved_by is not None:
                     row.approved_by = event.approved_by
                 return
-            params = (status, error, event.duration, size, event.approved_by, event.call_id)
+            params = (status, error, event.duration, size, event.approved_by)
+            result, call_id = event.result, event.call_id
             # after its insert, which has run or is running; under the lock: in order with the others
-            self._writer.submit(lambda db: db.run(_FINISH_CALL, params))
+            self._writer.submit(lambda db: db.run(_FINISH_CALL, (*params, self._result_text(result), call_id)))
 
     def _where(
         self, server: str | None, status: str | None, text: str | None, replica: str | None = None
@@ -383,6 +401,11 @@ class History:
         where, params = self._where(server, status, text, replica)
         ((count,),) = self._read(f"SELECT count(*) FROM tool_calls{where}", params)
         return int(count)
+
+    def tool_call(self, call_id: str) -> ToolCallRecord | None:
+        """One call, with its result (``result``: its text as kept), or None if there is none by that id."""
+        rows = self._read(f"SELECT {_COLUMNS}, result FROM tool_calls WHERE call_id = ?", (call_id,))
+        return ToolCallRecord.from_row(rows[0]) if rows else None
 
     # ----- conversations ---------------------------------------------------------------
 

@@ -2,8 +2,8 @@
 
 A migration is written once, with ``{id}``, ``{bigint}`` and ``{real}`` where SQLite and PostgreSQL
 spell a type differently; ``Dialect.migration`` fills them in. Queries are written with ``?``
-parameters; ``Dialect.sql`` turns them into psycopg's ``%s``. Migrations 1-3 are the history
-file's before the store existed (SQLite's ``user_version`` 1-3), unchanged in effect, so such a
+parameters; ``Dialect.sql`` turns them into psycopg's ``%s``. Migrations 1-4 are the history
+file's before the store existed (SQLite's ``user_version`` 1-4), unchanged in effect, so such a
 file is brought up to date in place.
 """
 
@@ -57,7 +57,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE tool_calls ADD COLUMN caller TEXT
     """,
-    # 4: the fleet: every row says which replica wrote it (and a call its trace); the replicas alive, the
+    # 4: a call's result, as text, its start (RESULT_CHARS)
+    """
+    ALTER TABLE tool_calls ADD COLUMN result TEXT
+    """,
+    # 5: the fleet: every row says which replica wrote it (and a call its trace); the replicas alive, the
     # one-replica jobs' leases, the approvals clients gave
     """
     ALTER TABLE tool_calls ADD COLUMN replica TEXT;
