@@ -19,6 +19,7 @@ import pytest
 from mcpdeck import Host
 from tests import forks
 from tests.helpers import ROOT, BasicServer, serve_asgi, stdio_server
+from tests.postgres import Postgres, running_postgres
 from tests.servers.basic import build_server
 
 TRANSPORTS = ["in-process", "stdio", "http", "sse"]
@@ -82,6 +83,24 @@ def _fork_server() -> Generator[None]:
     """This test process's fork server, which starts the Python test servers (``tests/forks.py``)."""
     with forks.serving(ROOT):
         yield
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Generator[Postgres]:
+    """This test process's PostgreSQL 15 (``tests/postgres.py``), started when a test first asks for it."""
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Generator[str]:
+    """A new, empty store, once on each database: a SQLite file, then a PostgreSQL database of its own."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "history.sqlite3")
+        return
+    server: Postgres = request.getfixturevalue("postgres")
+    with server.database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

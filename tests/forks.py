@@ -127,7 +127,10 @@ class _Forks:
         self.pidfds[pid] = pidfd
         self.selector.register(pidfd, selectors.EVENT_READ, ("exit", pid))
         self.selector.register(connection, selectors.EVENT_READ, ("launcher", pid))
-        connection.sendall(f"{pid}\n".encode())
+        try:
+            connection.sendall(f"{pid}\n".encode())
+        except OSError:  # the launcher died after it asked (a host gave up on it): its server goes too
+            self._launcher_gone(pid)
         return None
 
     def _become_child(self, connection: socket.socket, fds: list[int]) -> None:

@@ -1,8 +1,8 @@
-"""The history database: versioned schema, tool calls from a real host's events, redaction."""
+"""The history file: what is not a database, results kept, secrets never stored (the store's own tests:
+tests/store)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import anyio
@@ -11,33 +11,10 @@ import pytest
 from mcpdeck import Host
 from mcpdeck.config import parse_config_document
 from mcpdeck.errors import ConfigError, ServerTimeoutError
-from mcpdeck.history import RESULT_CHARS, SCHEMA_VERSION, History, Redactor, secrets_of
+from mcpdeck.history import RESULT_CHARS, History, Redactor, secrets_of
 from tests.servers import basic
 
 pytestmark = pytest.mark.anyio
-
-
-def test_a_new_database_gets_the_current_schema_and_reopens_without_migrating(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite3"
-    with History(path) as history:
-        assert history.schema_version == SCHEMA_VERSION
-        conversation = history.start_conversation(model="openai:gpt-4.1", title="first")
-        history.add_message(conversation, "user", {"text": "hello"})
-    with History(path) as again:
-        assert again.schema_version == SCHEMA_VERSION
-        assert again.conversations()[0]["messages"] == 1
-        assert again.messages(conversation) == [
-            {"at": again.messages(conversation)[0]["at"], "role": "user", "content": {"text": "hello"}}
-        ]
-
-
-def test_a_database_from_a_newer_mcpdeck_is_refused_not_misread(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite3"
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    db.close()
-    with pytest.raises(ConfigError, match="newer than this mcpdeck knows"):
-        History(path)
 
 
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
@@ -68,33 +45,10 @@ def test_config_secrets_are_found_and_never_stored(tmp_path: Path) -> None:
     assert b"hunter2-long" not in raw and b"ghp_secret_token_1" not in raw
 
 
-async def test_every_call_of_a_real_host_is_recorded_with_its_outcome(tmp_path: Path) -> None:
-    with History(tmp_path / "h.sqlite3", redactor=Redactor({"top-secret-value"})) as history:
-        async with Host({"basic": basic.build_server()}, log_dir=tmp_path / "logs") as host:
-            host.events.on(history.record)
-            with anyio.fail_after(10):
-                await host.call_tool("mcp__basic__echo", {"text": "hi top-secret-value"})
-                await host.call_tool("mcp__basic__fail", {"message": "no"})
-                with pytest.raises(ServerTimeoutError):
-                    await host.call_tool("mcp__basic__sleep", {"seconds": 1}, timeout=0.05)
-        calls = history.tool_calls()
-        assert [c.tool for c in calls] == ["sleep", "fail", "echo"]
-        sleep, fail, echo = calls
-        assert echo.status == "ok" and echo.server == "basic" and echo.name == "mcp__basic__echo"
-        assert echo.arguments == {"text": "hi ****"}
-        assert echo.result_size == len("hi top-secret-value") and echo.duration is not None
-        assert fail.status == "tool-error" and fail.error is None
-        assert sleep.status == "error" and sleep.error is not None and "did not answer" in sleep.error
-        assert history.tool_calls(server="nope") == []
-        assert history.tool_calls(limit=1)[0].tool == "sleep"
-        assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy"}
-
-
 async def test_a_call_s_result_is_kept_as_text_its_start_only_and_redacted(tmp_path: Path) -> None:
     long = "x" * (RESULT_CHARS + 500)
     with History(tmp_path / "h.sqlite3", redactor=Redactor({"top-secret-value"})) as history:
-        async with Host({"basic": basic.build_server()}, log_dir=tmp_path / "logs") as host:
-            host.events.on(history.record)
+        async with Host({"basic": basic.build_server()}, log_dir=tmp_path / "logs", history=history) as host:
             with anyio.fail_after(10):
                 await host.call_tool("mcp__basic__echo", {"text": "said top-secret-value"})
                 await host.call_tool("mcp__basic__structured", {"city": "Bergen"})

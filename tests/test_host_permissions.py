@@ -149,8 +149,8 @@ async def test_history_files_calls_under_their_conversation_with_who_approved(tm
     with History(tmp_path / "history.sqlite3") as history:
         conversation = history.start_conversation(model="openai:test", title="notes", key="conv-1")
         with anyio.fail_after(10):
-            async with Host({"notes": recording_server(calls)}, log_dir=tmp_path, approve=approver) as host:
-                host.events.on(history.record)
+            notes = {"notes": recording_server(calls)}
+            async with Host(notes, log_dir=tmp_path, approve=approver, history=history) as host:
                 token = current_conversation.set("conv-1")
                 try:
                     await host.call_tool("mcp__notes__write", {"text": "kept"}, check_permission=True)
@@ -160,6 +160,7 @@ async def test_history_files_calls_under_their_conversation_with_who_approved(tm
                     current_conversation.reset(token)
                 await host.call_tool("mcp__notes__read")
         records = history.tool_calls()  # waits for the writes queued before it
+        assert history.path is not None
         with contextlib.closing(sqlite3.connect(history.path)) as db:
             linked = db.execute("SELECT call_id FROM tool_calls WHERE conversation_id = ?", (conversation,)).fetchall()
     by_args = {json.dumps(r.arguments): r for r in records}

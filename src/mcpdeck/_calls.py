@@ -6,6 +6,11 @@ returned, failed, was refused or was cancelled, timed the same way each time. Th
 the console and the gateway read those events, so they see an agent's native tool and a
 server's tool alike. When no one listens for them, no event is built: that is the hot path of a
 loop of calls (and of a gateway, which listens for other kinds).
+
+The history is the one listener that is not a subscriber: a host given one (``Host(history=...)``)
+hands it each call's start and end (a ``CallRecorder``), and a call that ends — answered, failed or
+refused — returns only once its record is committed. So whatever face a call came through (the
+gateway, the API, the CLI, the agent), an answer its caller got is a call on the record.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import EllipsisType
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -35,7 +40,7 @@ from mcpdeck.events import (
 from mcpdeck.permissions import Access, ApprovalCallback, CallingClient, PermissionGate
 from mcpdeck.results import ToolResult
 
-__all__ = ["CallPath", "Send", "new_call_id"]
+__all__ = ["CallPath", "CallRecorder", "Send", "new_call_id"]
 
 Send = Callable[[ProgressCallback | None], Awaitable[types.CallToolResult]]
 """Sends one call and returns its result; called with the progress callback to report through."""
@@ -55,11 +60,28 @@ def new_call_id() -> str:
     return f"{time.time_ns() // 1_000_000:012x}{random.getrandbits(80):020x}"
 
 
+class CallRecorder(Protocol):
+    """Where a host's calls are recorded (``mcpdeck.history.History`` is one)."""
+
+    def call_started(self, event: ToolCallStarted) -> None:
+        """Note a call's start (without waiting)."""
+        ...
+
+    def call_finished(self, event: ToolCallFinished) -> None:
+        """Note a call's end (without waiting)."""
+        ...
+
+    async def committed(self) -> None:
+        """Wait until everything noted so far is durable."""
+        ...
+
+
 @dataclass(slots=True)
 class _OnRecord:
     """One call as its events tell it: who, since when, let through by whom."""
 
     events: EventBus
+    recorder: CallRecorder | None
     name: str
     server: str
     tool: str
@@ -68,18 +90,19 @@ class _OnRecord:
     started: float = 0.0
 
     def start(self, arguments: dict[str, Any]) -> None:
-        self.events.publish(
-            ToolCallStarted(
-                call_id=self.call_id,
-                name=self.name,
-                server=self.server,
-                tool=self.tool,
-                arguments=arguments,
-                approved_by=self.approved_by,
-                conversation=current_conversation.get(),
-                caller=current_caller.get(),
-            )
+        event = ToolCallStarted(
+            call_id=self.call_id,
+            name=self.name,
+            server=self.server,
+            tool=self.tool,
+            arguments=arguments,
+            approved_by=self.approved_by,
+            conversation=current_conversation.get(),
+            caller=current_caller.get(),
         )
+        if self.recorder is not None:
+            self.recorder.call_started(event)
+        self.events.publish(event)
         self.started = time.perf_counter()
 
     def relay(self, progress: ProgressCallback | None) -> ProgressCallback:
@@ -110,33 +133,46 @@ class _OnRecord:
         duration: float | None = None,
         result: ToolResult | None = None,
     ) -> None:
-        self.events.publish(
-            ToolCallFinished(
-                call_id=self.call_id,
-                name=self.name,
-                server=self.server,
-                tool=self.tool,
-                duration=time.perf_counter() - self.started if duration is None else duration,
-                is_error=is_error,
-                error=error,
-                result_size=size,
-                approved_by=self.approved_by,
-                result=result,
-            )
+        event = ToolCallFinished(
+            call_id=self.call_id,
+            name=self.name,
+            server=self.server,
+            tool=self.tool,
+            duration=time.perf_counter() - self.started if duration is None else duration,
+            is_error=is_error,
+            error=error,
+            result_size=size,
+            approved_by=self.approved_by,
+            result=result,
         )
+        if self.recorder is not None:
+            self.recorder.call_finished(event)
+        self.events.publish(event)
+
+    async def on_record(self) -> None:
+        """Wait until the call's record is committed (nothing to wait for without a recorder)."""
+        if self.recorder is not None:
+            await self.recorder.committed()
 
 
 class CallPath:
     """Runs tool calls through the gate, the events and the clock, one way for every kind of tool."""
 
-    def __init__(self, events: EventBus, gate: PermissionGate):
+    def __init__(self, events: EventBus, gate: PermissionGate, recorder: CallRecorder | None = None):
         self._events = events
         self._gate = gate
+        self.recorder = recorder
+        """Where calls are recorded (the host's history), if anywhere."""
 
     def _told(self) -> bool:
-        """Whether anyone listens for a call's events."""
+        """Whether anyone listens for a call's events, or records them."""
         events = self._events
-        return events.wants(ToolCallStarted) or events.wants(ToolCallFinished) or events.wants(ToolCallProgress)
+        return (
+            self.recorder is not None
+            or events.wants(ToolCallStarted)
+            or events.wants(ToolCallFinished)
+            or events.wants(ToolCallProgress)
+        )
 
     async def check_access(
         self,
@@ -179,9 +215,10 @@ class CallPath:
             approved_by = decision.approved_by
             if not decision.allowed:
                 if self._told():  # on the record: who refused what
-                    refused = _OnRecord(self._events, name, server, original, approved_by)
+                    refused = _OnRecord(self._events, self.recorder, name, server, original, approved_by)
                     refused.start(arguments)
                     refused.finish(is_error=True, error=decision.message)
+                    await refused.on_record()
                 raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
         if not self._told():  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
@@ -190,12 +227,15 @@ class CallPath:
             return ToolResult.from_mcp(
                 raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
             )
-        record = _OnRecord(self._events, name, server, original, approved_by)
+        record = _OnRecord(self._events, self.recorder, name, server, original, approved_by)
         record.start(arguments)
         try:
-            raw = await send(record.relay(progress))
+            # progress is asked of the server only when someone takes it: asking costs every call (a token, a handler)
+            wanted = progress is not None or self._events.wants(ToolCallProgress)
+            raw = await send(record.relay(progress) if wanted else None)
         except MCPDeckError as error:
             record.finish(is_error=True, error=str(error))
+            await record.on_record()  # an error is an answer too: on the record before it is given
             raise
         except anyio.get_cancelled_exc_class():
             record.finish(is_error=True, error="cancelled")
@@ -205,6 +245,7 @@ class CallPath:
             raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
         )
         record.finish(is_error=result.is_error, size=result.size, duration=duration, result=result)
+        await record.on_record()
         return result
 
     async def call_native(

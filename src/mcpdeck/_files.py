@@ -252,3 +252,14 @@ def ensure_private_file(path: Path) -> None:
 def private_opener(path: str, flags: int) -> int:
     """An ``opener`` for ``open()`` that creates a missing file ``0600`` (``open(p, "a", opener=private_opener)``)."""
     return os.open(path, flags, PRIVATE_FILE_MODE)
+
+
+def try_lock_file(path: Path) -> int | None:
+    """Take the lock of ``path`` (an ``flock``, made ``0600`` if missing) without waiting: the open file
+    descriptor that holds it, or None when another holder has it. ``os.close`` releases it, and so does the
+    holder's death, at once: a dead holder never keeps it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+    if _try_lock(fd):
+        return fd
+    os.close(fd)
+    return None

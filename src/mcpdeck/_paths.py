@@ -6,6 +6,7 @@
 | server logs | ``MCPDECK_LOG_DIR`` | ``$MCPDECK_HOME/logs``, else ``<user log dir>/mcpdeck/servers`` |
 | data (history, OAuth tokens) | ``MCPDECK_DATA_DIR`` | ``$MCPDECK_HOME``, else ``<user data dir>/mcpdeck`` |
 | the history database | ``MCPDECK_HISTORY`` (``off`` for none) | ``<data>/history.sqlite3`` |
+| the store (the history of a fleet) | ``MCPDECK_STORE`` (a path or a URL) | the history database |
 
 ``MCPDECK_HOME`` puts everything in one folder (a demo, a test, a sandbox); the more
 specific variables still win. ``platformdirs`` is imported only when a default is needed.
@@ -23,10 +24,12 @@ __all__ = [
     "HISTORY_ENV",
     "HOME_ENV",
     "LOG_ENV",
+    "STORE_ENV",
     "config_path",
     "data_dir",
     "history_path",
     "log_dir",
+    "store_location",
 ]
 
 HOME_ENV = "MCPDECK_HOME"
@@ -34,6 +37,7 @@ CONFIG_ENV = "MCPDECK_CONFIG"
 LOG_ENV = "MCPDECK_LOG_DIR"
 DATA_ENV = "MCPDECK_DATA_DIR"
 HISTORY_ENV = "MCPDECK_HISTORY"
+STORE_ENV = "MCPDECK_STORE"
 _OFF = ("off", "0", "false", "no")
 
 
@@ -92,3 +96,9 @@ def history_path(environ: Mapping[str, str] | None = None) -> Path | None:
     if value.lower() in _OFF:
         return None
     return Path(value).expanduser() if value else data_dir(env) / "history.sqlite3"
+
+
+def store_location(environ: Mapping[str, str] | None = None) -> str | Path | None:
+    """The store the history goes to: ``$MCPDECK_STORE`` (a path or URL), else ``history_path()`` (None: off)."""
+    env = _env(environ)
+    return env.get(STORE_ENV, "").strip() or history_path(env)

@@ -24,7 +24,7 @@ from typing import Any, Self
 import mcp_types as types
 
 from mcpdeck._admin import ServerAdmin, ServerSpec, ServerTest
-from mcpdeck._calls import CallPath
+from mcpdeck._calls import CallPath, CallRecorder
 from mcpdeck._client_requests import ClientHandlers, as_roots
 from mcpdeck._content import ServerContent
 from mcpdeck._lifecycle import HostLifecycle
@@ -79,6 +79,8 @@ class Host:
             form, or ``PermissionRules``); default: the config file's.
         traffic: Keeps every server's recent JSON-RPC messages (in memory) for display; without it
             no stream is tapped.
+        history: Where every tool call is recorded (``mcpdeck.history.History``); a call returns once
+            its record is committed, whatever face it came through.
 
     Attributes:
         events: Typed events: subscribe with ``events.on(fn)`` or ``async with events.subscribe() as s``.
@@ -105,6 +107,7 @@ class Host:
         yes: bool = False,
         permissions: PermissionRules | Mapping[str, Any] | None = None,
         traffic: Traffic | None = None,
+        history: CallRecorder | None = None,
     ):
         """Create a host; nothing connects until it is entered (the arguments are described on the class)."""
         self.traffic = traffic
@@ -122,9 +125,18 @@ class Host:
         self._admin = ServerAdmin(self._servers, self.events, store)
         auto_approve = functools.partial(auto_approve_of, self._servers.connections)
         self.permissions = PermissionGate(approver=approve, yes_to_all=yes, auto_approve=auto_approve)
-        self._calls = CallPath(self.events, self.permissions)
+        self._calls = CallPath(self.events, self.permissions, history)
         self._content = ServerContent(self._servers, self._calls)
         self._lifecycle = HostLifecycle(self._admin, self.permissions, servers, permissions, only=only, wait=wait)
+
+    @property
+    def history(self) -> CallRecorder | None:
+        """Where its calls are recorded (``history=``); may be set while the host is open (None: nowhere)."""
+        return self._calls.recorder
+
+    @history.setter
+    def history(self, history: CallRecorder | None) -> None:
+        self._calls.recorder = history
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> Host:

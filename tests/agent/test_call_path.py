@@ -81,11 +81,10 @@ async def call_both(tmp_path: Path, permissions: dict[str, list[str]]) -> Run:
     try:
         with History(tmp_path / "history.sqlite3") as history:
             async with (
-                Host({"notes": notes_server()}, log_dir=tmp_path, permissions=permissions) as host,
+                Host({"notes": notes_server()}, log_dir=tmp_path, permissions=permissions, history=history) as host,
                 serve_scripted("openai", script) as server,
             ):
                 host.events.on(seen.append)
-                host.events.on(history.record)
                 agent = Agent(
                     host,
                     model="openai:scripted-model",

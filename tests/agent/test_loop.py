@@ -377,7 +377,7 @@ async def test_the_conversation_and_its_calls_are_recorded(notes: tuple[Host, No
         Reply(text="two"),
     ]
     with History(tmp_path / "history.sqlite3") as history:
-        host.events.on(history.record)
+        host.history = history
         async with (
             serve_scripted("anthropic", script) as server,
             agent_for(host, server, "anthropic", history=history) as agent,

@@ -107,8 +107,7 @@ async def running_api(
                 await host.add_server("inproc", server, save=False)
             ctx = ApiContext(host=host, store=store, history=db, chats=chats, auth_store=auth_store)
             off = ctx.attach()
-            if db is not None:
-                host.events.on(db.record)
+            host.history = db
             app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}", f"localhost:{port}"}, port=port)
             server = uvicorn.Server(
                 uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)

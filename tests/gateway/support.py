@@ -16,6 +16,7 @@ from mcp.client.session import ClientRequestContext
 
 from mcpdeck import Host
 from mcpdeck.gateway import Gateway
+from mcpdeck.history import History
 from tests.helpers import serve_asgi, stdio_server
 
 ALLOW_ALL = {"allow": ["mcp__*"]}
@@ -50,14 +51,15 @@ async def served_gateway(
     *,
     permissions: dict[str, Any] | None = None,
     roots: list[Path] | None = None,
+    history: History | None = None,
     **options: Any,
 ) -> AsyncGenerator[Served]:
-    """The conformance server (``conf``, over stdio) behind a host (with ``roots``, if given) and a gateway
-    on 127.0.0.1."""
+    """The conformance server (``conf``, over stdio) behind a host (with ``roots`` and ``history``, if given)
+    and a gateway on 127.0.0.1."""
     specs = servers if servers is not None else {"conf": stdio_server("conformance_server")}
     rules = permissions if permissions is not None else ALLOW_ALL
     async with (
-        Host(specs, log_dir=log_dir, permissions=rules, roots=roots) as host,
+        Host(specs, log_dir=log_dir, permissions=rules, roots=roots, history=history) as host,
         Gateway(host, **options) as gateway,
     ):
         async with serve_asgi(gateway.asgi()) as base:

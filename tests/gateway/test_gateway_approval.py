@@ -40,8 +40,7 @@ async def test_the_calling_client_approves_what_no_rule_covers_and_the_history_s
     each call: with no rules at all, it can use the tools, resources and prompts; a ``deny`` still refuses."""
     history = History(tmp_path / "history.db")
     rules = {"deny": ["mcp__conf__test_error_handling"]}
-    async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:
-        served.host.events.on(history.record)
+    async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX, history=history) as served:
         async with client(served.url("conf"), Seen(), elicitation=False, name="claude-ai") as desktop:
             with anyio.fail_after(WAIT):
                 called = await desktop.call_tool("test_simple_text", {})

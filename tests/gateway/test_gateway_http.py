@@ -271,7 +271,7 @@ async def test_the_gate_applies_and_every_call_is_in_the_history_with_its_client
     rules = {"deny": ["mcp__conf__test_error_handling"], "ask": ["mcp__conf__test_simple_text"]}
     history = History(tmp_path / "history.db")
     async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:
-        served.host.events.on(history.record)
+        served.host.history = history
         async with client(served.url("conf"), Seen(), answer={"decision": "once"}, name="asker") as yes_client:
             with anyio.fail_after(WAIT):
                 denied = await yes_client.call_tool("test_error_handling", {})
@@ -301,7 +301,7 @@ async def test_a_gateway_in_front_names_its_client_to_the_gateway_behind_when_to
     front gateway that relayed it; without it, the front gateway only, and a stated name is made safe."""
     history = History(tmp_path / "history.db")
     async with served_gateway(log_dir, profiles=NO_PREFIX) as behind:
-        behind.host.events.on(history.record)
+        behind.host.history = history
         entry = {"type": "http", "url": behind.url("conf")}
         fronts = {"told": {**entry, "forwardCaller": True}, "untold": entry}
         async with served_gateway(log_dir / "front", fronts) as front:

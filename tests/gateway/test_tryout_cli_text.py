@@ -37,7 +37,7 @@ def test_history_shows_which_client_made_each_call_through_the_gateway(tmp_path:
     with History(env["MCPDECK_HISTORY"]) as history:
         for call_id, caller in (("1", "claude-ai 0.1.0 (via profile coding, token laptop)"), ("2", None)):
             started = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
-            history.record(
+            history.call_started(
                 ToolCallStarted(
                     at=started,
                     call_id=call_id,
@@ -49,7 +49,7 @@ def test_history_shows_which_client_made_each_call_through_the_gateway(tmp_path:
                     caller=caller,
                 )
             )
-            history.record(
+            history.call_finished(
                 ToolCallFinished(
                     call_id=call_id,
                     name="mcp__basic__echo",
@@ -72,7 +72,9 @@ def test_history_shows_which_client_made_each_call_through_the_gateway(tmp_path:
 def test_history_without_gateway_calls_has_no_client_column(tmp_path: Path) -> None:
     env = cli_environment(tmp_path)
     with History(env["MCPDECK_HISTORY"]) as history:
-        history.record(ToolCallStarted(call_id="1", name="mcp__basic__echo", server="basic", tool="echo", arguments={}))
+        history.call_started(
+            ToolCallStarted(call_id="1", name="mcp__basic__echo", server="basic", tool="echo", arguments={})
+        )
     shown = mcpdeck(["--config", str(_config(tmp_path)), "history"], env=env)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[0].split() == ["TIME", "TOOL", "STATUS", "APPROVED", "TOOK", "SIZE", "ERROR"]

@@ -155,7 +155,7 @@ async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
             c for c in await anyio.to_thread.run_sync(lambda: db.conversations(limit=10_000)) if c["id"] == conversation
         ]
         if not found:
-            raise ApiError(404, "conversation-not-found", f"no conversation {conversation} in {db.path}")
+            raise ApiError(404, "conversation-not-found", f"no conversation {conversation} in {db.where}")
         spec = spec or found[0].get("model")
         title = found[0].get("title") or ""
     environ: Mapping[str, str] = os.environ if body.environment is None else body.environment

@@ -65,6 +65,7 @@ class ApiContext:
         sign_ins: The sign-ins waiting for a browser, by server (a new one cancels the old).
         logins: The console's login codes and sessions (the guard checks them; ``POST /api/login`` makes codes).
         kept: The whole results of the newest calls answered cut (``cut``), for ``/api/calls/{id}/result``.
+        replica: This process's replica id in a fleet (``serve --replica-id``), if it has one.
     """
 
     host: Host
@@ -80,6 +81,7 @@ class ApiContext:
     sign_ins: dict[str, CancelScope] = field(default_factory=dict[str, CancelScope])
     logins: Logins = field(default_factory=Logins)
     kept: KeptResults = field(default_factory=KeptResults)
+    replica: str | None = None
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0

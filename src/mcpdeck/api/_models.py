@@ -286,7 +286,7 @@ class TrafficOut(_Out):
 class HistoryOut(_Out):
     """Tool calls, newest first (``mcpdeck history --json``)."""
 
-    path: str
+    path: str = Field(description="The store: the SQLite file, or the PostgreSQL URL without its password.")
     total: int = Field(description="How many calls match the filters; `toolCalls` holds the newest `limit` of them.")
     toolCalls: list[dict[str, Any]]
 
@@ -374,6 +374,7 @@ class HostOut(_Out):
     startedAt: str
     enabled: bool
     problems: dict[str, str] = Field(description='What the last config edit could not apply ("" = the whole file).')
+    replica: str | None = Field(default=None, description="This process's replica id (`serve --replica-id`).")
 
 
 class ProfileIn(BaseModel):

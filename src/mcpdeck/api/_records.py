@@ -100,18 +100,20 @@ async def history_calls(
     ctx: Ctx,
     limit: int = Query(default=50, ge=1, le=10_000),
     server: str | None = None,
-    status: Literal["running", "ok", "tool-error", "error", "denied"] | None = None,
+    status: Literal["running", "ok", "tool-error", "error", "denied", "interrupted"] | None = None,
     q: str | None = Query(default=None, description="Only calls whose tool name holds this text."),
+    replica: str | None = Query(default=None, description="Only the calls of this replica (`serve --replica-id`)."),
 ) -> dict[str, Any]:
-    """Tool calls, newest first, with who approved each (``mcpdeck history --json``)."""
+    """Tool calls of every replica on the store, newest first, with who approved each and the replica that
+    made it (``mcpdeck history --json``); the filters apply before ``limit``."""
     db = _history(ctx)
 
     def read() -> tuple[list[ToolCallRecord], int]:
-        calls = db.tool_calls(limit=limit, server=server, status=status, text=q)
-        return calls, db.count_tool_calls(server=server, status=status, text=q)
+        calls = db.tool_calls(limit=limit, server=server, status=status, text=q, replica=replica)
+        return calls, db.count_tool_calls(server=server, status=status, text=q, replica=replica)
 
     calls, total = await anyio.to_thread.run_sync(read)
-    return {"path": str(db.path), "total": total, "toolCalls": [c.to_json() for c in calls]}
+    return {"path": db.where, "total": total, "toolCalls": [c.to_json() for c in calls]}
 
 
 @router.get("/history/calls/{call_id}", response_model=HistoryCallOut, tags=["history"], summary="One tool call")
@@ -121,8 +123,8 @@ async def history_call(ctx: Ctx, call_id: str) -> dict[str, Any]:
     db = _history(ctx)
     found = await anyio.to_thread.run_sync(lambda: db.tool_call(call_id))
     if found is None:
-        raise ApiError(404, "call-not-found", f"no call {call_id!r} in {db.path}")
-    return {"path": str(db.path), "toolCall": found.to_json()}
+        raise ApiError(404, "call-not-found", f"no call {call_id!r} in {db.where}")
+    return {"path": db.where, "toolCall": found.to_json()}
 
 
 @router.get("/history/conversations", response_model=ConversationsOut, tags=["history"], summary="Conversations")
@@ -130,7 +132,7 @@ async def history_conversations(ctx: Ctx, limit: int = Query(default=30, ge=1, l
     """Conversations, newest first (``mcpdeck history --conversations --json``)."""
     db = _history(ctx)
     found = await anyio.to_thread.run_sync(lambda: db.conversations(limit=limit))
-    return {"path": str(db.path), "conversations": found}
+    return {"path": db.where, "conversations": found}
 
 
 @router.get(
@@ -141,8 +143,8 @@ async def history_conversation(ctx: Ctx, conversation: int) -> dict[str, Any]:
     db = _history(ctx)
     messages = await anyio.to_thread.run_sync(lambda: db.messages(conversation))
     if not messages:
-        raise ApiError(404, "conversation-not-found", f"no conversation {conversation} in {db.path}")
-    return {"path": str(db.path), "id": conversation, "messages": messages}
+        raise ApiError(404, "conversation-not-found", f"no conversation {conversation} in {db.where}")
+    return {"path": db.where, "id": conversation, "messages": messages}
 
 
 # ----- permissions ---------------------------------------------------------------------------
@@ -197,6 +199,7 @@ def _host_json(ctx: ApiContext) -> dict[str, Any]:
         "startedAt": ctx.started_at.isoformat(),
         "enabled": ctx.host.enabled,
         "problems": problems,
+        "replica": ctx.replica,
     }
 
 

@@ -57,6 +57,8 @@ class CliContext:
         self.log_dir = Path(log_dir).expanduser() if log_dir else _paths.log_dir()
         self.startup_timeout = startup_timeout
         self.roots = roots
+        self.history_store: str | None = None
+        """The store a command was given (``--store``); None: ``$MCPDECK_STORE``, else ``$MCPDECK_HISTORY``."""
         self._store: ConfigStore | None = None
 
     @property
@@ -96,14 +98,19 @@ class CliContext:
             raise ConfigError(f"no server named {name!r} in {self.path} (servers: {known})", server=name)
         return config.servers[name]
 
-    def history(self, also: Iterable[str] = ()) -> History | None:
-        """The history database (``$MCPDECK_HISTORY``, ``off`` for none), config secrets and ``also`` redacted."""
-        path = _paths.history_path()
-        if path is None:
+    def history(
+        self, also: Iterable[str] = (), *, store: str | None = None, replica: str | None = None
+    ) -> History | None:
+        """The history: in ``store`` (``--store``), else ``$MCPDECK_STORE``, else ``$MCPDECK_HISTORY`` (``off``
+        for none), else the default file; config secrets and ``also`` redacted; ``replica`` on every record.
+        Opened here, so a bad URL or a database that cannot be reached stops a command before it starts."""
+        location = store or self.history_store or _paths.store_location()
+        if location is None:
             return None
         from mcpdeck.history import History, Redactor, secrets_of
 
-        return History(path, redactor=Redactor({*secrets_of(self.store.read(), os.environ), *also}))
+        redactor = Redactor({*secrets_of(self.store.read(), os.environ), *also})
+        return History(location, redactor=redactor, replica=replica)
 
     def host(
         self,
@@ -113,6 +120,7 @@ class CliContext:
         approve: bool = False,
         yes: bool = False,
         wait: bool = True,
+        history: History | None = None,
     ) -> Host:
         """A host for the config file.
 
@@ -122,6 +130,7 @@ class CliContext:
             approve: Ask the user at the terminal about tool calls the rules leave to ``ask``.
             yes: Approve every such call without asking (``--yes``).
             wait: Whether entering the host waits until every server has settled.
+            history: Where the host records its calls (``history()``), if anywhere.
         """
         from mcpdeck.cli._terminal import terminal_approval, terminal_elicitation
         from mcpdeck.config import McpConfig
@@ -150,6 +159,7 @@ class CliContext:
             yes=yes,
             roots=list(self.roots) or None,
             wait=wait,
+            history=history,
         )
         if approve or yes:  # the commands that ask at the terminal take --yes
             host.permissions.allow_hint = "run with --yes"

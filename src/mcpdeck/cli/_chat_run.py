@@ -51,9 +51,8 @@ async def run_chat(ctx: CliContext, options: ChatOptions) -> None:
     finished: RunFinished | None = None
     yes = options.yes
     try:
-        async with ctx.host(list(options.servers) or None, interactive=True, approve=not yes, yes=yes) as host:
-            if history is not None:
-                host.events.on(history.record)
+        host = ctx.host(list(options.servers) or None, interactive=True, approve=not yes, yes=yes, history=history)
+        async with host:
             for name, status in host.servers.items():
                 if status.error and not options.as_json:
                     click.echo(click.style(f"{name}: ", fg="yellow") + safe(status.error), err=True)

@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported wh
 
     from mcpdeck.config import GatewayApproval
     from mcpdeck.gateway import GatewayToken
-    from mcpdeck.history import History
     from mcpdeck.host import Host
 
 __all__ = [
@@ -229,14 +228,6 @@ GRACE = 1
 """Seconds the HTTP gateway gives requests in flight when it stops (then they are cancelled)."""
 
 
-def _record(host: Host, history: History) -> None:
-    """Record every call in the history. ``History.record`` only queues the write for the history's own
-    writer thread, so it runs in the event callback: no task, no thread hop, and no event but a call's."""
-    from mcpdeck.events import ToolCallFinished, ToolCallStarted
-
-    host.events.on(history.record, ToolCallStarted, ToolCallFinished)
-
-
 ATTACH_WAIT = 1.0
 """Seconds ``serve --stdio`` attached to a running ``serve`` waits for that gateway's answer (its instructions
 are passed on) before it answers its own client."""
@@ -383,9 +374,7 @@ async def stdio_gateway(ctx: CliContext, profile: str | None, approval: GatewayA
     history = ctx.history()
 
     async def main() -> None:
-        async with ctx.host(wait=False) as host:
-            if history is not None:
-                _record(host, history)
+        async with ctx.host(wait=False, history=history) as host:
             await serve_stdio(host, profile, approval)
 
     try:
@@ -430,9 +419,7 @@ async def http_gateway(
         click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
 
     async def main() -> None:
-        async with ctx.host(wait=False) as host:
-            if history is not None:
-                _record(host, history)
+        async with ctx.host(wait=False, history=history) as host:
             options: dict[str, Any] = {"profile": profile, "tokens": tokens, "approval": approval}
             await serve_http(host, address=address, sock=sock, announce=announce, **options)
 

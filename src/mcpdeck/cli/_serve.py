@@ -6,8 +6,9 @@ as fast as before.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -18,12 +19,80 @@ if TYPE_CHECKING:
     from mcpdeck.config import GatewayApproval
     from mcpdeck.server import ServeState
 
-__all__ = ["register_serve_commands"]
+__all__ = ["REPLICA_ENV", "register_serve_commands"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+REPLICA_ENV = "MCPDECK_REPLICA_ID"
+HISTORY_DAYS_ENV = "MCPDECK_HISTORY_DAYS"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _run(ctx: CliContext, host: str, port: int, open_browser: bool, approval: GatewayApproval | None = None) -> None:
+def _store_options(command: F) -> F:
+    """``--store``, ``--replica-id``, ``--history-days``: where the history goes, this serve's name in a fleet."""
+    command = click.option(
+        "--history-days",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="DAYS",
+        help=f"Delete history older than DAYS (one replica of a fleet does it, hourly; also ${HISTORY_DAYS_ENV}). "
+        "Default: keep it all.",
+    )(command)
+    command = click.option(
+        "--replica-id",
+        metavar="NAME",
+        help=f"This serve's name among replicas sharing a store (also ${REPLICA_ENV}; letters, digits, _ and -, "
+        "at most 32). Default: the machine's name and a hash of the config file's path.",
+    )(command)
+    return click.option(
+        "--store",
+        metavar="URL",
+        help="Where the history goes: a SQLite path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
+        "(also $MCPDECK_STORE; default: the history file, $MCPDECK_HISTORY).",
+    )(command)
+
+
+def _fleet_settings(
+    ctx: CliContext, store: str | None, replica_id: str | None, history_days: float | None
+) -> tuple[str, float | None]:
+    """This serve's replica id and how many days of history it keeps, checked before anything starts; the
+    store it was given becomes the CLI context's.
+
+    Raises:
+        ConfigError: A replica id that cannot be one, a store URL that cannot be read, a bad number of days.
+    """
+    from mcpdeck.errors import ConfigError
+    from mcpdeck.store import check_replica_id, default_replica_id, parse_location
+
+    if store is not None:
+        if parse_location(store).has_password:
+            click.echo(
+                click.style("warning: ", fg="yellow", bold=True)
+                + "the --store URL holds a password, which other local users can read in the process list; "
+                "give it in $MCPDECK_STORE, $PGPASSWORD or ~/.pgpass instead",
+                err=True,
+            )
+        ctx.history_store = store
+    if history_days is None and os.environ.get(HISTORY_DAYS_ENV):
+        text = os.environ[HISTORY_DAYS_ENV]
+        try:
+            history_days = float(text)
+        except ValueError:
+            history_days = 0
+        if not history_days > 0:
+            raise ConfigError(f"${HISTORY_DAYS_ENV} is {text!r}; give a number of days above 0, or unset it")
+    name = replica_id or os.environ.get(REPLICA_ENV) or default_replica_id(ctx.path)
+    return check_replica_id(name), history_days
+
+
+def _run(
+    ctx: CliContext,
+    host: str,
+    port: int,
+    open_browser: bool,
+    *,
+    replica: str,
+    history_days: float | None,
+    approval: GatewayApproval | None = None,
+) -> None:
     import anyio
 
     from mcpdeck.server import ServeOptions, run_serve
@@ -48,9 +117,11 @@ def _run(ctx: CliContext, host: str, port: int, open_browser: bool, approval: Ga
         host=host,
         port=port,
         log_dir=ctx.log_dir,
-        history=ctx.history(),
+        history=ctx.history(replica=replica),  # opened now: a bad store stops us before anything starts
         roots=ctx.roots,
         approval=approval,
+        replica=replica,
+        keep_days=history_days,
     )
 
     async def main() -> None:
@@ -135,6 +206,7 @@ _port_option = click.option(
 @click.command(short_help="Run the servers behind the web console, the API and the gateway.")
 @_host_option
 @_port_option
+@_store_options
 @click.option("--stdio", is_flag=True, help="Be the MCP gateway for one client over stdin/stdout instead.")
 @click.option("--profile", metavar="NAME", help='With --stdio: serve only this profile (see "profiles").')
 @approval_option
@@ -150,6 +222,9 @@ def serve(
     ctx: CliContext,
     host: str,
     port: int,
+    store: str | None,
+    replica_id: str | None,
+    history_days: float | None,
     stdio: bool,
     profile: str | None,
     approval: GatewayApproval | None,
@@ -165,11 +240,17 @@ def serve(
     Cursor, VS Code, Claude Code): --print-client-config prints the entry to paste.
 
     \b
+    Several serve processes (replicas) for one config share a store: --store
+    postgresql://USER@HOST:PORT/DB, a --replica-id each.
+
+    \b
     Examples:
       mcpdeck serve
       mcpdeck --config examples/mcp.json serve --port 0
+      mcpdeck serve --store postgresql://mcpdeck@db:5432/mcpdeck --replica-id r1
       mcpdeck serve --print-client-config claude-desktop
     """
+    replica, history_days = _fleet_settings(ctx, store, replica_id, history_days)
     if kind is not None or stdio:
         import anyio
 
@@ -185,16 +266,25 @@ def serve(
         return
     if profile is not None:
         raise click.UsageError("--profile goes with --stdio (over HTTP every profile is at /mcp/<profile>)")
-    _run(ctx, host, port, open_browser=False, approval=approval)
+    _run(ctx, host, port, open_browser=False, replica=replica, history_days=history_days, approval=approval)
 
 
 @click.command()
 @_host_option
 @_port_option
+@_store_options
 @click.option("--no-browser", is_flag=True, help="Don't open the browser; just print the URL.")
 @pass_ctx
 @errors_to_exit
-def ui(ctx: CliContext, host: str, port: int, no_browser: bool) -> None:
+def ui(
+    ctx: CliContext,
+    host: str,
+    port: int,
+    store: str | None,
+    replica_id: str | None,
+    history_days: float | None,
+    no_browser: bool,
+) -> None:
     """Run `serve` and open the web console in the browser, signed in.
 
     With a `serve` already running for the config, open another signed-in tab on it.
@@ -205,8 +295,9 @@ def ui(ctx: CliContext, host: str, port: int, no_browser: bool) -> None:
       mcpdeck ui
       mcpdeck ui --no-browser --port 9000
     """
+    replica, history_days = _fleet_settings(ctx, store, replica_id, history_days)
     if not _ui_attached(ctx, open_browser=not no_browser):
-        _run(ctx, host, port, open_browser=not no_browser)
+        _run(ctx, host, port, open_browser=not no_browser, replica=replica, history_days=history_days)
 
 
 def register_serve_commands(group: click.Group) -> None:

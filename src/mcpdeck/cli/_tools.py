@@ -169,9 +169,7 @@ async def call(
     progress = ProgressLine(tool)
     history = ctx.history()
     try:
-        async with ctx.host(only=only, interactive=True) as host:
-            if history is not None:
-                host.events.on(history.record)
+        async with ctx.host(only=only, interactive=True, history=history) as host:
             result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress, validate=not no_validate)
     finally:
         progress.close()

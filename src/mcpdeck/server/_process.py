@@ -2,7 +2,9 @@
 
 The order of things:
 
-1. the port is bound first (a port in use fails at once, before any server starts);
+1. the replica joins the store's fleet (``mcpdeck.store.Replica``: its id's lock, its row; an id
+   another live process holds fails here), then the port is bound (a port in use fails at once,
+   before any server starts);
 2. the host is entered without waiting for servers (they settle in the background, and
    the console shows them coming up);
 3. the state file is written (where, and with which token), the config follower starts,
@@ -10,7 +12,7 @@ The order of things:
 4. on SIGINT or SIGTERM (or ``stop``): event streams end, uvicorn stops taking requests
    and finishes the ones in flight (at most ``GRACE`` seconds), the follower stops, the
    host closes every server (stdio children and their process groups included), the
-   history is closed and the state file removed.
+   replica leaves the fleet, the history is closed and the state file removed.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
+from mcpdeck.store import Replica, check_replica_id, default_replica_id
 from mcpdeck.traffic import Traffic
 
 if TYPE_CHECKING:
@@ -65,11 +68,14 @@ class ServeOptions:
         host: The address to listen on (loopback unless asked otherwise).
         port: The port (0: any free one).
         log_dir: Where server logs go (None: the default).
-        history: The history database tool calls are recorded in (None: off); closed on exit.
+        history: The history tool calls are recorded in (None: off); closed on exit. Its ``replica``
+            is set to ``replica`` when it has none.
         follow_interval: Seconds between looks at the config file (0: don't follow it).
         token: The API token (None: a new random one).
         roots: Folders offered to the servers as MCP roots (the global ``--root``); none: no roots.
         approval: Who approves a gateway call no rule covers (None: the config's ``gateway.approval``).
+        replica: This process's replica id (None: ``default_replica_id`` of the config file).
+        keep_days: Delete history older than this many days (None: keep it all).
     """
 
     config: Path
@@ -81,6 +87,8 @@ class ServeOptions:
     token: str | None = None
     roots: tuple[str, ...] = ()
     approval: GatewayApproval | None = None
+    replica: str | None = None
+    keep_days: float | None = None
 
 
 def url_of(host: str, port: int) -> str:
@@ -106,15 +114,28 @@ async def run_serve(
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
     """
     config_path, store = _open_config(options.config)
-    sock = bind(options.host, options.port)
-    parts = _assemble(options, store, config_path, sock)
-    context, server, history = parts.context, parts.server, options.history
+    replica_id = check_replica_id(options.replica or default_replica_id(config_path))
+    history = options.history
+    fleet: Replica | None = None
+    if history is not None:
+        if history.replica is None:
+            history.replica = replica_id
+        fleet = Replica(history, keep_days=options.keep_days)
+        await anyio.to_thread.run_sync(fleet.join)  # an id another live serve holds stops us here
+    try:
+        sock = bind(options.host, options.port)
+    except BaseException:
+        _leave(fleet, history)
+        raise
+    parts = _assemble(options, store, config_path, sock, replica_id)
+    context, server = parts.context, parts.server
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
             if history is not None:
                 history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
-                parts.host.events.on(history.record)
+            if fleet is not None:
+                tg.start_soon(fleet.run, name="mcpdeck replica heartbeat")
             if options.follow_interval > 0:
                 await parts.follower.prime()
                 tg.start_soon(parts.follower.run, name="mcpdeck config follower")
@@ -145,6 +166,17 @@ async def run_serve(
     finally:
         sock.close()
         remove_state(config_path, pid=os.getpid())
+        _leave(fleet, history)
+
+
+def _leave(fleet: Replica | None, history: History | None) -> None:
+    """Leave the fleet (this replica's row removed, its lock let go), then close the history."""
+    try:
+        if fleet is not None:
+            fleet.leave()
+    except Exception as error:  # the store went away: the others' reaper will find this replica gone
+        logger.error("could not leave the fleet cleanly: %s", error)
+    finally:
         if history is not None:
             history.close()
 
@@ -175,7 +207,9 @@ class _Parts:
     state: ServeState
 
 
-def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock: socket.socket) -> _Parts:
+def _assemble(
+    options: ServeOptions, store: ConfigStore, config_path: Path, sock: socket.socket, replica: str
+) -> _Parts:
     """The host, the API's context, the config follower, the gateway and the HTTP server over ``sock``."""
     port: int = sock.getsockname()[1]
     token = options.token or secrets.token_urlsafe(32)
@@ -189,8 +223,11 @@ def _assemble(options: ServeOptions, store: ConfigStore, config_path: Path, sock
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
         roots=list(options.roots) or None,
+        history=options.history,
     )
-    context = ApiContext(host=host, store=store, history=options.history, chats=chats, log_dir=options.log_dir)
+    context = ApiContext(
+        host=host, store=store, history=options.history, chats=chats, log_dir=options.log_dir, replica=replica
+    )
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
     context.problems = lambda: follower.problems
     from mcpdeck.gateway import Gateway

@@ -1,0 +1,298 @@
+"""One connection to the store's database, SQLite or PostgreSQL, and the migrations run when it opens.
+
+``open_database(location)`` connects and brings the schema up to date in one transaction under a
+lock, so three processes starting at once apply each migration once: SQLite's ``BEGIN IMMEDIATE``
+(one writer at a time, the others wait), PostgreSQL's ``pg_advisory_xact_lock`` (released with the
+transaction). SQLite keeps the version in ``user_version`` (as the history file always did),
+PostgreSQL in a one-row table ``mcpdeck_schema``. A database newer than this mcpdeck is refused.
+
+A ``Database`` is used by one thread at a time (the store's writer thread); it runs the queries of
+``mcpdeck.store`` written with ``?`` parameters in its own dialect.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, LiteralString, cast
+
+from mcpdeck._files import ensure_private_dir, ensure_private_file
+from mcpdeck._paths import data_dir
+from mcpdeck.errors import ConfigError
+from mcpdeck.store._location import StoreLocation
+from mcpdeck.store._schema import POSTGRESQL, SCHEMA_VERSION, SQLITE, Dialect
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["BUSY_TIMEOUT", "LOCK_CLASS", "Database", "lock_key", "open_database"]
+
+BUSY_TIMEOUT = 30.0
+"""Seconds a SQLite writer waits for another process's transaction before it gives up."""
+CONNECT_TIMEOUT = 10
+"""Seconds to reach PostgreSQL (unless the URL says ``connect_timeout``)."""
+LOCK_CLASS = 0x6D6364  # "mcd": the first key of every advisory lock mcpdeck takes
+_MIGRATION_KEY = 0
+Row = tuple[Any, ...]
+_ROWS = 500
+"""Rows at most in one SQLite INSERT (each row's values are parameters; SQLite takes 32,766)."""
+
+
+def lock_key(name: str) -> int:
+    """The second key of the advisory lock named ``name`` (a signed 32-bit integer)."""
+    key = zlib.crc32(name.encode())
+    return key - (1 << 32) if key >= 1 << 31 else key
+
+
+class Database(ABC):
+    """A connection to the store, in its database's dialect; one thread uses it at a time."""
+
+    dialect: Dialect
+    errors: tuple[type[Exception], ...]
+    """What the driver raises for a database error."""
+
+    @abstractmethod
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """The rows a query answers."""
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """The first row a query answers, if any."""
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+    @abstractmethod
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement; returns the rows it changed."""
+
+    @abstractmethod
+    def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run a statement once per row of parameters."""
+
+    def begin(self) -> None:
+        """Start a transaction that writes."""
+        self.run("BEGIN")
+
+    def commit(self) -> None:
+        self.run("COMMIT")
+
+    @abstractmethod
+    def rollback(self) -> None:
+        """End the transaction without its changes (nothing when none is open)."""
+
+    @abstractmethod
+    def broken(self) -> bool:
+        """Whether the connection is lost (PostgreSQL restarted, the network dropped)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class SQLiteDatabase(Database):
+    dialect = SQLITE
+    errors = (sqlite3.Error,)
+
+    def __init__(self, location: StoreLocation):
+        assert location.path is not None
+        self.path = location.path
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute(f"PRAGMA synchronous={location.synchronous.upper()}")
+        except BaseException:
+            self._db.close()
+            raise
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The sqlite3 connection (for a test's look at the statements it runs)."""
+        return self._db
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self._db.execute(sql, params).fetchall()
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self._db.execute(sql, params).rowcount
+
+    def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        # An INSERT of many rows as one statement: sqlite3 lets the GIL go and takes it back around every
+        # statement it steps, and taking it back from a busy event loop costs more than the row itself
+        head, values, tail = sql.partition(" VALUES (")
+        if not values or not head.startswith("INSERT") or len(rows) < 2:
+            self._db.executemany(sql, rows)
+            return
+        group, _, rest = tail.partition(")")
+        for first in range(0, len(rows), _ROWS):
+            chunk = rows[first : first + _ROWS]
+            statement = f"{head} VALUES {', '.join(f'({group})' for _ in chunk)}{rest}"
+            self._db.execute(statement, [value for row in chunk for value in row])
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")  # the write lock now (waiting for it), not at the first write
+
+    def rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def broken(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self._db.close()
+
+    def version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def set_version(self, version: int) -> None:
+        self._db.execute(f"PRAGMA user_version = {int(version)}")
+
+
+class PostgresDatabase(Database):
+    dialect = POSTGRESQL
+
+    def __init__(self, location: StoreLocation):
+        assert location.url is not None
+        self._conn = connect_postgres(location)
+        import psycopg
+
+        self.errors = (psycopg.Error,)
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self._conn.execute(self._sql(sql), params or None).fetchall()
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self._conn.execute(self._sql(sql), params or None).rowcount
+
+    def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with self._conn.cursor() as cursor:
+                cursor.executemany(self._sql(sql), rows)
+
+    def _sql(self, sql: str) -> LiteralString:
+        # every query is a literal of mcpdeck.store's (values always go as parameters), in psycopg's dialect
+        return cast(LiteralString, self.dialect.sql(sql))
+
+    def rollback(self) -> None:
+        from psycopg.pq import TransactionStatus
+
+        if not self._conn.closed and self._conn.info.transaction_status != TransactionStatus.IDLE:
+            self._conn.execute("ROLLBACK")
+
+    def broken(self) -> bool:
+        return self._conn.broken or self._conn.closed
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def version(self) -> int:
+        self.run("CREATE TABLE IF NOT EXISTS mcpdeck_schema (version INTEGER NOT NULL)")
+        row = self.one("SELECT version FROM mcpdeck_schema")
+        if row is None:
+            self.run("INSERT INTO mcpdeck_schema (version) VALUES (0)")
+            return 0
+        return int(row[0])
+
+    def set_version(self, version: int) -> None:
+        self.run("UPDATE mcpdeck_schema SET version = ?", (version,))
+
+
+def connect_postgres(location: StoreLocation) -> psycopg.Connection[Row]:
+    """An autocommit connection to the PostgreSQL store.
+
+    Raises:
+        ConfigError: psycopg is not installed, or the database cannot be reached or refused us.
+    """
+    assert location.url is not None
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        raise ConfigError(
+            f"the store {location.shown} is PostgreSQL, and talking to it needs psycopg: "
+            "pip install 'mcpdeck[postgres]'"
+        ) from None
+    url = (
+        location.url.replace("postgres://", "postgresql://", 1)
+        if location.url.startswith("postgres:")
+        else location.url
+    )
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as error:
+        raise ConfigError(f"the store URL {location.shown} cannot be read: {error}") from None
+    extra: dict[str, Any] = {"application_name": "mcpdeck"}
+    if "connect_timeout" not in given:
+        extra["connect_timeout"] = CONNECT_TIMEOUT
+    try:
+        return psycopg.connect(url, autocommit=True, **extra)
+    except psycopg.Error as error:
+        reason = " ".join(str(error).split())
+        raise ConfigError(
+            f"cannot connect to the store {location.shown}: {reason}; check that PostgreSQL runs there and "
+            "that the user, password (PGPASSWORD or ~/.pgpass) and database are right"
+        ) from None
+
+
+def open_database(location: StoreLocation) -> Database:
+    """A connection to the store at ``location``, its schema brought up to date.
+
+    A SQLite file (and its ``-wal`` and ``-shm``) is made ``0600``, a folder mcpdeck makes for it ``0700``.
+
+    Raises:
+        ConfigError: The store cannot be opened or reached, is not a database, or is newer than this mcpdeck.
+    """
+    if location.kind == "sqlite":
+        assert location.path is not None
+        _private(location.path)
+        try:
+            db: Database = SQLiteDatabase(location)
+        except sqlite3.Error as error:
+            raise ConfigError(f"cannot open the history database: {error}", path=str(location.path)) from None
+    else:
+        db = PostgresDatabase(location)
+    try:
+        migrate(db, location)
+    except db.errors as error:
+        db.close()
+        raise ConfigError(f"cannot open the history database: {error}", path=location.shown) from None
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _private(path: Path) -> None:
+    default = path == data_dir() / "history.sqlite3"  # mcpdeck's own folder, not one the user named
+    ensure_private_dir(path.parent, tighten=default)
+    ensure_private_file(path)  # SQLite gives the -wal and -shm it creates the database file's mode
+    for suffix in ("-wal", "-shm"):  # ones an older mcpdeck left readable
+        if (beside := path.with_name(path.name + suffix)).exists():
+            ensure_private_file(beside)
+
+
+def migrate(db: Database, location: StoreLocation) -> None:
+    """Apply the migrations the database lacks, all in one transaction, under the migration lock."""
+    assert isinstance(db, SQLiteDatabase | PostgresDatabase)
+    db.begin()
+    try:
+        if isinstance(db, PostgresDatabase):
+            db.run("SELECT pg_advisory_xact_lock(?, ?)", (LOCK_CLASS, _MIGRATION_KEY))
+        version = db.version()
+        if version > SCHEMA_VERSION:
+            raise ConfigError(
+                f"the history database has schema version {version}, newer than this mcpdeck knows "
+                f"({SCHEMA_VERSION}); upgrade mcpdeck or use another store",
+                path=location.shown,
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in db.dialect.migration(number):
+                db.run(statement)
+        if version != SCHEMA_VERSION:
+            db.set_version(SCHEMA_VERSION)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise

@@ -1,0 +1,250 @@
+"""One thread that owns the store's connection: work is queued to it, and writes are committed in groups.
+
+``submit(job)`` queues a job and returns at once; ``call(job)`` queues one and waits for its answer
+(from a thread); ``await committed()`` waits until everything queued before it is committed (from the
+event loop, without a thread). Jobs run one at a time, in the order they were queued, so a read sees
+every write queued before it.
+
+Group commit without a linger: the thread takes the first job queued, then every job queued while it
+waited for the last commit, runs them in one transaction and commits at once. A lone write is
+committed as soon as it is queued; under load, the jobs that arrive during one commit share the next,
+so the number of commits per second is bounded by the disk, not by the callers. One commit wakes
+every task waiting on it with one hand-over to its event loop.
+
+A job that fails does not lose the others: its batch is rolled back and each job is run again in a
+transaction of its own; the failing one is logged (or, for ``call``, raised to its caller). A lost
+PostgreSQL connection is opened again once and the batch retried; if that fails too, the batch's
+writes are logged as lost and its waiters released.
+
+``close()`` runs everything queued before it, then closes the connection and ends the thread. It also
+runs when the writer is garbage collected or the interpreter exits, so nothing queued is lost when a
+program forgets to close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcpdeck.store._db import Database
+
+__all__ = ["BATCH", "Job", "Writer"]
+
+logger = logging.getLogger("mcpdeck.store")
+
+T = TypeVar("T")
+Job = Callable[[Database], Any]
+BATCH = 500
+"""Jobs at most in one transaction."""
+
+
+@dataclass(slots=True)
+class _Item:
+    seq: int
+    job: Job
+    future: Future[Any] | None
+    write: bool
+
+
+@dataclass
+class _Shared:
+    """What the callers and the thread share, under ``lock``."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    submitted: int = 0
+    done: int = 0
+    """The last job's number whose batch has ended (committed, or given up)."""
+    waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
+        default_factory=list[tuple[int, asyncio.AbstractEventLoop, "asyncio.Future[None]"]]
+    )
+
+
+def _wake(futures: list[asyncio.Future[None]]) -> None:
+    for future in futures:
+        if not future.done():
+            future.set_result(None)
+
+
+def _run_jobs(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
+    """Run ``batch`` in one transaction (when it writes); raise on the first failure."""
+    writes = any(item.write for item in batch)
+    answers: list[tuple[_Item, Any, BaseException | None]] = []
+    if writes:
+        db.begin()
+    try:
+        answers.extend((item, item.job(db), None) for item in batch)
+        if writes:
+            db.commit()
+    except BaseException:
+        with contextlib.suppress(*db.errors):
+            db.rollback()
+        raise
+    return answers
+
+
+def _run_alone(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
+    """Run each job of a batch that failed in a transaction of its own, noting which fail."""
+    answers: list[tuple[_Item, Any, BaseException | None]] = []
+    for item in batch:
+        try:
+            ((_, result, _),) = _run_jobs(db, [item])
+        except Exception as error:
+            if item.future is None:
+                logger.error("a history write failed: %s", error)
+            answers.append((item, None, error))
+        else:
+            answers.append((item, result, None))
+    return answers
+
+
+class Writer:
+    """The thread that runs every job on the store's connection; ``reopen`` makes a new one when it is lost."""
+
+    def __init__(self, db: Database, *, name: str, reopen: Callable[[], Database] | None = None):
+        self._jobs: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._shared = _Shared()
+        worker = _Worker(self._jobs, self._shared, reopen)  # holds nothing of this object: it can be collected
+        self._thread = threading.Thread(target=worker.serve, args=(db,), name=name, daemon=True)
+        self._thread.start()
+        self._close = weakref.finalize(self, _stop, self._jobs, self._thread)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` ran."""
+        return not self._close.alive
+
+    def _put(self, job: Job, future: Future[Any] | None, write: bool) -> None:
+        if not self._close.alive:
+            raise RuntimeError("the history database is closed")
+        shared = self._shared
+        with shared.lock:  # numbers in queue order
+            shared.submitted += 1
+            self._jobs.put(_Item(shared.submitted, job, future, write))
+
+    def submit(self, job: Job) -> None:
+        """Queue a write; it is committed with the next group, after everything queued before it."""
+        self._put(job, None, True)
+
+    def call(self, job: Callable[[Database], T], *, write: bool = False) -> T:
+        """Queue ``job`` and wait for its answer (or its exception). Blocks: from async code, run it in a
+        worker thread. ``write``: it changes the database (a transaction is opened for it)."""
+        future: Future[T] = Future()
+        self._put(job, future, write)
+        return future.result()
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is done."""
+        self.call(lambda _db: None)
+
+    async def committed(self) -> None:
+        """Wait until everything queued so far is committed (without a thread: the writer wakes the loop)."""
+        shared = self._shared
+        with shared.lock:
+            target = shared.submitted
+            if shared.done >= target:
+                return
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+            shared.waiters.append((target, loop, future))
+        await future
+
+    def close(self) -> None:
+        """Run everything queued, close the connection, end the thread. Safe to call twice."""
+        self._close()
+
+
+@dataclass
+class _Worker:
+    """The writer thread's side."""
+
+    jobs: queue.SimpleQueue[_Item | None]
+    shared: _Shared
+    reopen: Callable[[], Database] | None
+
+    def serve(self, db: Database) -> None:
+        try:
+            stop = False
+            while not stop:
+                batch: list[_Item] = []
+                item = self.jobs.get()
+                while True:
+                    if item is None:
+                        stop = True
+                        break
+                    batch.append(item)
+                    if len(batch) >= BATCH:
+                        break
+                    try:
+                        item = self.jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                if batch:
+                    db = self._run(db, batch)
+        finally:
+            db.close()
+
+    def _run(self, db: Database, batch: list[_Item]) -> Database:
+        try:
+            answers = _run_jobs(db, batch)
+        except db.errors as error:
+            if db.broken() and self.reopen is not None:
+                db = _reopened(db, self.reopen)
+            try:
+                answers = _run_alone(db, batch) if not db.broken() else _lost(batch, error)
+            except db.errors as again:  # the database itself fails (disk full, I/O error, gone)
+                answers = _lost(batch, again)
+        except Exception:
+            answers = _run_alone(db, batch)
+        for item, result, failure in answers:
+            if item.future is None:
+                continue
+            if failure is None:
+                item.future.set_result(result)
+            else:
+                item.future.set_exception(failure)
+        self._done(batch[-1].seq)
+        return db
+
+    def _done(self, seq: int) -> None:
+        shared = self.shared
+        with shared.lock:
+            shared.done = seq
+            ready = [waiter for waiter in shared.waiters if waiter[0] <= seq]
+            if not ready:
+                return
+            shared.waiters = [waiter for waiter in shared.waiters if waiter[0] > seq]
+        by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+        for _, loop, future in ready:
+            by_loop.setdefault(loop, []).append(future)
+        for loop, futures in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(_wake, futures)
+
+
+def _reopened(db: Database, reopen: Callable[[], Database]) -> Database:
+    with contextlib.suppress(Exception):
+        db.close()
+    try:
+        return reopen()
+    except Exception as error:
+        logger.error("the store's connection was lost and cannot be opened again: %s", error)
+        return db
+
+
+def _lost(batch: list[_Item], error: BaseException) -> list[tuple[_Item, Any, BaseException | None]]:
+    logger.error("%d history writes were lost: %s", sum(item.write for item in batch), error)
+    return [(item, None, error) for item in batch]
+
+
+def _stop(jobs: queue.SimpleQueue[_Item | None], thread: threading.Thread) -> None:
+    jobs.put(None)
+    if thread is not threading.current_thread():
+        thread.join()

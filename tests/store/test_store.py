@@ -1,0 +1,309 @@
+"""The store on both databases: one schema, migrations under a lock, the history's records, group commits
+without a linger, a call that returns only once its record is committed. Every test runs on SQLite and on a
+real PostgreSQL 15 (``store_url``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import anyio
+import psycopg
+import pytest
+
+from mcpdeck import Host
+from mcpdeck.errors import ConfigError, ServerTimeoutError
+from mcpdeck.events import ToolCallFinished, ToolCallStarted
+from mcpdeck.history import SCHEMA_VERSION, History, Redactor
+from mcpdeck.store import parse_location
+from mcpdeck.store._db import Database
+from tests.helpers import ROOT, WAIT, closed_port
+from tests.servers import basic
+
+pytestmark = pytest.mark.anyio
+
+
+def started(n: int, conversation: str | None = None, *, at: datetime | None = None) -> ToolCallStarted:
+    event = ToolCallStarted(
+        call_id=f"c{n}",
+        name="mcp__s__t",
+        server="s" if n % 2 else "other",
+        tool="t",
+        arguments={"n": n},
+        conversation=conversation,
+    )
+    return event if at is None else dataclasses.replace(event, at=at)
+
+
+def finished(n: int) -> ToolCallFinished:
+    server = "s" if n % 2 else "other"
+    return ToolCallFinished(call_id=f"c{n}", name="mcp__s__t", server=server, tool="t", duration=0.1, is_error=False)
+
+
+class Held:
+    """The writer thread held up by a job that waits for ``release`` (what a slow commit looks like)."""
+
+    def __init__(self, history: History):
+        self.running = threading.Event()
+        self.gate = threading.Event()
+
+        def hold(_db: Database) -> None:
+            self.running.set()
+            self.gate.wait(WAIT)
+
+        history.store.writer.submit(hold)
+        assert self.running.wait(WAIT)
+
+    def release(self) -> None:
+        self.gate.set()
+
+
+def test_a_new_store_gets_the_schema_and_reopens_without_migrating(store_url: str) -> None:
+    with History(store_url, replica="r1") as history:
+        assert history.schema_version == SCHEMA_VERSION
+        conversation = history.start_conversation(model="openai:gpt-4.1", title="first")
+        history.add_message(conversation, "user", {"text": "hello"})
+    with History(store_url) as again:
+        assert again.schema_version == SCHEMA_VERSION
+        (listed,) = again.conversations()
+        assert (listed["messages"], listed["replica"]) == (1, "r1")
+        assert [m["content"] for m in again.messages(conversation)] == [{"text": "hello"}]
+        assert again.messages(2**70) == []
+
+
+def test_three_processes_opening_a_new_store_at_once_migrate_it_once(store_url: str) -> None:
+    command = [sys.executable, "-m", "tests.store.holder", "open", store_url]
+    processes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    outputs = [process.communicate(timeout=WAIT * 2) for process in processes]
+    assert [process.returncode for process in processes] == [0, 0, 0], [err.decode() for _, err in outputs]
+    assert [out.decode().strip() for out, _ in outputs] == [str(SCHEMA_VERSION)] * 3
+
+
+def test_a_store_from_a_newer_mcpdeck_is_refused_not_misread(store_url: str) -> None:
+    History(store_url).close()
+    location = parse_location(store_url)
+    if location.path is not None:
+        import sqlite3
+
+        db = sqlite3.connect(location.path)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        db.close()
+    else:
+        with psycopg.connect(store_url, autocommit=True) as db:
+            db.execute("UPDATE mcpdeck_schema SET version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(ConfigError, match="newer than this mcpdeck knows"):
+        History(store_url)
+
+
+async def test_every_call_of_a_real_host_is_recorded_with_its_outcome_and_replica(store_url: str) -> None:
+    with History(store_url, redactor=Redactor({"top-secret-value"}), replica="r1") as history:
+        async with Host({"basic": basic.build_server()}, log_dir=Path("/nonexistent"), history=history) as host:
+            with anyio.fail_after(10):
+                await host.call_tool("mcp__basic__echo", {"text": "hi top-secret-value"})
+                await host.call_tool("mcp__basic__fail", {"message": "no"})
+                with pytest.raises(ServerTimeoutError):
+                    await host.call_tool("mcp__basic__sleep", {"seconds": 1}, timeout=0.05)
+        calls = await anyio.to_thread.run_sync(history.tool_calls)
+        assert [c.tool for c in calls] == ["sleep", "fail", "echo"]
+        sleep, fail, echo = calls
+        assert (echo.status, echo.server, echo.replica, echo.trace_id) == ("ok", "basic", "r1", None)
+        assert echo.arguments == {"text": "hi ****"}
+        assert echo.result_size == len("hi top-secret-value") and echo.duration is not None
+        assert fail.status == "tool-error" and fail.error is None
+        assert sleep.status == "error" and sleep.error is not None and "did not answer" in sleep.error
+        assert history.tool_calls(server="nope") == [] and history.tool_calls(replica="r2") == []
+        assert [c.tool for c in history.tool_calls(text="ECH")] == ["echo"]
+        assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy", "replica"}
+
+
+def test_filters_apply_before_the_limit(store_url: str) -> None:
+    with History(store_url) as history:
+        for n in range(20):
+            history.call_started(started(n))
+            history.call_finished(finished(n))
+        newest_of_s = history.tool_calls(server="s", limit=3)
+        assert [c.call_id for c in newest_of_s] == ["c19", "c17", "c15"]
+        assert history.count_tool_calls(server="s") == 10 and history.count_tool_calls(status="running") == 0
+
+
+def test_reads_see_every_write_queued_before_them(store_url: str) -> None:
+    with History(store_url) as history:
+        conversation = history.start_conversation(model="m", title="t", key="k")
+        for n in range(300):
+            history.call_started(started(n, conversation="k"))
+            history.call_finished(finished(n))
+            history.add_message("k", "user", {"n": n})
+        assert len(history.tool_calls(limit=1000)) == 300  # no flush: the read waits behind the writes
+        assert [m["content"]["n"] for m in history.messages(conversation)] == list(range(300))
+        assert history.conversation_id("k") == conversation
+
+
+def test_close_writes_everything_queued_before_it(store_url: str) -> None:
+    history = History(store_url)
+    for n in range(3000):
+        history.call_started(started(n))
+        history.call_finished(finished(n))
+    history.close()  # right away: the queue is still full
+    history.close()  # twice is harmless
+    with History(store_url) as again:
+        calls = again.tool_calls(limit=10_000)
+    assert len(calls) == 3000 and {c.status for c in calls} == {"ok"}
+
+
+def test_a_history_a_program_never_closed_is_written_at_exit(store_url: str) -> None:
+    script = (
+        "from mcpdeck.history import History\n"
+        "from tests.store.test_store import started, finished\n"
+        f"history = History({store_url!r})\n"
+        "for n in range(2000):\n"
+        "    history.call_started(started(n))\n"
+        "    history.call_finished(finished(n))\n"
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=WAIT * 4)
+    with History(store_url) as history:
+        calls = history.tool_calls(limit=10_000)
+    assert len(calls) == 2000 and {c.status for c in calls} == {"ok"}
+
+
+def test_a_write_that_fails_is_logged_and_the_others_are_kept(store_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="mcpdeck.store"), History(store_url) as history:
+        held = Held(history)  # the four writes share one transaction
+        history.call_started(started(1))
+        history.add_message(424242, "user", "no such conversation")  # the foreign key refuses it
+        history.call_started(started(2))
+        history.add_message("no-such-key", "user", "dropped quietly")
+        held.release()
+        history.flush()
+        assert sorted(c.call_id for c in history.tool_calls()) == ["c1", "c2"]
+    assert "a history write failed" in caplog.text and "foreign key" in caplog.text.lower()
+
+
+def test_recording_after_close_is_a_clear_error(store_url: str) -> None:
+    history = History(store_url)
+    history.close()
+    with pytest.raises(RuntimeError, match="the history database is closed"):
+        history.call_started(started(1))
+
+
+def test_writes_queued_during_a_commit_share_the_next_one_and_a_lone_write_waits_for_nothing(tmp_path: Path) -> None:
+    with History(tmp_path / "h.sqlite3") as history:
+        statements: list[str] = []
+        history.store.writer.call(lambda db: db.connection.set_trace_callback(statements.append))  # type: ignore[attr-defined]
+        history.call_started(started(1))  # alone: committed at once, with no read or close to end a wait
+        history.flush()
+        assert statements.count("COMMIT") == 1
+        held = Held(history)
+        for n in range(2, 22):
+            history.call_started(started(n))
+        held.release()
+        history.flush()
+        assert statements.count("COMMIT") == 3  # the held job's batch, then one for the twenty
+        assert history.count_tool_calls() == 21
+
+
+def test_a_call_that_ends_before_it_is_written_costs_one_insert_and_no_update(tmp_path: Path) -> None:
+    with History(tmp_path / "h.sqlite3") as history:
+        statements: list[str] = []
+        history.store.writer.call(lambda db: db.connection.set_trace_callback(statements.append))  # type: ignore[attr-defined]
+        held = Held(history)
+        history.call_started(started(1))
+        history.call_finished(finished(1))
+        history.call_started(started(2))  # still running when it is written
+        held.release()
+        assert {c.call_id: c.status for c in history.tool_calls()} == {"c1": "ok", "c2": "running"}
+        (insert,) = [s for s in statements if s.startswith("INSERT")]  # both rows in one statement
+        assert "'c1'" in insert and "'ok'" in insert and "'c2'" in insert and "'running'" in insert
+        assert not [s for s in statements if s.startswith("UPDATE")]
+        history.call_finished(finished(2))  # its row is written: its end is an update
+        assert {c.call_id: c.status for c in history.tool_calls()} == {"c1": "ok", "c2": "ok"}
+        assert len([s for s in statements if s.startswith("UPDATE")]) == 1
+
+
+def test_a_call_made_after_a_conversation_opened_is_filed_under_it(store_url: str) -> None:
+    with History(store_url) as history:
+        held = Held(history)  # c1's insert is queued before the conversation is opened, c2's after
+        history.call_started(started(1))
+        history.open_conversation("k", model="m")
+        history.call_started(started(2, conversation="k"))
+        held.release()
+        conversation = history.conversation_id("k")
+        rows = history.store.writer.call(lambda db: dict(db.rows("SELECT call_id, conversation_id FROM tool_calls")))
+    assert conversation is not None and rows == {"c1": None, "c2": conversation}
+
+
+def test_calls_recorded_from_many_threads_are_all_written_with_their_ends(store_url: str) -> None:
+    threads, per_thread = 6, 200
+    with History(store_url) as history:
+
+        def record(first: int) -> None:
+            for n in range(first, first + per_thread):
+                history.call_started(started(n))
+                if n % 50 == 0:
+                    history.tool_calls(limit=1)  # a read in between: the rows so far are written
+                history.call_finished(finished(n))
+
+        workers = [threading.Thread(target=record, args=(t * per_thread,)) for t in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(WAIT * 4)
+        assert not any(worker.is_alive() for worker in workers)
+    with History(store_url) as again:
+        calls = again.tool_calls(limit=10_000)
+    assert len(calls) == threads * per_thread and {c.status for c in calls} == {"ok"}
+
+
+async def test_a_call_returns_only_once_its_record_is_committed(store_url: str, tmp_path: Path) -> None:
+    """The guarantee behind "nothing acknowledged is lost": with the writer held up (a slow disk), a call the
+    server has answered does not return to its caller until its record is committed."""
+    with History(store_url, replica="r1") as history:
+        async with Host({"basic": basic.build_server()}, log_dir=tmp_path, history=history) as host:
+            held = await anyio.to_thread.run_sync(Held, history)
+            answered, returned = anyio.Event(), anyio.Event()
+            host.events.on(lambda _: answered.set(), ToolCallFinished)  # published when the server has answered
+
+            async def call() -> None:
+                await host.call_tool("mcp__basic__echo", {"text": "durable"})
+                returned.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                with anyio.fail_after(WAIT):
+                    await answered.wait()
+                await anyio.wait_all_tasks_blocked()  # the call has gone as far as it can: waiting for its record
+                assert not returned.is_set()
+                held.release()
+                with anyio.fail_after(WAIT):
+                    await returned.wait()
+            with History(store_url) as reader:  # another connection sees it: it is committed
+                (record,) = await anyio.to_thread.run_sync(reader.tool_calls)
+            assert (record.status, record.arguments, record.replica) == ("ok", {"text": "durable"}, "r1")
+
+
+def test_old_events_are_deleted_by_retention(store_url: str) -> None:
+    from mcpdeck.store import Replica
+
+    old = datetime.now(UTC) - timedelta(days=10)
+    with History(store_url, replica="r1") as history:
+        history.call_started(started(1, at=old))
+        history.call_finished(finished(1))
+        history.call_started(started(2))
+        history.call_finished(finished(2))
+        history.call_started(started(3, at=old))  # still running: kept
+        replica = Replica(history, keep_days=5)
+        assert replica.retain() == 1
+        assert replica.retain() is None  # it ran less than an hour ago (anywhere in the fleet)
+        assert sorted(c.call_id for c in history.tool_calls()) == ["c2", "c3"]
+
+
+def test_an_unreachable_postgresql_is_a_clear_error_before_anything_starts() -> None:
+    with closed_port() as port, pytest.raises(ConfigError) as raised:
+        History(f"postgresql://mcpdeck@127.0.0.1:{port}/mcpdeck")
+    message = str(raised.value)
+    assert f"cannot connect to the store postgresql://mcpdeck@127.0.0.1:{port}/mcpdeck" in message
+    assert "check that PostgreSQL runs there" in message
