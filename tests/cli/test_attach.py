@@ -85,25 +85,48 @@ async def test_a_real_cli_process_reaches_the_server_serve_runs(tmp_path: Path) 
         assert status["calls"] == 2  # the two attached calls went through serve; the one made alone did not
 
 
+JSON_BOTH_WAYS = (
+    ["call", "mcp__basic__add", "--args", '{"a": 2, "b": 40}', "--json"],
+    ["call", "mcp__basic__structured", "--json"],
+    ["call", "mcp__basic__image", "--json"],
+    ["tools", "--json"],
+    ["tools", "--server", "basic", "--json"],
+    ["list", "--json"],
+    ["get", "basic", "--json"],
+    ["test", "basic", "--json"],
+    ["resources", "--json"],
+    ["prompts", "--json"],
+    ["prompts", "--server", "features", "--json"],
+)
+"""Each attachable command with ``--json``, run both ways (``chat --json`` needs a model: it is compared in
+``test_attach_chat.py::test_json_output_is_the_same_and_results_come_whole``)."""
+
+
+def test_every_attachable_command_with_json_output_is_compared_both_ways() -> None:
+    from mcpdeck.cli._switch import ATTACHABLE
+
+    with_json = {name for name in ATTACHABLE if any(param.name == "as_json" for param in cli.commands[name].params)}
+    assert {command[0] for command in JSON_BOTH_WAYS} | {"chat"} == with_json
+    assert {"list", "get", "call", "tools", "resources", "prompts", "chat", "logs", "add", "remove"} <= ATTACHABLE
+
+
 async def test_json_output_is_the_same_attached_or_not(tmp_path: Path) -> None:
-    async with serving(tmp_path, {"basic": stdio_server("basic")}) as run, run.client() as client:
+    servers = {"basic": stdio_server("basic"), "features": stdio_server("features")}
+    async with serving(tmp_path, servers) as run, run.client() as client:
         await wait_connected(client, "basic")
+        await wait_connected(client, "features")
         invoke = invoker(tmp_path)
-        for command in (
-            ["call", "mcp__basic__add", "--args", '{"a": 2, "b": 40}', "--json"],
-            ["call", "mcp__basic__structured", "--json"],
-            ["tools", "--json"],
-            ["tools", "--server", "basic", "--json"],
-            ["list", "--json"],
-            ["get", "basic", "--json"],
-            ["test", "basic", "--json"],
-        ):
+        for command in JSON_BOTH_WAYS:
             attached = await invoke(*command)
             alone = await invoke("--no-attach", *command)
             assert (attached.exit_code, alone.exit_code) == (0, 0), command
-            assert stable(json.loads(attached.output)) == stable(json.loads(alone.output)), command
+            assert stable(json.loads(attached.stdout)) == stable(json.loads(alone.stdout)), command
         status = (await client.get("/api/servers/basic")).json()["status"]
-        assert status["calls"] == 2  # the attached calls went through serve
+        assert status["calls"] == 3  # the attached calls went through serve
+        # A result's text is rendered by one function, whichever backend answered.
+        image = await invoke("call", "mcp__basic__image")
+        assert image.stdout == (await invoke("--no-attach", "call", "mcp__basic__image")).stdout
+        assert image.stdout.startswith("[image: image/png, ") and image.stdout.endswith(" bytes]\n")
 
 
 async def test_other_commands_go_through_serve_in_process(tmp_path: Path) -> None:

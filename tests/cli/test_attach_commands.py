@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import click
 import pytest
 
 from tests.cli.terminal import run_in_terminal
@@ -186,14 +185,11 @@ async def test_add_and_test_through_serve_honour_the_global_startup_timeout(tmp_
 
 
 def test_add_through_serve_tries_the_entry_with_the_global_options_and_saves_it_as_given(tmp_path: Path) -> None:
-    from mcpdeck.cli._app import CliContext
-    from mcpdeck.cli._attached import _as_tried  # pyright: ignore[reportPrivateUsage]
+    from mcpdeck.cli._serve_backend import as_tried
 
     entry = {"command": "x"}
-    group = click.Context(click.Group("mcpdeck"), obj=CliContext(None, None, 2.5, ("notes", str(tmp_path))))
-    with group, click.Context(click.Command("add"), parent=group):
-        tried = _as_tried(entry)
-        own = _as_tried({"command": "x", "roots": ["/own"]})
+    tried = as_tried(entry, 2.5, ("notes", str(tmp_path)))
+    own = as_tried({"command": "x", "roots": ["/own"]}, 2.5, ("notes", str(tmp_path)))
     roots = [str(Path("notes").resolve()), str(tmp_path.resolve())]
     assert tried == {"command": "x", "startupTimeout": 2.5, "roots": roots}
     assert own == {"command": "x", "roots": ["/own"], "startupTimeout": 2.5}

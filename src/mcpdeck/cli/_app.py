@@ -49,7 +49,13 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 
 class CliContext:
     def __init__(
-        self, config: str | None, log_dir: str | None, startup_timeout: float | None, roots: tuple[str, ...] = ()
+        self,
+        config: str | None,
+        log_dir: str | None,
+        startup_timeout: float | None,
+        roots: tuple[str, ...] = (),
+        *,
+        no_attach: bool = False,
     ):
         self.named = bool(config) or bool(os.environ.get(_paths.CONFIG_ENV))
         """Whether the user named the file (``--config`` or ``$MCPDECK_CONFIG``): then it must exist to be read."""
@@ -59,6 +65,8 @@ class CliContext:
         self.roots = roots
         self.history_store: str | None = None
         """The store a command was given (``--store``); None: ``$MCPDECK_STORE``, else ``$MCPDECK_HISTORY``."""
+        self.no_attach = no_attach
+        """``--no-attach``: never go through a running ``serve`` (``_switch``)."""
         self._store: ConfigStore | None = None
 
     @property
@@ -97,6 +105,23 @@ class CliContext:
             known = ", ".join(config.servers) or "none"
             raise ConfigError(f"no server named {name!r} in {self.path} (servers: {known})", server=name)
         return config.servers[name]
+
+    def servers_for(self, name: str, what: str = "tool") -> list[str]:
+        """The servers to start for the public name ``name`` (a tool's or a prompt's): the ones it names,
+        else all of them, saying so."""
+        from mcpdeck.catalog import servers_named_by
+
+        known = list(self.read().servers)
+        named = servers_named_by(name, known)
+        if named or len(known) < 2:
+            return named or known
+        why = (
+            f"{name!r} names no server of {self.path}"
+            if name.startswith("mcp__")
+            else f"{name!r} does not say its server ({what} names look like mcp__SERVER__{what.upper()})"
+        )
+        click.echo(f"note: {why}; starting all {len(known)} servers to look for it", err=True)
+        return known
 
     def history(
         self, also: Iterable[str] = (), *, store: str | None = None, replica: str | None = None
@@ -236,24 +261,7 @@ Files: $MCPDECK_HOME puts the config, logs and history in one folder.
 """
 
 
-class _AttachingGroup(click.Group):
-    """Commands that a running ``mcpdeck serve`` can answer go through it (``cli._attach``), unless ``--no-attach``."""
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name, command, rest = super().resolve_command(ctx, args)
-        if command is None or name is None or ctx.params.get("no_attach") or ctx.resilient_parsing:
-            return name, command, rest
-        from mcpdeck.cli._attach import ATTACHABLE, attached_command
-
-        if name not in ATTACHABLE:
-            return name, command, rest
-        return name, attached_command(name, command, lambda c: c.find_object(CliContext).path), rest  # pyright: ignore[reportOptionalMemberAccess]
-
-
 @click.group(
-    cls=_AttachingGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     invoke_without_command=True,
     epilog=_EPILOG,
@@ -291,7 +299,7 @@ def cli(
     roots: tuple[str, ...],
 ) -> None:
     """mcpdeck: connect MCP servers, list their tools, call them."""
-    ctx.obj = CliContext(config, log_dir, startup_timeout, roots)
+    ctx.obj = CliContext(config, log_dir, startup_timeout, roots, no_attach=no_attach)
     if ctx.invoked_subcommand is None:  # bare `mcpdeck`: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(0)

@@ -2,36 +2,28 @@
 
 The model's text goes to stdout as it streams; tool calls, their results and approvals go
 to stderr, so ``mcpdeck chat -m M "question" > answer.txt`` keeps only the answer. With
-``--json`` every event is one JSON line on stdout instead. The work is in ``_chat_run``,
-imported when the command runs.
+``--json`` every event is one JSON line on stdout instead. The chat runs on the backend
+that answers the command (``Backend.chat``: an agent here, ``_chat_host``, or a chat in a
+running ``serve``, ``_chat_serve``); what it shows is the same either way (``_chat_print``).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpdeck.cli._app import CliContext, pass_ctx, run_async
+from mcpdeck.cli._app import CliContext, pass_ctx
+from mcpdeck.cli._backend import ChatOptions
+from mcpdeck.cli._switch import on_backend
 
-__all__ = ["ChatOptions", "chat_start", "register_chat_command"]
+if TYPE_CHECKING:
+    from mcpdeck.cli._backend import Backend, ChatSession
+    from mcpdeck.cli._chat_print import Printer
 
-
-@dataclass(frozen=True)
-class ChatOptions:
-    """What ``mcpdeck chat`` was given, as click passes it (``ChatOptions(**params)``), alone or through ``serve``."""
-
-    prompt: str | None
-    model: str | None
-    servers: tuple[str, ...]
-    system: str | None
-    yes: bool
-    max_steps: int
-    tool_search: int | None
-    no_tool_search: bool
-    as_json: bool
+__all__ = ["chat_start", "register_chat_command"]
 
 
 def chat_start(ctx: CliContext, options: ChatOptions) -> tuple[dict[str, Any], str, bool | int]:
@@ -74,8 +66,8 @@ def register_chat_command(cli: click.Group) -> None:
     @click.option("--no-tool-search", is_flag=True, help="Always send the model every tool.")
     @click.option("--json", "as_json", is_flag=True, help="Every event as one JSON line on stdout.")
     @pass_ctx
-    @run_async
-    async def chat(ctx: CliContext, **options: Any) -> None:
+    @on_backend("chat")
+    async def chat(ctx: CliContext, backend: Backend, **options: Any) -> None:
         """Talk to a model that can use the servers' tools: one answer, or a conversation.
 
         With PROMPT, one answer; without, a conversation at the terminal. The model is
@@ -91,6 +83,42 @@ def register_chat_command(cli: click.Group) -> None:
           mcpdeck chat -m openai:gpt-4.1 "What is in README.md?"
           mcpdeck chat -m ollama:llama3.2 --server fs
         """
-        from mcpdeck.cli._chat_run import run_chat
+        await run_chat(ctx, backend, ChatOptions(**options))
 
-        await run_chat(ctx, ChatOptions(**options))
+
+async def run_chat(ctx: CliContext, backend: Backend, options: ChatOptions) -> None:
+    """One answer for the prompt, else a conversation at the terminal (see ``mcpdeck chat --help``)."""
+    from mcpdeck.cli._chat_print import Printer
+    from mcpdeck.cli._output import safe
+
+    raw, spec, search = chat_start(ctx, options)
+    printer = Printer(options.as_json)
+    finished: dict[str, Any] | None = None
+    async with backend.chat(options, spec, search, raw) as session:
+        if not options.as_json:
+            for name, error in session.errors.items():
+                click.echo(click.style(f"{name}: ", fg="yellow") + safe(error), err=True)
+        if options.prompt is not None:
+            finished = await _one_run(session, options.prompt, printer)
+        else:
+            await _interactive(session, printer)
+    if finished is not None and finished.get("reason") == "error":
+        sys.exit(1)
+
+
+async def _one_run(session: ChatSession, prompt: str, printer: Printer) -> dict[str, Any] | None:
+    """Show one prompt's run; the data of its ``done`` event."""
+    finished: dict[str, Any] | None = None
+    async for kind, data in session.run(prompt):
+        printer.show(kind, data)
+        finished = data if kind == "done" else finished
+    return finished
+
+
+async def _interactive(session: ChatSession, printer: Printer) -> None:
+    from mcpdeck.cli._chat_print import HELP, answer_command
+
+    click.echo(f"chatting with {session.model}; {session.tool_count()} MCP tools. {HELP}", err=True)
+    while (line := await session.read_turn()) is not None:
+        if not answer_command(line, session.reset, session.tool_names):
+            await _one_run(session, line, printer)

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpdeck.cli._app import CliContext, json_object_option, option_group, pass_ctx, run_async
+from mcpdeck.cli._switch import on_backend
 
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from mcpdeck.host import Host
+    from mcpdeck.cli._backend import Backend
 
 __all__ = ["register_content_commands"]
 
@@ -26,8 +26,8 @@ _LIST_OPTIONS = option_group(
 @click.command(short_help="List every server's resources and resource templates.")
 @_LIST_OPTIONS
 @pass_ctx
-@run_async
-async def resources(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
+@on_backend("resources")
+async def resources(ctx: CliContext, backend: Backend, servers: tuple[str, ...], as_json: bool) -> None:
     """List the resources and resource templates of every connected server.
 
     \b
@@ -36,16 +36,12 @@ async def resources(ctx: CliContext, servers: tuple[str, ...], as_json: bool) ->
     """
     from mcpdeck.cli._settle import show_offered
 
-    def offered(host: Host, wanted: Callable[[str], bool]) -> dict[str, list[dict[str, Any]]]:
-        return {
-            "resources": [r.to_json() for r in host.resources if wanted(r.server)],
-            "templates": [t.to_json() for t in host.resource_templates if wanted(t.server)],
-        }
-
     def text(found: dict[str, list[dict[str, Any]]]) -> str:
         return resources_text(found["resources"], found["templates"])
 
-    await show_offered(ctx, servers, as_json, offered, text, "No resources.")
+    show, end = show_offered(as_json, text, "No resources.")
+    await backend.offered("resources", servers, show, at_once=as_json)
+    end()
 
 
 def resources_text(listed: list[dict[str, Any]], templates: list[dict[str, Any]]) -> str:
@@ -118,8 +114,8 @@ async def read(ctx: CliContext, uri: str, server: str | None, as_json: bool, out
 @click.command(short_help="List every server's prompts under their namespaced names.")
 @_LIST_OPTIONS
 @pass_ctx
-@run_async
-async def prompts(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> None:
+@on_backend("prompts")
+async def prompts(ctx: CliContext, backend: Backend, servers: tuple[str, ...], as_json: bool) -> None:
     """List the prompts of every connected server, under their namespaced names.
 
     \b
@@ -128,10 +124,9 @@ async def prompts(ctx: CliContext, servers: tuple[str, ...], as_json: bool) -> N
     """
     from mcpdeck.cli._settle import show_offered
 
-    def offered(host: Host, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
-        return [p.to_json() for p in host.prompts if wanted(p.server)]
-
-    await show_offered(ctx, servers, as_json, offered, prompts_text, "No prompts.")
+    show, end = show_offered(as_json, prompts_text, "No prompts.")
+    await backend.offered("prompts", servers, show, at_once=as_json)
+    end()
 
 
 def prompts_text(listed: list[dict[str, Any]]) -> str:
@@ -180,9 +175,7 @@ async def prompt(ctx: CliContext, name: str, args_json: str, as_json: bool) -> N
     from mcpdeck.cli._render import echo_json, style
 
     arguments = json_object_option(args_json, "--args", '{"topic": "rain"}')
-    from mcpdeck.cli._tools import servers_for
-
-    async with ctx.host(only=servers_for(ctx, name, "prompt"), interactive=True) as host:
+    async with ctx.host(only=ctx.servers_for(name, "prompt"), interactive=True) as host:
         result = await host.get_prompt(name, {key: str(value) for key, value in arguments.items()})
     if as_json:
         echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpdeck.cli._app import CliContext, errors_to_exit, pass_ctx
-from mcpdeck.errors import ConfigError
+from mcpdeck.cli._switch import on_backend
 
 if TYPE_CHECKING:
+    from mcpdeck.cli._backend import Backend
     from mcpdeck.config import ImportSource, ServerConfig
 
 __all__ = ["register_file_commands"]
@@ -133,10 +134,6 @@ def _import_entry(server: ServerConfig, keep_auto_approve: bool) -> dict[str, An
     return entry
 
 
-FOLLOW_INTERVAL = 0.25
-"""Seconds between looks at a followed log file."""
-
-
 @click.command(short_help="Show the end of a server's log, or follow it.")
 @click.argument("name")
 @click.option(
@@ -144,8 +141,8 @@ FOLLOW_INTERVAL = 0.25
 )
 @click.option("-f", "--follow", is_flag=True, help="Then print each new line as it is written, until Ctrl-C.")
 @pass_ctx
-@errors_to_exit
-def logs(ctx: CliContext, name: str, lines: int, follow: bool) -> None:
+@on_backend("logs", loop=False)
+async def logs(ctx: CliContext, backend: Backend, name: str, lines: int, follow: bool) -> None:
     """Show the end of a server's log (its stderr, with a line per start).
 
     \b
@@ -153,48 +150,20 @@ def logs(ctx: CliContext, name: str, lines: int, follow: bool) -> None:
       mcpdeck logs fs -n 20
       mcpdeck logs fs --follow
     """
-    from mcpdeck._log_tail import read_new
-    from mcpdeck.cli._output import safe
-    from mcpdeck.config import RemoteServerConfig, StdioServerConfig, validate_server_name
-
-    validate_server_name(name)
-    path = ctx.log_dir / f"{name}.log"
-    config = ctx.store.read()
-    server = config.servers.get(name)
-    if not path.exists():
-        if isinstance(server, RemoteServerConfig):
-            raise ConfigError(f"{name!r} is a remote server; it has no stderr log")
-        if server is None:
-            raise ConfigError(f"no server named {name!r} in {ctx.path}, and no log at {path}")
-        raise ConfigError(f"no log yet for {name!r} at {path}; it is written when the server starts")
-    offset, data = read_new(path, 0)
-    text = data.decode("utf-8", "replace").splitlines()
-    click.echo(f"==> {path} <==", err=True)
-    for line in text[-lines:] if lines > 0 else text:
-        click.echo(safe(line, multiline=True))
-    if isinstance(server, StdioServerConfig) and not text and not follow:
-        click.echo("(empty)")
-    if follow:
-        follow_file(path, offset, partial=b"" if data.endswith(b"\n") else data.rpartition(b"\n")[2])
-
-
-def follow_file(path: Path, offset: int, *, partial: bytes = b"") -> None:
-    """Print each line written to ``path`` past ``offset`` as it comes (a rotated file from its start), until Ctrl-C."""
-    import time
-
-    from mcpdeck._log_tail import read_new
     from mcpdeck.cli._output import safe
 
+    tail = await backend.log(name, lines, follow=follow)
+    if tail.path:
+        click.echo(f"==> {tail.path} <==", err=True)
+    printed = False
     try:
-        while True:
-            time.sleep(FOLLOW_INTERVAL)
-            offset, data = read_new(path, offset)
-            if data:
-                *complete, partial = (partial + data).split(b"\n")
-                for line in complete:
-                    click.echo(safe(line.decode("utf-8", "replace"), multiline=True))
+        for line in tail.lines:
+            click.echo(safe(line, multiline=True))
+            printed = True
     except KeyboardInterrupt:
         return  # Ctrl-C is how following ends
+    if not printed and not follow:
+        click.echo("(empty)")
 
 
 def register_file_commands(group: click.Group) -> None:

@@ -2,9 +2,8 @@
 
 Everything a server sends passes ``safe`` (``mcpdeck._safe_text.safe_text``) before it is
 printed: ``table`` does it for every cell, ``style`` for what it colors, ``echo_json`` for
-JSON. Only ``click`` and
-the safe-text filter are imported, so the commands that go through a running ``serve``
-(``_attach``) render with it without loading the config models.
+JSON. Only ``click`` and the safe-text filter are imported, so the commands that go through a
+running ``serve`` (``_serve_backend``) render with it without loading the config models.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from mcpdeck._masking import mask_config, mask_urls
 from mcpdeck._safe_text import safe_text
 from mcpdeck.cli._output import Styled, echo_json, safe, state_label, style, table
 from mcpdeck.config import RemoteServerConfig, ServerConfig
-from mcpdeck.status import ServerState, ServerStatus
 
 __all__ = [
     "Styled",
@@ -42,14 +41,6 @@ def target_of(config: ServerConfig, *, show: bool = False) -> str:
     if not show:
         return config.target
     return config.url if isinstance(config, RemoteServerConfig) else shlex.join([config.command, *config.args])
-
-
-def status_row(status: ServerStatus, target: str | None = None) -> list[str]:
-    """One row of ``mcpdeck list`` (``target`` replaces the masked one, for ``--show-secrets``)."""
-    shown = target if target is not None else status.target
-    detail = shown if status.state is not ServerState.FAILED else style(status.error or "", fg="red")
-    tools = str(status.tool_count) if status.state is ServerState.CONNECTED else "-"
-    return [status.name, state_label(status.state), tools, status.transport, detail]
 
 
 class _SafeFormatter(logging.Formatter):

@@ -7,29 +7,23 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from mcpdeck.cli._app import SECONDS, CliContext, errors_to_exit, fail, option_group, pass_ctx, run_async
+from mcpdeck.cli._app import SECONDS, CliContext, fail, option_group, pass_ctx
 from mcpdeck.cli._settle import startup_hint
+from mcpdeck.cli._switch import on_backend
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
+    from mcpdeck.cli._backend import Backend
     from mcpdeck.config import ServerConfig
-    from mcpdeck.host import ServerTest
 
-__all__ = [
-    "ADMIN_COMMANDS",
-    "ServerOptions",
-    "finish_add",
-    "server_from_json",
-    "server_from_options",
-    "warn_literal_secrets",
-]
+__all__ = ["ADMIN_COMMANDS", "ServerOptions", "server_from_json", "server_from_options", "warn_literal_secrets"]
 
 
 def _parse_pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
@@ -94,18 +88,9 @@ def server_from_json(name: str, config_json: str) -> ServerConfig:
     return parse_server_config(name, raw)
 
 
-async def _try(ctx: CliContext, name: str, server: ServerConfig) -> ServerTest:
-    """Connect ``server`` apart from any config file (nothing is saved), list its tools, disconnect."""
-    from mcpdeck.host import Host
-
-    if ctx.startup_timeout is not None:
-        server = server.model_copy(update={"startup_timeout": ctx.startup_timeout})
-    async with Host({}, log_dir=ctx.log_dir, roots=list(ctx.roots) or None) as host:
-        return await host.test_server(server, name=name)
-
-
 async def _check_and_save(
     ctx: CliContext,
+    backend: Backend,
     name: str,
     server: ServerConfig,
     *,
@@ -115,63 +100,31 @@ async def _check_and_save(
     as_json: bool = False,
 ) -> None:
     """Save a new server, once it has connected (or without trying, or whatever happens, as asked)."""
+    from mcpdeck.cli._output import state_label
     from mcpdeck.config import validate_server_name
 
     validate_server_name(name)
-    existing = ctx.store.read()
-    if (name in existing.servers or name in existing.problems) and not force:
+    if not force and await backend.exists(name):
         raise ConfigError(f"server {name!r} already exists in {ctx.path}; use --force to replace it", server=name)
+    entry = server.to_json()
     if not connect or server.disabled:
-        ctx.store.put_server(name, server, replace=force)  # checked again under the lock: another add may race
+        await backend.save(name, server, force=force)
         click.echo(f"Saved {name!r} to {ctx.path} (not connected).")
-        warn_literal_secrets(name, server.to_json(), ctx.path, as_json=as_json)
+        warn_literal_secrets(name, entry, ctx.path, as_json=as_json)
         return
-    report = await _try(ctx, name, server)
-    status = report.status
-    finish_add(
-        name,
-        ctx.path,
-        ok=report.ok,
-        state=status.state,
-        tools=len(report.tools),
-        error=status.error,
-        save_anyway=save_anyway,
-        save=lambda: ctx.store.put_server(name, server, replace=force),
-        entry=server.to_json(),
-        as_json=as_json,
-    )
-
-
-def finish_add(
-    name: str,
-    path: Path,
-    *,
-    ok: bool,
-    state: str,
-    tools: int,
-    error: str | None,
-    save_anyway: bool,
-    save: Callable[[], object],
-    entry: Mapping[str, Any],
-    as_json: bool = False,
-) -> None:
-    """What ``add`` does once the server was tried: ``save()`` it if it connected (or anyway, if asked), and say so.
-
-    ``entry`` is what is saved: a secret it holds in clear gets a hint (``warn_literal_secrets``).
-    """
-    from mcpdeck.cli._output import state_label
-
-    if ok:
-        save()
-        click.echo(f"{state_label(state)}: {tools} tools. Saved {name!r} to {path}.")
-        warn_literal_secrets(name, entry, path, as_json=as_json)
+    report = await backend.try_server(name, server)  # tried here, so that it is saved without a second try
+    if report.ok:
+        await backend.save(name, server, force=force)
+        click.echo(f"{state_label(report.status.state)}: {len(report.tools)} tools. Saved {name!r} to {ctx.path}.")
+        warn_literal_secrets(name, entry, ctx.path, as_json=as_json)
     elif save_anyway:
-        save()
-        warn_literal_secrets(name, entry, path, as_json=as_json)
-        fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {startup_hint(error)}", 1)
+        await backend.save(name, server, force=force)
+        warn_literal_secrets(name, entry, ctx.path, as_json=as_json)
+        error = startup_hint(report.status.error)
+        fail(f"{name!r} did not connect, and was saved anyway (--save-anyway): {error}", 1)
     else:
         fail(
-            f"{name!r} did not connect, so it was not saved: {startup_hint(error)}\n"
+            f"{name!r} did not connect, so it was not saved: {startup_hint(report.status.error)}\n"
             "Fix it and run the command again, or save it as it is with --save-anyway.",
             1,
         )
@@ -182,7 +135,7 @@ def warn_literal_secrets(name: str, entry: Mapping[str, Any], path: Path, *, as_
     written out, that the file holds it in clear and how to save a ``${VAR}`` reference instead
     (as ``add`` options, or with ``as_json`` as ``add-json`` takes it)."""
     from mcpdeck._masking import literal_secret, reference_for
-    from mcpdeck.cli._render import safe
+    from mcpdeck.cli._output import safe
 
     for section, header in (("env", False), ("headers", True)):
         values: object = entry.get(section)
@@ -235,9 +188,10 @@ _SAVE_OPTIONS = option_group(
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help='Request timeout, saved as "timeout".')
 @_SAVE_OPTIONS
 @pass_ctx
-@run_async
+@on_backend("add")
 async def add(
     ctx: CliContext,
+    backend: Backend,
     name: str,
     command: tuple[str, ...],
     timeout: float | None,
@@ -257,7 +211,7 @@ async def add(
       mcpdeck add gh --url https://example.com/mcp --header 'Authorization: Bearer ${GH_TOKEN}'
     """
     server = server_from_options(name, command, ServerOptions(**options), timeout=timeout)
-    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
+    await _check_and_save(ctx, backend, name, server, force=force, connect=not no_connect, save_anyway=save_anyway)
 
 
 @click.command("add-json")
@@ -265,9 +219,9 @@ async def add(
 @click.argument("config_json", metavar="JSON")
 @_SAVE_OPTIONS
 @pass_ctx
-@run_async
+@on_backend("add-json")
 async def add_json(
-    ctx: CliContext, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
+    ctx: CliContext, backend: Backend, name: str, config_json: str, force: bool, no_connect: bool, save_anyway: bool
 ) -> None:
     """Add a server from its JSON config, as other hosts write it.
 
@@ -277,21 +231,24 @@ async def add_json(
       mcpdeck add-json api '{"type": "http", "url": "https://example.com/mcp"}' --no-connect
     """
     server = server_from_json(name, config_json)
-    await _check_and_save(ctx, name, server, force=force, connect=not no_connect, save_anyway=save_anyway, as_json=True)
+    connect = not no_connect
+    await _check_and_save(
+        ctx, backend, name, server, force=force, connect=connect, save_anyway=save_anyway, as_json=True
+    )
 
 
 @click.command()
 @click.argument("name")
 @pass_ctx
-@errors_to_exit
-def remove(ctx: CliContext, name: str) -> None:
+@on_backend("remove", loop=False)
+async def remove(ctx: CliContext, backend: Backend, name: str) -> None:
     """Delete a server's config.
 
     \b
     Example:
       mcpdeck remove fs
     """
-    ctx.store.remove_server(name)
+    await backend.remove(name)
     click.echo(f"Removed {name!r} from {ctx.path}.")
 
 
@@ -302,9 +259,9 @@ def _switch(disabled: bool, summary: str) -> click.Command:
     @click.command(verb, help=f"{summary}\n\n\b\nExample:\n  mcpdeck {verb} fs")
     @click.argument("name")
     @pass_ctx
-    @errors_to_exit
-    def switch(ctx: CliContext, name: str) -> None:
-        ctx.store.set_server_disabled(name, disabled)
+    @on_backend(verb, loop=False)
+    async def switch(ctx: CliContext, backend: Backend, name: str) -> None:
+        await backend.set_disabled(name, disabled)
         click.echo(f"{verb.capitalize()}d {name!r}.")
 
     return switch
@@ -319,8 +276,8 @@ disable = _switch(True, "Disable a server: keep its config, don't connect it.")
 @_SERVER_OPTIONS
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-@run_async
-async def test(ctx: CliContext, target: tuple[str, ...], as_json: bool, **options: Any) -> None:
+@on_backend("test")
+async def test(ctx: CliContext, backend: Backend, target: tuple[str, ...], as_json: bool, **options: Any) -> None:
     """Connect one server, list its tools, disconnect. Saves nothing.
 
     NAME is a server of the config; a command after `--`, or --url, tests a server that
@@ -332,7 +289,7 @@ async def test(ctx: CliContext, target: tuple[str, ...], as_json: bool, **option
       mcpdeck test -- npx -y @modelcontextprotocol/server-everything
       mcpdeck test --url http://127.0.0.1:8000/mcp
     """
-    from mcpdeck.cli._render import echo_json, safe, state_label, style
+    from mcpdeck.cli._output import echo_json, safe, state_label, style
 
     given = ServerOptions(**options)
     word = target[0] if len(target) == 1 and not given.url else None
@@ -340,23 +297,23 @@ async def test(ctx: CliContext, target: tuple[str, ...], as_json: bool, **option
         name = word
         server = ctx.server(name)
         if given.roots and not server.roots:
-            server = server.model_copy(update={"roots": [str(r) for r in given.roots]})
+            report = await backend.try_server(name, server.model_copy(update={"roots": [str(r) for r in given.roots]}))
+        else:
+            report = await backend.test(name)
     else:
         if not target and not given.url:
             raise ConfigError("name a server of the config, or give a command after `--`, or --url URL")
         name = "test"
-        server = server_from_options(name, target, given)
-    report = await _try(ctx, name, server)
+        report = await backend.try_server(name, server_from_options(name, target, given))
     status = report.status
     if as_json:
-        data = status.to_json() | {"name": name, "ok": report.ok, "duration": round(report.duration, 3)}
-        echo_json(data | {"tools": [tool.name for tool in report.tools]})
+        echo_json(report.to_json())
     else:
         click.echo(f"{name}: {state_label(status.state)} in {report.duration:.2f} s")
         if report.ok:
             info = status.server_info
-            click.echo(safe(f"  server: {info.name} {info.version}") if info else "  server: (anonymous)")
-            click.echo(f"  {len(report.tools)} tools: " + safe(", ".join(tool.name for tool in report.tools)))
+            click.echo(safe(f"  server: {info}") if info else "  server: (anonymous)")
+            click.echo(f"  {len(report.tools)} tools: " + safe(", ".join(report.tools)))
         else:
             click.echo(style(f"  {startup_hint(status.error)}", fg="red"))
     if not report.ok:

@@ -1,4 +1,4 @@
-"""Commands over many servers show each as it settles: the waiting, and how a failed start reads."""
+"""Commands over many servers show each as it settles: the waiting, what they print, how a failed start reads."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import click
 from mcpdeck.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mcpdeck.cli._app import CliContext
+    from mcpdeck.cli._backend import Offered, Status
     from mcpdeck.host import Host
-    from mcpdeck.status import ServerStatus
 
 __all__ = ["READY_WAIT", "as_they_settle", "show_offered", "startup_hint", "warn_failed"]
 
@@ -69,54 +68,40 @@ async def as_they_settle(
                 then(name)
 
 
-async def show_offered(
-    ctx: CliContext,
-    servers: tuple[str, ...],
-    as_json: bool,
-    offered: Callable[[Host, Callable[[str], bool]], Any],
-    text: Callable[[Any], str],
-    empty: str,
-) -> None:
-    """What ``tools``, ``resources`` and ``prompts`` print of what the servers offer (``servers``: only these).
-
-    ``offered(host, wanted)`` is the JSON of what the servers named ``wanted`` offer. With ``--json``
-    it is printed as one document once every server has settled; else ``text`` of it is printed in
-    blocks: the servers ready first, then each other one as it settles (a blank line between blocks,
-    ``empty`` when there was none). A failed server is a warning on stderr.
-    """
+def show_offered(
+    as_json: bool, text: Callable[[Any], str], empty: str
+) -> tuple[Callable[[Offered], None], Callable[[], None]]:
+    """What ``tools``, ``resources`` and ``prompts`` print of what the servers offer (``Backend.offered``):
+    ``(show, end)``. With ``--json`` the one document; else ``text`` of each piece, a blank line between
+    pieces, and ``empty`` at the end when there was none. A failed server is a warning on stderr."""
     from mcpdeck.cli._output import echo_json
 
-    for name in servers:
-        ctx.server(name)  # an unknown name is an error, not an empty list
-    if as_json:  # one document: every server settled first
-        async with ctx.host(only=list(servers) or None) as host:
-            document = offered(host, lambda server: not servers or server in servers)
-            statuses = list(host.servers.values())
-        echo_json(document)
-        warn_failed(statuses)
-        return
-    async with ctx.host(only=list(servers) or None, wait=False) as host:
-        printed = False
+    printed = False
 
-        def show(names: list[str]) -> None:
-            nonlocal printed
-            warn_failed(host.servers[name] for name in names)
-            block = text(offered(host, names.__contains__))
-            if block:
-                click.echo(("\n" if printed else "") + block)
-                printed = True
+    def show(offered: Offered) -> None:
+        nonlocal printed
+        if as_json:
+            echo_json(offered.found)
+            warn_failed(offered.failed)
+            return
+        warn_failed(offered.failed)
+        block = text(offered.found)
+        if block:
+            click.echo(("\n" if printed else "") + block)
+            printed = True
 
-        await as_they_settle(host, lambda ready, _waiting: show(ready), lambda name: show([name]))
-        if not printed:
+    def end() -> None:
+        if not as_json and not printed:
             click.echo(empty)
 
+    return show, end
 
-def warn_failed(statuses: Iterable[ServerStatus]) -> None:
+
+def warn_failed(statuses: Iterable[Status]) -> None:
     """A warning on stderr for each server that failed (commands over many servers still exit 0)."""
-    from mcpdeck.cli._render import style
-    from mcpdeck.status import ServerState
+    from mcpdeck.cli._output import style
 
     for status in statuses:
-        if status.state is ServerState.FAILED:
+        if status.state == "failed":
             message = f"warning: {status.name} is not connected: {startup_hint(status.error)}"
             click.echo(style(message, fg="yellow"), err=True)

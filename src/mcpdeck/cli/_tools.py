@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from mcpdeck.cli._app import SECONDS, CliContext, json_object_option, pass_ctx, run_async
+from mcpdeck.cli._switch import on_backend
 
 if TYPE_CHECKING:
-    from mcpdeck.host import Host
+    from mcpdeck.cli._backend import Backend
 
 __all__ = ["register_tool_commands"]
 
@@ -22,8 +22,8 @@ __all__ = ["register_tool_commands"]
 @click.option("-v", "--verbose", is_flag=True, help="Each tool's arguments and whole description.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with schemas).")
 @pass_ctx
-@run_async
-async def tools(ctx: CliContext, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
+@on_backend("tools")
+async def tools(ctx: CliContext, backend: Backend, servers: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """List the tools of every connected server, under their namespaced names.
 
     \b
@@ -33,10 +33,9 @@ async def tools(ctx: CliContext, servers: tuple[str, ...], verbose: bool, as_jso
     """
     from mcpdeck.cli._settle import show_offered
 
-    def offered(host: Host, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
-        return [tool.to_json() for tool in host.tools if wanted(tool.server)]
-
-    await show_offered(ctx, servers, as_json, offered, lambda listed: tools_text(listed, verbose=verbose), "No tools.")
+    show, end = show_offered(as_json, lambda listed: tools_text(listed, verbose=verbose), "No tools.")
+    await backend.offered("tools", servers, show, at_once=as_json)
+    end()
 
 
 def tools_text(catalog: list[dict[str, Any]], *, verbose: bool) -> str:
@@ -103,23 +102,6 @@ def describe(tool: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def servers_for(ctx: CliContext, name: str, what: str = "tool") -> list[str]:
-    """The servers to start for the public name ``name``: the ones it names, else all of them, saying so."""
-    from mcpdeck.catalog import servers_named_by
-
-    known = list(ctx.read().servers)
-    named = servers_named_by(name, known)
-    if named or len(known) < 2:
-        return named or known
-    why = (
-        f"{name!r} names no server of {ctx.path}"
-        if name.startswith("mcp__")
-        else f"{name!r} does not say its server ({what} names look like mcp__SERVER__{what.upper()})"
-    )
-    click.echo(f"note: {why}; starting all {len(known)} servers to look for it", err=True)
-    return known
-
-
 @click.command()
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="The tool's entry as JSON (with its schemas).")
@@ -135,7 +117,7 @@ async def tool(ctx: CliContext, name: str, as_json: bool) -> None:
     """
     from mcpdeck.cli._render import echo_json
 
-    async with ctx.host(only=servers_for(ctx, name)) as host:
+    async with ctx.host(only=ctx.servers_for(name)) as host:
         entry = host.tool(name)
     if as_json:
         echo_json(entry.to_json())
@@ -150,9 +132,15 @@ async def tool(ctx: CliContext, name: str, as_json: bool) -> None:
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Request timeout (default: the server's).")
 @click.option("--no-validate", is_flag=True, help="Send the arguments unchecked; the server judges them.")
 @pass_ctx
-@run_async
+@on_backend("call")
 async def call(
-    ctx: CliContext, tool: str, args_json: str, as_json: bool, timeout: float | None, no_validate: bool
+    ctx: CliContext,
+    backend: Backend,
+    tool: str,
+    args_json: str,
+    as_json: bool,
+    timeout: float | None,
+    no_validate: bool,
 ) -> None:
     """Call TOOL (its namespaced name, e.g. mcp__fs__read_file) with --args JSON.
 
@@ -161,22 +149,16 @@ async def call(
       mcpdeck call mcp__everything__echo --args '{"message": "hi"}'
       mcpdeck call mcp__fs__read_file --args '{"path": "README.md"}' --json
     """
-    from mcpdeck.cli._render import echo_json, safe
-    from mcpdeck.cli._terminal import ProgressLine
+    from mcpdeck.cli._output import ProgressLine, echo_json, safe
 
     arguments = json_object_option(args_json, "--args", '{"path": "README.md"}')
-    only = servers_for(ctx, tool)
     progress = ProgressLine(tool)
-    history = ctx.history()
     try:
-        async with ctx.host(only=only, interactive=True, history=history) as host:
-            result = await host.call_tool(tool, arguments, timeout=timeout, progress=progress, validate=not no_validate)
+        result = await backend.call(tool, arguments, timeout=timeout, validate=not no_validate, progress=progress)
     finally:
         progress.close()
-        if history is not None:
-            history.close()
     if as_json:
-        echo_json(result.to_json())
+        echo_json(result.json)
     else:
         click.echo(safe(result.text(), multiline=True))
     if result.is_error:

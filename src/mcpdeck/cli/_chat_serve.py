@@ -1,35 +1,30 @@
-"""``mcpdeck chat`` through a running ``mcpdeck serve`` (see ``_attach``): its host, its servers, this terminal.
+"""A chat in a running ``mcpdeck serve`` (``_backend.ChatSession``): its host, its servers, this terminal.
 
 The chat is opened in ``serve`` (``POST /api/chats``) with what the command was given: the
 model, the system prompt, the servers (``--server``), tool search, and the variables the
 model's provider reads from this process's environment (its key and URL, the ``${VAR}``\\ s
 of the config's ``providers`` entry), since ``serve`` may not have them. Each prompt's run
-streams back and is shown as a chat run here shows it (``_chat_print``); the questions the
-run asks (``ask`` events: approvals, a server's elicitation) are asked at this terminal, as
-a chat here asks them, and answered with ``POST /api/asks/{id}`` on a second connection.
-A server's sampling request is refused, as a chat here refuses it. The chat is closed when
-the command ends, and its model (and the key it holds) with it.
+streams back as the same events a chat in this process yields; the questions the run asks
+(``ask`` events: approvals, a server's elicitation) are asked at this terminal, as a chat here
+asks them, and answered with ``POST /api/asks/{id}`` on a second connection. A server's
+sampling request is refused, as a chat here refuses it. The chat is closed when the command
+ends, and its model (and the key it holds) with it.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
 import anyio
-import click
 
-from mcpdeck.cli._app import CliContext
 from mcpdeck.cli._attach import Attached, AttachError
-from mcpdeck.cli._chat import ChatOptions, chat_start
-from mcpdeck.cli._chat_print import HELP, Printer, answer_command, read_turn
-from mcpdeck.cli._output import safe
+from mcpdeck.cli._backend import ChatOptions
+from mcpdeck.cli._chat_print import read_turn
 
-__all__ = ["provider_environment", "run_attached_chat"]
+__all__ = ["ServeChat", "provider_environment"]
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -92,14 +87,25 @@ def _elicitation(data: dict[str, Any]) -> dict[str, Any]:
     return {"action": response.action} | ({"content": response.content} if response.content is not None else {})
 
 
-class _Chat:
+class ServeChat:
     """One chat opened in ``serve``, and the runs of its prompts."""
 
-    def __init__(self, api: Attached, body: dict[str, Any], printer: Printer, yes: bool):
+    def __init__(
+        self, api: Attached, options: ChatOptions, spec: str, search: bool | int, raw: dict[str, Any],
+        errors: dict[str, str],
+    ):  # fmt: skip
         self.api = api
-        self.body = body
-        self.printer = printer
-        self.yes = yes
+        self.body = {
+            "model": spec,
+            "system": options.system,
+            "maxSteps": options.max_steps,
+            "servers": list(options.servers) or None,
+            "toolSearch": search,
+            "resultChars": None,
+            "environment": provider_environment(spec, raw, os.environ),
+        }
+        self.yes = options.yes
+        self.errors = errors
         self.answers: Attached | None = None  # a second connection: the first one carries the run
         self.id: str = ""
         self.model = ""
@@ -122,23 +128,26 @@ class _Chat:
         self.close()
         self.open()
 
-    def tools(self) -> dict[str, list[str]]:
+    def _tools(self) -> dict[str, list[str]]:
         return self.api.request("GET", f"/chats/{self.id}/tools")
 
+    def tool_count(self) -> int:
+        return len(self._tools()["mcp"])
+
     def tool_names(self) -> list[str]:
-        offered = self.tools()
+        offered = self._tools()
         return offered["native"] + offered["mcp"]
 
-    def run(self, prompt: str) -> dict[str, Any] | None:
-        """Run ``prompt``, show its events, answer its questions; the ``done`` event's data."""
-        finished: dict[str, Any] | None = None
+    async def read_turn(self) -> str | None:
+        return read_turn()  # serve's servers run there: nothing here runs meanwhile
+
+    async def run(self, prompt: str) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Run ``prompt``: its events, its questions answered here."""
         for kind, data in self.api.events("POST", f"/chats/{self.id}/messages", {"prompt": prompt}):
             if kind == "ask":
                 self._answer(data)
             elif kind != "ask-closed":
-                self.printer.show(kind, data)
-                finished = data if kind == "done" else finished
-        return finished
+                yield kind, data
 
     def _answer(self, data: dict[str, Any]) -> None:
         kind = data.get("kind")
@@ -155,43 +164,3 @@ class _Chat:
         except AttachError as error:
             if error.code != "ask-not-found":  # withdrawn meanwhile: the run went on without it
                 raise
-
-
-def _interactive(chat: _Chat) -> None:
-    click.echo(f"chatting with {chat.model}; {len(chat.tools()['mcp'])} MCP tools. {HELP}", err=True)
-    while (line := read_turn()) is not None:
-        if not answer_command(line, chat.reset, chat.tool_names):
-            chat.run(line)
-
-
-def run_attached_chat(api: Attached, config: Path, **params: Any) -> None:
-    """``mcpdeck chat`` through ``serve`` (see ``mcpdeck chat --help``; the same output as alone)."""
-    ctx = click.get_current_context().find_object(CliContext)
-    assert ctx is not None  # the group always makes one
-    options = ChatOptions(**params)
-    raw, spec, search = chat_start(ctx, options)
-    body = {
-        "model": spec,
-        "system": options.system,
-        "maxSteps": options.max_steps,
-        "servers": list(options.servers) or None,
-        "toolSearch": search,
-        "resultChars": None,
-        "environment": provider_environment(spec, raw, os.environ),
-    }
-    chat = _Chat(api, body, Printer(options.as_json), options.yes)
-    chat.open()
-    finished: dict[str, Any] | None = None
-    try:
-        if not options.as_json:
-            for status in api.request("GET", "/servers")["servers"]:
-                if status.get("error") and (not options.servers or status["name"] in options.servers):
-                    click.echo(click.style(f"{status['name']}: ", fg="yellow") + safe(status["error"]), err=True)
-        if options.prompt is not None:
-            finished = chat.run(options.prompt)
-        else:
-            _interactive(chat)
-    finally:
-        chat.close()
-    if finished is not None and finished.get("reason") == "error":
-        sys.exit(1)
