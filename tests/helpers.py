@@ -25,8 +25,10 @@ from tests import forks
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root (the working directory of ``python -m tests.servers.<name>``)."""
 NODE_BIN = ROOT / "node_modules" / ".bin"
-WAIT = 15.0
-"""Upper bound for any single wait in a test (seconds); a healthy run is far below it."""
+WAIT = 30.0
+"""Upper bound for any single wait in a test (seconds); a healthy run is far below it. It bounds a hang,
+not a speed: starting a ``serve`` process costs ~3 s of CPU (importing the SDK, FastAPI), which on a
+2-core machine running three test workers and other load took 11-17 s of wall time (2026-11-29)."""
 
 E = TypeVar("E", bound=Event)
 
