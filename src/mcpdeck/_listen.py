@@ -4,6 +4,7 @@ and uvicorn serving on it the way those faces stop: on their own signal handling
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 from collections.abc import Generator
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from mcpdeck.errors import ConfigError
 if TYPE_CHECKING:  # imported when a face serves HTTP
     import uvicorn
 
-__all__ = ["ANY_ADDRESS", "bind", "names_an_address", "quiet_server", "serve_until_cancelled"]
+__all__ = ["ANY_ADDRESS", "bind", "check_allowed_host", "names_an_address", "quiet_server", "serve_until_cancelled"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -105,3 +106,33 @@ async def serve_until_cancelled(server: uvicorn.Server, sock: socket.socket) -> 
             await stopped.wait()  # (it ends by itself only when it fails to start)
         finally:
             server.should_exit = True
+
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_ALLOWED_HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9a-f:.]+\])(?::(?P<port>[0-9]{{1,5}}))?")
+
+
+def check_allowed_host(name: str) -> str:
+    """One more ``Host`` header value to admit (a load balancer's name): ``NAME`` or ``NAME:PORT``, lower-cased.
+
+    ``NAME`` alone matches what a client sends for the scheme's default port (80, 443); a client that
+    names a port sends ``NAME:PORT``. No wildcard: a DNS-rebinding page sends a name its attacker owns,
+    and only a list of exact names keeps such a name out.
+
+    Raises:
+        ConfigError: Not a host name, an IP address or ``[IPv6]``, with an optional port.
+    """
+    given = name.strip().lower()
+    match = _ALLOWED_HOST.fullmatch(given)
+    port = match.group("port") if match else None
+    if "*" in given:
+        raise ConfigError(
+            f"the allowed host {name!r} holds a wildcard; list each name the load balancer is reached by "
+            "(a wildcard would admit the names DNS-rebinding pages send)"
+        )
+    if match is None or (port is not None and not 0 < int(port) < 65536):
+        raise ConfigError(
+            f"the allowed host {name!r} is not a host name with an optional port; give it as the Host header "
+            "clients send, e.g. mcp.example.com or mcp.example.com:8443 (no scheme, no path)"
+        )
+    return given

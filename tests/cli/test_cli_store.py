@@ -62,3 +62,21 @@ def test_history_reads_the_store_it_is_given_with_each_calls_replica(tmp_path: P
     assert mcpdeck(
         ["--config", config, "history", "--replica", "r1"], env={**env, "MCPDECK_STORE": store_url}
     ).stdout.startswith("No tool calls recorded yet")
+
+
+def test_serve_refuses_a_weak_token_or_a_host_name_it_cannot_admit_exactly_before_it_starts(tmp_path: Path) -> None:
+    config = str(_config(tmp_path))
+    env = cli_environment(tmp_path)
+    cases: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], str] = {
+        ((), (("MCPDECK_TOKEN", "short-token"),)): "$MCPDECK_TOKEN must be at least 32 printable ASCII characters",
+        ((), (("MCPDECK_TOKEN", "x" * 20 + " " + "y" * 20),)): "with no spaces (it has 41)",
+        (("--allowed-host", "*.example.com"), ()): "holds a wildcard; list each name the load balancer is reached by",
+        ((), (("MCPDECK_ALLOWED_HOSTS", "lb.example.com, *"),)): "the allowed host '*' holds a wildcard",
+        (("--allowed-host", "https://lb.example.com/"), ()): "is not a host name with an optional port",
+        (("--allowed-host", "lb.example.com:70000"), ()): "is not a host name with an optional port",
+    }
+    for (args, more), said in cases.items():
+        result = mcpdeck(["--config", config, "serve", "--port", "0", *args], env={**env, **dict(more)})
+        assert result.returncode == 2, (args, more, result.stdout, result.stderr)
+        assert said in " ".join(result.stderr.split()), (args, more, result.stderr)
+        assert "mcpdeck serves" not in result.stdout

@@ -59,9 +59,9 @@ class Load:
 
 @asynccontextmanager
 async def serving(folder: Path, config: Path, store: str, name: str) -> AsyncGenerator[Replica]:
-    """``mcpdeck serve --port 0 --store STORE --replica-id NAME``, with a state folder of its own."""
+    """``mcpdeck serve --port 0 --store STORE --replica-id NAME``, the replicas' state folder shared."""
     home = folder / name
-    env = cli_environment(home, MCPDECK_STATE_DIR=str(home / "state"))
+    env = cli_environment(home, MCPDECK_STATE_DIR=str(folder / "state"))
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0"]
     process = await anyio.open_process([*command, "--store", store, "--replica-id", name], cwd=ROOT, env=env)
     try:
@@ -69,7 +69,7 @@ async def serving(folder: Path, config: Path, store: str, name: str) -> AsyncGen
         lines = BufferedByteReceiveStream(process.stdout)
         while not (await lines.receive_until(b"\n", 1 << 16)).startswith(b"mcpdeck serves"):
             pass
-        (state,) = (home / "state").glob("*.json")
+        (state,) = (folder / "state").glob(f"*.{name}.json")
         found = json.loads(state.read_text())
         yield Replica(name, process, found["url"], found["token"])
     finally:

@@ -183,7 +183,9 @@ async def test_a_second_serve_for_the_same_config_is_refused(tmp_path: Path) -> 
     async with serving(tmp_path, {}) as run:
         code, _, err = await anyio.to_thread.run_sync(_run_cli, tmp_path, "serve", "--port", "0")
         assert code == 2
-        assert f"mcpdeck serve already runs for {run.config.resolve()} at {run.state['url']}" in err
+        said = " ".join(err.split())
+        assert f"mcpdeck serve already runs for {run.config.resolve()} as replica {run.state['replica']!r}" in said
+        assert f"at {run.state['url']} (pid {run.process.pid})" in said
         run.process.send_signal(signal.SIGTERM)
         with anyio.fail_after(WAIT):
             assert await run.process.wait() == 0

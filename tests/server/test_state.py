@@ -20,7 +20,9 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def state_for(config: Path, pid: int) -> ServeState:
+def state_for(
+    config: Path, pid: int, replica: str | None = None, started_at: str = "2026-01-01T00:00:00+00:00"
+) -> ServeState:
     return ServeState(
         pid=pid,
         url="http://127.0.0.1:8765",
@@ -28,8 +30,9 @@ def state_for(config: Path, pid: int) -> ServeState:
         port=8765,
         token="t0ken",
         config=str(config),
-        started_at="2026-01-01T00:00:00+00:00",
+        started_at=started_at,
         version="0",
+        replica=replica,
     )
 
 
@@ -60,3 +63,20 @@ def test_remove_only_removes_the_state_of_the_given_process(tmp_path: Path) -> N
     remove_state(config, pid=os.getpid())
     assert not path.exists()
     assert read_state(config) is None
+
+
+def test_each_replica_has_a_file_of_its_own_and_a_reader_finds_one_that_lives(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    first = state_for(config, gone.pid, "r1", started_at="2026-01-01T00:00:00+00:00")  # started first, now dead
+    second = state_for(config, os.getpid(), "r2", started_at="2026-01-02T00:00:00+00:00")
+    third = state_for(config, os.getpid(), "r3", started_at="2026-01-03T00:00:00+00:00")
+    paths = [write_state(state) for state in (first, second, third)]
+    assert [path.name.split(".")[1:] for path in paths] == [["r1", "json"], ["r2", "json"], ["r3", "json"]]
+    assert read_state(config, "r3") == third
+    assert read_state(config) == second  # the live one that started first; the dead one's file is removed
+    assert not paths[0].exists()
+    assert read_state(config, "r1") is None
+    remove_state(config, replica="r2", pid=os.getpid())
+    assert read_state(config) == third

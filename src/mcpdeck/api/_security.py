@@ -4,8 +4,9 @@ Adding a stdio server runs a program, so whoever reaches this port can run code 
 user. Every request passes, in this order:
 
 1. **Host.** The ``Host`` header must name the address the process listens on
-   (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``, or the ``--host`` given). A page
-   on another site that rebinds its DNS name to 127.0.0.1 sends its own name: refused (403).
+   (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``, or the ``--host`` given), or be one of
+   the exact names given with ``--allowed-host`` (a load balancer's). A page on another site that
+   rebinds its DNS name to 127.0.0.1 sends its own name: refused (403).
 2. **Token.** ``Authorization: Bearer`` with the token printed at start-up (the CLI, scripts,
    MCP clients) or a console session's token (see ``_login``: a browser signs in with a
    one-time code and keeps its session token in ``sessionStorage``, never in a cookie, which
@@ -44,7 +45,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpdeck._guesses import Guesses
-from mcpdeck._listen import ANY_ADDRESS, names_an_address
+from mcpdeck._listen import ANY_ADDRESS, check_allowed_host, names_an_address
 from mcpdeck.api._login import Logins
 
 __all__ = ["MAX_BODY", "Guard", "allowed_hosts"]
@@ -61,13 +62,15 @@ _SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 ]
 
 
-def allowed_hosts(host: str, port: int) -> set[str]:
-    """The ``Host`` header values that name a server listening on ``host:port``."""
+def allowed_hosts(host: str, port: int, extra: Iterable[str] = ()) -> set[str]:
+    """The ``Host`` header values that name a server listening on ``host:port``, and the ``extra`` names
+    it is reached by (a load balancer's: ``check_allowed_host``)."""
     names = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
     if host in ANY_ADDRESS:  # every address: the machine's names stand for it (and its addresses: Guard)
         names |= {f"{socket.gethostname()}:{port}", f"{socket.getfqdn()}:{port}"}
     elif host not in ("127.0.0.1", "localhost", "::1"):
         names.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    names |= {check_allowed_host(name) for name in extra}
     return {name.lower() for name in names}
 
 
@@ -118,7 +121,8 @@ class Guard:
         self._port = port
         self._any_address = any_address  # listening on every address: IP-address Hosts are let in too
         self._hosts = {h.lower() for h in hosts}
-        self._origins = {f"http://{h}" for h in self._hosts}
+        # A page of this server, over HTTP or behind a balancer that ends TLS
+        self._origins = {f"{scheme}://{h}" for h in self._hosts for scheme in ("http", "https")}
         self.logins = logins or Logins()
         self._guesses = Guesses(per_sender=max_failures, window=window)
         self._max_body = max_body

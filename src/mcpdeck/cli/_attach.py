@@ -18,11 +18,14 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpdeck.cli import _loopback
 from mcpdeck.cli._loopback import Connection, Response
 from mcpdeck.errors import MCPDeckError
+
+if TYPE_CHECKING:
+    from mcpdeck.server import ServeState
 
 __all__ = ["NO_ATTACH_ENV", "AttachError", "Attached", "connect"]
 
@@ -51,10 +54,12 @@ class AttachError(MCPDeckError):
 class Attached:
     """A client of one running ``serve`` (one keep-alive connection)."""
 
-    def __init__(self, host: str, port: int, token: str):
+    def __init__(self, host: str, port: int, token: str, state: ServeState | None = None):
         self.host = host
         self.port = port
         self._token = token
+        self.state = state
+        """What the ``serve`` it reached wrote in its state file (None: given by hand)."""
         self._conn = Connection(host, port, timeout=_TIMEOUT)
 
     @property
@@ -143,6 +148,6 @@ def connect(config: Path) -> Attached | None:
     host = "127.0.0.1" if state.host in ("0.0.0.0", "localhost", "") else state.host
     host = "::1" if host == "::" else host
     if not _open(host, state.port):
-        remove_state(config, pid=state.pid)  # the process holds a pid but no longer listens: stale
+        remove_state(config, replica=state.replica, pid=state.pid)  # it holds a pid but no longer listens: stale
         return None
-    return Attached(host, state.port, state.token)
+    return Attached(host, state.port, state.token, state)

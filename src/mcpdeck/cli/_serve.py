@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -24,11 +25,34 @@ __all__ = ["REPLICA_ENV", "register_serve_commands"]
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 REPLICA_ENV = "MCPDECK_REPLICA_ID"
 HISTORY_DAYS_ENV = "MCPDECK_HISTORY_DAYS"
+TOKEN_ENV = "MCPDECK_TOKEN"
+ALLOWED_HOSTS_ENV = "MCPDECK_ALLOWED_HOSTS"
+MIN_TOKEN = 32
+"""The fewest characters a token given in ``$MCPDECK_TOKEN`` may have (a generated one has 43)."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _store_options(command: F) -> F:
-    """``--store``, ``--replica-id``, ``--history-days``: where the history goes, this serve's name in a fleet."""
+@dataclass(frozen=True)
+class _Fleet:
+    """What makes this serve one replica of several: its id, the history it keeps, its token, its names."""
+
+    replica: str
+    history_days: float | None
+    token: str | None
+    allowed_hosts: tuple[str, ...]
+
+
+def _fleet_options(command: F) -> F:
+    """``--store``, ``--replica-id``, ``--history-days``, ``--allowed-host``: where the history goes, this
+    serve's name in a fleet, the names a load balancer reaches it by."""
+    command = click.option(
+        "--allowed-host",
+        "allowed_hosts",
+        multiple=True,
+        metavar="NAME[:PORT]",
+        help=f"Also admit this Host header, exactly: the name clients reach it by through a load balancer "
+        f"(repeat it for more; also ${ALLOWED_HOSTS_ENV}, comma-separated). No wildcards.",
+    )(command)
     command = click.option(
         "--history-days",
         type=click.FloatRange(min=0, min_open=True),
@@ -50,15 +74,40 @@ def _store_options(command: F) -> F:
     )(command)
 
 
-def _fleet_settings(
-    ctx: CliContext, store: str | None, replica_id: str | None, history_days: float | None
-) -> tuple[str, float | None]:
-    """This serve's replica id and how many days of history it keeps, checked before anything starts; the
-    store it was given becomes the CLI context's.
+def _token_from_environment() -> str | None:
+    """The token ``$MCPDECK_TOKEN`` gives (replicas behind one balancer share it), or None: a new one.
 
     Raises:
-        ConfigError: A replica id that cannot be one, a store URL that cannot be read, a bad number of days.
+        ConfigError: Too short to be a secret, or with characters an ``Authorization`` header cannot carry.
     """
+    from mcpdeck.errors import ConfigError
+
+    token = os.environ.get(TOKEN_ENV, "")
+    if not token:
+        return None
+    if len(token) < MIN_TOKEN or not all("!" <= char <= "~" for char in token):
+        raise ConfigError(
+            f"${TOKEN_ENV} must be at least {MIN_TOKEN} printable ASCII characters with no spaces (it has "
+            f"{len(token)}); make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    return token
+
+
+def _fleet_settings(
+    ctx: CliContext,
+    store: str | None,
+    replica_id: str | None,
+    history_days: float | None,
+    allowed_hosts: tuple[str, ...],
+) -> _Fleet:
+    """This serve's replica id, how many days of history it keeps, its token and extra host names, checked
+    before anything starts; the store it was given becomes the CLI context's.
+
+    Raises:
+        ConfigError: A replica id that cannot be one, a store URL that cannot be read, a bad number of days,
+            a token too weak, a host name that cannot be one.
+    """
+    from mcpdeck._listen import check_allowed_host
     from mcpdeck.errors import ConfigError
     from mcpdeck.store import check_replica_id, default_replica_id, parse_location
 
@@ -80,7 +129,14 @@ def _fleet_settings(
         if not history_days > 0:
             raise ConfigError(f"${HISTORY_DAYS_ENV} is {text!r}; give a number of days above 0, or unset it")
     name = replica_id or os.environ.get(REPLICA_ENV) or default_replica_id(ctx.path)
-    return check_replica_id(name), history_days
+    if not allowed_hosts:
+        allowed_hosts = tuple(part for part in os.environ.get(ALLOWED_HOSTS_ENV, "").replace(",", " ").split())
+    return _Fleet(
+        replica=check_replica_id(name),
+        history_days=history_days,
+        token=_token_from_environment(),
+        allowed_hosts=tuple(check_allowed_host(name) for name in allowed_hosts),
+    )
 
 
 def _run(
@@ -88,9 +144,7 @@ def _run(
     host: str,
     port: int,
     open_browser: bool,
-    *,
-    replica: str,
-    history_days: float | None,
+    fleet: _Fleet,
     approval: GatewayApproval | None = None,
 ) -> None:
     import anyio
@@ -117,11 +171,13 @@ def _run(
         host=host,
         port=port,
         log_dir=ctx.log_dir,
-        history=ctx.history(replica=replica),  # opened now: a bad store stops us before anything starts
+        history=ctx.history(replica=fleet.replica),  # opened now: a bad store stops us before anything starts
         roots=ctx.roots,
+        replica=fleet.replica,
+        keep_days=fleet.history_days,
+        token=fleet.token,
+        allowed_hosts=fleet.allowed_hosts,
         approval=approval,
-        replica=replica,
-        keep_days=history_days,
     )
 
     async def main() -> None:
@@ -146,7 +202,7 @@ def _show_console(state: ServeState, code: str, open_browser: bool) -> None:
 
     from mcpdeck.server import write_login_page
 
-    page = write_login_page(state.config, link)
+    page = write_login_page(state.config, link, state.replica)
     click.echo(f"  console: {state.url}/ (opening it in the browser, signed in; `mcpdeck ui` opens another tab)")
     webbrowser.open(page.as_uri())
 
@@ -159,9 +215,7 @@ def _ui_attached(ctx: CliContext, open_browser: bool) -> bool:
     attached = connect(ctx.path)
     if attached is None:
         return False
-    from mcpdeck.server import read_state
-
-    state = read_state(ctx.path)
+    state = attached.state
     try:
         answer = attached.request("POST", "/login")
     finally:
@@ -206,7 +260,7 @@ _port_option = click.option(
 @click.command(short_help="Run the servers behind the web console, the API and the gateway.")
 @_host_option
 @_port_option
-@_store_options
+@_fleet_options
 @click.option("--stdio", is_flag=True, help="Be the MCP gateway for one client over stdin/stdout instead.")
 @click.option("--profile", metavar="NAME", help='With --stdio: serve only this profile (see "profiles").')
 @approval_option
@@ -225,6 +279,7 @@ def serve(
     store: str | None,
     replica_id: str | None,
     history_days: float | None,
+    allowed_hosts: tuple[str, ...],
     stdio: bool,
     profile: str | None,
     approval: GatewayApproval | None,
@@ -250,7 +305,7 @@ def serve(
       mcpdeck serve --store postgresql://mcpdeck@db:5432/mcpdeck --replica-id r1
       mcpdeck serve --print-client-config claude-desktop
     """
-    replica, history_days = _fleet_settings(ctx, store, replica_id, history_days)
+    fleet = _fleet_settings(ctx, store, replica_id, history_days, allowed_hosts)
     if kind is not None or stdio:
         import anyio
 
@@ -266,13 +321,13 @@ def serve(
         return
     if profile is not None:
         raise click.UsageError("--profile goes with --stdio (over HTTP every profile is at /mcp/<profile>)")
-    _run(ctx, host, port, open_browser=False, replica=replica, history_days=history_days, approval=approval)
+    _run(ctx, host, port, open_browser=False, fleet=fleet, approval=approval)
 
 
 @click.command()
 @_host_option
 @_port_option
-@_store_options
+@_fleet_options
 @click.option("--no-browser", is_flag=True, help="Don't open the browser; just print the URL.")
 @pass_ctx
 @errors_to_exit
@@ -283,6 +338,7 @@ def ui(
     store: str | None,
     replica_id: str | None,
     history_days: float | None,
+    allowed_hosts: tuple[str, ...],
     no_browser: bool,
 ) -> None:
     """Run `serve` and open the web console in the browser, signed in.
@@ -295,9 +351,9 @@ def ui(
       mcpdeck ui
       mcpdeck ui --no-browser --port 9000
     """
-    replica, history_days = _fleet_settings(ctx, store, replica_id, history_days)
+    fleet = _fleet_settings(ctx, store, replica_id, history_days, allowed_hosts)
     if not _ui_attached(ctx, open_browser=not no_browser):
-        _run(ctx, host, port, open_browser=not no_browser, replica=replica, history_days=history_days)
+        _run(ctx, host, port, open_browser=not no_browser, fleet=fleet)
 
 
 def register_serve_commands(group: click.Group) -> None:

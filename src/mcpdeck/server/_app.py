@@ -2,7 +2,8 @@
 
 The console is files of the package, served by ``_console`` (its page at ``/``, the rest under ``/console/``).
 
-Everything sits behind ``Guard`` (token, Host, Origin, rate limit). The gateway (``mcpdeck.gateway``,
+Everything sits behind ``Guard`` (token, Host, Origin, rate limit) but a load balancer's two
+questions, ``/healthz`` and ``/readyz`` (``_health``), answered in front of it. The gateway (``mcpdeck.gateway``,
 opened by the process for the host it runs) gets every path under ``/mcp`` unchanged: it
 serves ``/mcp`` and ``/mcp/<profile>`` itself, and a plain ``Mount`` would redirect ``/mcp``.
 """
@@ -17,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api, error_response
 from mcpdeck.server._console import console_routes
+from mcpdeck.server._health import Health
 
 __all__ = ["build_app"]
 
@@ -56,12 +58,12 @@ def build_app(
     port: int,
     gateway: ASGIApp | None = None,
     any_address: bool = False,
-) -> Guard:
-    """The whole app, behind the guard."""
+) -> ASGIApp:
+    """The whole app: the health checks, then the guard in front of the rest."""
     inner = Starlette(
         routes=[*console_routes(), Mount("/api", app=create_api(context))], exception_handlers={404: _not_found}
     )
-    return Guard(
+    guard = Guard(
         _Paths(inner, gateway or _no_gateway),
         token=token,
         hosts=hosts,
@@ -69,3 +71,4 @@ def build_app(
         any_address=any_address,
         logins=context.logins,
     )
+    return Health(guard, context)

@@ -76,6 +76,8 @@ class ServeOptions:
         approval: Who approves a gateway call no rule covers (None: the config's ``gateway.approval``).
         replica: This process's replica id (None: ``default_replica_id`` of the config file).
         keep_days: Delete history older than this many days (None: keep it all).
+        allowed_hosts: More ``Host`` header values to admit, exactly (a load balancer's name:
+            ``check_allowed_host``); the addresses it listens on are always admitted.
     """
 
     config: Path
@@ -89,6 +91,7 @@ class ServeOptions:
     approval: GatewayApproval | None = None
     replica: str | None = None
     keep_days: float | None = None
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def url_of(host: str, port: int) -> str:
@@ -113,8 +116,9 @@ async def run_serve(
     Raises:
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
     """
-    config_path, store = _open_config(options.config)
+    config_path = options.config.expanduser().resolve()
     replica_id = check_replica_id(options.replica or default_replica_id(config_path))
+    store = _open_config(config_path, replica_id)
     history = options.history
     fleet: Replica | None = None
     if history is not None:
@@ -165,7 +169,7 @@ async def run_serve(
             tg.cancel_scope.cancel()
     finally:
         sock.close()
-        remove_state(config_path, pid=os.getpid())
+        remove_state(config_path, replica=replica_id, pid=os.getpid())
         _leave(fleet, history)
 
 
@@ -181,18 +185,18 @@ def _leave(fleet: Replica | None, history: History | None) -> None:
             history.close()
 
 
-def _open_config(path: Path) -> tuple[Path, ConfigStore]:
-    """The config file's resolved path and store, once it reads and no other ``serve`` runs for it."""
-    config_path = path.expanduser().resolve()
+def _open_config(config_path: Path, replica: str) -> ConfigStore:
+    """The config file's store, once it reads and no other ``serve`` runs for it with this replica id."""
     store = ConfigStore(config_path)
     store.read()  # a broken file stops us here, with its line
-    running = read_state(config_path)
+    running = read_state(config_path, replica)
     if running is not None:
         raise ConfigError(
-            f"mcpdeck serve already runs for {config_path} at {running.url} (pid {running.pid}); "
-            "stop it first, or use its URL"
+            f"mcpdeck serve already runs for {config_path} as replica {replica!r} at {running.url} "
+            f"(pid {running.pid}); stop it first, use its URL, or run this one as another replica "
+            "(--replica-id or $MCPDECK_REPLICA_ID)"
         )
-    return config_path, store
+    return store
 
 
 @dataclass(frozen=True)
@@ -235,10 +239,11 @@ def _assemble(
     # The gateway sits behind the same guard as the API (token, Host header): it needs no
     # tokens of its own here; its own DNS-rebinding check gets the same host names.
     every = options.host in ANY_ADDRESS
+    hosts = allowed_hosts(options.host, port, options.allowed_hosts)
+    origins = sorted(f"{scheme}://{name}" for name in hosts for scheme in ("http", "https"))
     gateway = Gateway(
-        host, allowed_hosts=sorted(allowed_hosts(options.host, port)), any_address=every, approval=options.approval
+        host, allowed_hosts=sorted(hosts), allowed_origins=origins, any_address=every, approval=options.approval
     )
-    hosts = allowed_hosts(options.host, port)
     app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway.asgi(), any_address=every)
     config = uvicorn.Config(
         app,
@@ -258,6 +263,7 @@ def _assemble(
         config=str(config_path),
         started_at=datetime.now(UTC).isoformat(),
         version=__version__,
+        replica=replica,
     )
     return _Parts(host, context, follower, gateway, quiet_server(config), state)
 

@@ -1,10 +1,13 @@
 """The state file of a running ``mcpdeck serve``: where it listens and with which token.
 
-One file per config file, in the user runtime dir (``$XDG_RUNTIME_DIR/mcpdeck/serve`` on
-Linux), named after a hash of the config file's resolved path, so a CLI that reads the same
-config finds the process that serves it. The file is 0600 in a 0700 folder: the token in it
-is the key to the API. It is written when the process listens and removed when it exits; a
-file whose process is gone (a crash, SIGKILL) is stale and is ignored and removed by readers.
+One file per config file and replica id, in the user runtime dir (``$XDG_RUNTIME_DIR/mcpdeck/serve``
+on Linux, or ``$MCPDECK_STATE_DIR``), named after a hash of the config file's resolved path and the
+replica id (``<hash>.<replica>.json``), so a CLI that reads the same config finds a process that
+serves it, and several replicas of one config share the folder, each with its own file. The file is
+0600 in a 0700 folder: the token in it is the key to the API. It is written when the process listens
+and removed when it exits; a file whose process is gone (a crash, SIGKILL) is stale and is ignored
+and removed by readers. The process check is this machine's: the folder is one machine's, never shared
+over a network file system.
 """
 
 from __future__ import annotations
@@ -44,18 +47,23 @@ def state_dir() -> Path:
         return platformdirs.user_runtime_path("mcpdeck", appauthor=False) / "serve"
 
 
-def state_path(config: str | os.PathLike[str]) -> Path:
-    """The state file of the ``serve`` process for a config file (keyed by its resolved path)."""
-    key = hashlib.sha256(os.fsencode(Path(config).expanduser().resolve())).hexdigest()[:24]
-    return state_dir() / f"{key}.json"
+def _key(config: str | os.PathLike[str]) -> str:
+    return hashlib.sha256(os.fsencode(Path(config).expanduser().resolve())).hexdigest()[:24]
 
 
-def login_page_path(config: str | os.PathLike[str]) -> Path:
+def state_path(config: str | os.PathLike[str], replica: str | None = None) -> Path:
+    """The state file of the ``serve`` process for a config file (keyed by its resolved path) and replica id
+    (``<hash>.<replica>.json``; without one, ``<hash>.json``: a state written by a version without replicas)."""
+    key = _key(config)
+    return state_dir() / (f"{key}.{replica}.json" if replica else f"{key}.json")
+
+
+def login_page_path(config: str | os.PathLike[str], replica: str | None = None) -> Path:
     """The page ``mcpdeck ui`` hands the browser for the ``serve`` of a config file (beside its state file)."""
-    return state_path(config).with_suffix(".login.html")
+    return state_path(config, replica).with_suffix(".login.html")
 
 
-def write_login_page(config: str | os.PathLike[str], url: str) -> Path:
+def write_login_page(config: str | os.PathLike[str], url: str, replica: str | None = None) -> Path:
     """Write the page that sends a browser to ``url`` (a console link with a login code); returns its path.
 
     The browser is given this file's path, not the URL: a command line is readable by every
@@ -65,7 +73,7 @@ def write_login_page(config: str | os.PathLike[str], url: str) -> Path:
 
     from mcpdeck._files import atomic_write
 
-    path = login_page_path(config)
+    path = login_page_path(config, replica)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(OSError):
         os.chmod(path.parent, 0o700)
@@ -92,6 +100,7 @@ class ServeState:
         config: The config file it serves (resolved path).
         started_at: When it started (ISO 8601, UTC).
         version: The mcpdeck version it runs.
+        replica: Its replica id (``--replica-id``; None: a state written by a version without replicas).
     """
 
     pid: int
@@ -102,6 +111,7 @@ class ServeState:
     config: str
     started_at: str
     version: str
+    replica: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The file's JSON form (camelCase keys)."""
@@ -111,10 +121,10 @@ class ServeState:
 
 
 def write_state(state: ServeState) -> Path:
-    """Write the state file for ``state.config`` (0600, in a 0700 folder); returns its path."""
+    """Write the state file for ``state.config`` and ``state.replica`` (0600, in a 0700 folder); returns its path."""
     from mcpdeck._files import atomic_write  # here: the CLI reads the file on every command, and writes none
 
-    path = state_path(state.config)
+    path = state_path(state.config, state.replica)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(OSError):  # an existing folder keeps the mode it has unless we own it
         os.chmod(path.parent, 0o700)
@@ -132,12 +142,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def read_state(config: str | os.PathLike[str]) -> ServeState | None:
-    """The state of the ``serve`` running for ``config``, or None (none, stale or unreadable).
-
-    A file whose process no longer runs is removed.
-    """
-    path = state_path(config)
+def _load(path: Path) -> ServeState | None:
+    """The state a file holds, or None (gone, unreadable, not a state)."""
     try:
         data: object = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -145,8 +151,9 @@ def read_state(config: str | os.PathLike[str]) -> ServeState | None:
     if not isinstance(data, dict):
         return None
     raw = cast(dict[str, Any], data)
+    replica = raw.get("replica")
     try:
-        state = ServeState(
+        return ServeState(
             pid=int(raw["pid"]),
             url=str(raw["url"]),
             host=str(raw["host"]),
@@ -155,18 +162,38 @@ def read_state(config: str | os.PathLike[str]) -> ServeState | None:
             config=str(raw["config"]),
             started_at=str(raw["startedAt"]),
             version=str(raw["version"]),
+            replica=replica if isinstance(replica, str) and replica else None,
         )
     except (KeyError, TypeError, ValueError):
         return None
-    if not _alive(state.pid):
-        remove_state(config, pid=state.pid)
-        return None
-    return state
 
 
-def remove_state(config: str | os.PathLike[str], *, pid: int | None = None) -> None:
-    """Remove the state file of ``config`` (only if it names ``pid``, when given)."""
-    path = state_path(config)
+def read_state(config: str | os.PathLike[str], replica: str | None = None) -> ServeState | None:
+    """The state of a ``serve`` running for ``config``, or None (none, stale or unreadable).
+
+    With ``replica``, that replica's only; without, any replica's (the one that started first). A file
+    whose process no longer runs is removed.
+    """
+    key = _key(config)
+    if replica is not None:
+        paths = [state_path(config, replica)]
+    else:
+        paths = sorted({state_dir() / f"{key}.json", *state_dir().glob(f"{key}.*.json")})
+    live: list[ServeState] = []
+    for path in paths:
+        state = _load(path)
+        if state is None:
+            continue
+        if _alive(state.pid):
+            live.append(state)
+        else:
+            remove_state(config, replica=state.replica, pid=state.pid)
+    return min(live, key=lambda state: state.started_at, default=None)
+
+
+def remove_state(config: str | os.PathLike[str], *, replica: str | None = None, pid: int | None = None) -> None:
+    """Remove the state file of ``config`` and ``replica`` (only if it names ``pid``, when given)."""
+    path = state_path(config, replica)
     if pid is not None:
         try:
             data: object = json.loads(path.read_text(encoding="utf-8"))
@@ -177,4 +204,4 @@ def remove_state(config: str | os.PathLike[str], *, pid: int | None = None) -> N
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     with contextlib.suppress(FileNotFoundError):
-        login_page_path(config).unlink()
+        login_page_path(config, replica).unlink()
