@@ -79,6 +79,23 @@ async def test_a_denied_server_is_sent_no_completion_subscription_or_log_level(l
     assert ("other", "logging/setLevel") in sent  # the allowed server got it
 
 
+async def test_what_a_deny_covers_is_not_listed_tools_included(log_dir: Path) -> None:
+    """The tools of a server denied as a whole were listed (calling them was refused) while its resources and
+    prompts were hidden. Now a deny hides what it covers, tools too: the whole server, or single tools."""
+    rules = {"allow": ["mcp__*"], "deny": ["mcp__conf", "mcp__other__test_simple_*"]}
+    servers = {"conf": stdio_server("conformance_server"), "other": stdio_server("conformance_server")}
+    async with served_gateway(log_dir, servers, permissions=rules) as served:
+        async with client(served.url(), Seen()) as via:
+            with anyio.fail_after(WAIT):
+                tools = {tool.name for tool in (await via.list_tools()).tools}
+                prompts = {prompt.name for prompt in (await via.list_prompts()).prompts}
+                refused = await via.call_tool("mcp__other__test_simple_text", {})
+    assert tools and not {name for name in tools if name.startswith("mcp__conf__")}
+    assert "mcp__other__test_simple_text" not in tools and "mcp__other__test_image_content" in tools
+    assert prompts and not {name for name in prompts if name.startswith("mcp__conf__")}
+    assert refused.is_error and "denied by the rule 'mcp__other__test_simple_*'" in str(refused.content)
+
+
 async def test_a_deny_on_some_resources_keeps_their_subscriptions_but_not_the_others(log_dir: Path) -> None:
     rules = {"allow": ["mcp__*"], "deny": ["mcp__conf__resource:test://watched-*"]}
     async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:

@@ -41,12 +41,13 @@ class ProfileView:
         return entry.name if self.profile.prefix else entry.original_name
 
     def tools(self) -> list[tuple[str, CatalogTool]]:
-        """``(served name, catalog tool)`` for every tool of the profile."""
-        profile = self.profile
+        """``(served name, catalog tool)`` for every tool of the profile that no ``deny`` rule covers (what is
+        refused is not listed, as for resources and prompts; a call by name is refused saying why)."""
+        profile, denied = self.profile, self.host.permissions.denied
         return [
             (self._tool_name(entry), entry)
             for entry in self.host.catalog
-            if profile.allows_tool(entry.server, entry.name, entry.original_name)
+            if profile.allows_tool(entry.server, entry.name, entry.original_name) and denied(entry) is None
         ]
 
     def tool(self, name: str) -> CatalogTool | None:
