@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientRequestContext
+from mcp.shared.message import SessionMessage
 
 from mcpdeck import Host
 from mcpdeck.gateway import Gateway
 from mcpdeck.status import ServerState
+from mcpdeck.traffic import Traffic
 from tests.gateway.support import Seen, client, handshake_era, served_gateway
 from tests.helpers import NODE_BIN, WAIT, serve_asgi, stdio_server
 
@@ -137,3 +142,63 @@ async def test_servers_behind_a_gateway_are_offered_roots_only_where_there_are_s
     assert status.state is ServerState.CONNECTED, status.error
     assert "mcp__everything__echo" in listed
     assert "mcp__everything__get-roots-list" not in listed
+
+
+@asynccontextmanager
+async def _sole_face(gateway: Gateway) -> AsyncGenerator[TransportStreams]:
+    """A client's end of the gateway's one-client face (``run_streams``, what ``run_stdio`` serves), in memory.
+
+    Plain memory streams, as a pipe is: the SDK's own in-memory pair would run the gateway's handlers in the
+    client's context."""
+    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    to_client, client_reads = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    async with to_server, server_reads, to_client, client_reads, anyio.create_task_group() as tg:
+        tg.start_soon(gateway.run_streams, server_reads, to_client)
+        try:
+            yield client_reads, to_server
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def test_a_server_denied_as_a_whole_learns_nothing_of_the_stdio_clients_roots(log_dir: Path) -> None:
+    """The one client's roots (and its ``roots/list_changed``) went to every server of its profile, a server a
+    ``deny`` covers as a whole too. Two server-everything behind a one-client face: the allowed one is offered
+    the client's roots, asks for them and is told of their change; the denied one is never offered them,
+    never asks, and is told nothing."""
+    folders = [log_dir / "first"]
+    asks: list[int] = []
+    asked = anyio.Event()
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        asks.append(len(folders))
+        asked.set()
+        return types.ListRootsResult(roots=[types.Root(uri=f.as_uri(), name=f.name) for f in folders])  # pyright: ignore[reportArgumentType]
+
+    everything = {"command": str(NODE_BIN / "mcp-server-everything")}
+    rules = {"allow": ["mcp__*"], "deny": ["mcp__closed"]}
+    traffic = Traffic()
+    servers = {"open": everything, "closed": everything}
+    async with Host(servers, log_dir=log_dir, permissions=rules, traffic=traffic) as host, Gateway(host) as gateway:
+        seen = Seen()
+        with anyio.fail_after(WAIT):
+            async with client(_sole_face(gateway), seen, list_roots_callback=roots) as via:
+                while "mcp__open__get-roots-list" not in {t.name for t in (await via.list_tools()).tools}:
+                    await seen.arrival("notifications/tools/list_changed").wait()  # reconnected, offered roots
+                    seen.arrived.clear()
+                await host.wait_settled("closed")
+                while 1 not in asks:
+                    asked = anyio.Event()
+                    await asked.wait()
+                folders[:] = [log_dir / "second", log_dir / "third"]
+                asked = anyio.Event()
+                with handshake_era():
+                    await via.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+                while 2 not in asks:
+                    await asked.wait()
+                    asked = anyio.Event()
+    to_closed = [m for m in traffic.recent() if m.server == "closed"]
+    opened = [m.body for m in to_closed if m.direction == "out" and m.method == "initialize" and m.kind == "request"]
+    assert opened and all('"roots"' not in body for body in opened)
+    assert not [m for m in to_closed if m.method in ("roots/list", "notifications/roots/list_changed")]
+    told = [m for m in traffic.recent() if m.server == "open" and m.method == "notifications/roots/list_changed"]
+    assert told  # the allowed server was

@@ -281,9 +281,16 @@ class _Forwarding:
     running, where it can answer: in the call's next round for a 2026-07-28 client, on the call's
     stream for the others; otherwise answered by the handlers the host had."""
 
-    def __init__(self, handlers: ClientHandlers, calls: Calls, serves: Callable[[str | None, str], bool]) -> None:
+    def __init__(
+        self,
+        handlers: ClientHandlers,
+        calls: Calls,
+        serves: Callable[[str | None, str], bool],
+        denied: Callable[[str], bool],
+    ) -> None:
         self._calls = calls
         self._serves = serves  # (profile, server) -> whether the profile has the server
+        self._denied = denied  # server -> whether a deny rule covers all of it: it learns nothing of the clients
         self._own_elicitation, self._own_sampling, self._own_roots, self._own_offered = (
             handlers.elicitation,
             handlers.sampling,
@@ -330,7 +337,9 @@ class _Forwarding:
     def _sole_with_roots(self, server: str) -> Downstream | None:
         """The stdio face's client, if it declared roots and its profile has the server."""
         sole = self._calls.sole
-        return sole if sole is not None and sole.has_roots and self._serves(sole.profile, server) else None
+        if sole is None or not sole.has_roots or self._denied(server):
+            return None
+        return sole if self._serves(sole.profile, server) else None
 
     def roots_offered(self, server: str) -> bool:
         if self._sole_with_roots(server) is not None:
@@ -338,6 +347,8 @@ class _Forwarding:
         return self._own_offered is not None and self._own_offered(server)
 
     async def roots_for(self, server: str) -> list[types.Root] | None:
+        if self._denied(server):  # a server the user denied learns nothing of a client's folders
+            return await self._own_roots(server) if self._own_roots is not None else None
         running = self._calls.owner(server)
         if running is not None and running.client.has_roots:
             if running.parked is not None:
@@ -404,11 +415,15 @@ async def _elicit_on_stream(running: Running, request: ElicitationRequest) -> El
 
 
 def install_forwarding(
-    handlers: ClientHandlers, calls: Calls, serves: Callable[[str | None, str], bool]
+    handlers: ClientHandlers,
+    calls: Calls,
+    serves: Callable[[str | None, str], bool],
+    denied: Callable[[str], bool] = lambda server: False,
 ) -> Callable[[], None]:
     """Make servers' requests reach the gateway client whose call is running, where it can answer (and a
-    server's ``roots/list`` the one client of a stdio face, whose profile ``serves`` that server).
+    server's ``roots/list`` the one client of a stdio face, whose profile ``serves`` that server). A server
+    ``denied`` as a whole is neither offered nor given a client's roots.
 
     Falls back to the handlers the host had. Returns the function that puts those back.
     """
-    return _Forwarding(handlers, calls, serves).install(handlers)
+    return _Forwarding(handlers, calls, serves, denied).install(handlers)

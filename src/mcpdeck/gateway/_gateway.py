@@ -235,6 +235,11 @@ class Gateway:
         except ConfigError:
             return False
 
+    def denied_server(self, server: str) -> bool:
+        """Whether a ``deny`` rule covers all of ``server`` (for a gateway that checks permissions): it is sent
+        no request of a client, and learns nothing of the clients (their roots)."""
+        return self.check_permission and self.host.permissions.denied_server(server) is not None
+
     def server_name(self, profile: str | None) -> str:
         """What the gateway calls itself to a client of a profile (``serverInfo.name``)."""
         if self._name is not None:
@@ -270,7 +275,8 @@ class Gateway:
             self._lists_wait_until = anyio.current_time() + STARTUP_WAIT
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
-            stack.callback(install_forwarding(self.host.client_handlers, self.calls, self._serves))
+            forwarding = install_forwarding(self.host.client_handlers, self.calls, self._serves, self.denied_server)
+            stack.callback(forwarding)
             self._news, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
             stack.callback(self._news.close)
@@ -354,7 +360,13 @@ class Gateway:
     # ----- faces -----------------------------------------------------------------------
 
     async def run_stdio(self, profile: str | None = None) -> None:
-        """Serve one client over this process's stdin and stdout until it closes them.
+        """Serve one client over this process's stdin and stdout until it closes them (see ``run_streams``)."""
+        streams = stdio_server() if sys.platform == "win32" else stdio_streams()
+        async with streams as (read_stream, write_stream):
+            await self.run_streams(read_stream, write_stream, profile)
+
+    async def run_streams(self, read_stream: Any, write_stream: Any, profile: str | None = None) -> None:
+        """Serve one client over a pair of message streams (stdin and stdout for ``run_stdio``) until it ends.
 
         That client is the face's only one: once it has initialized, it answers the servers of its profile
         for their roots, in calls and outside them (see docs/gateway.md).
@@ -362,15 +374,13 @@ class Gateway:
         server = self.server(profile if profile is not None else self.profile)
         self.task_group  # noqa: B018 - the gateway must be open
         options = server.create_initialization_options()
-        streams = stdio_server() if sys.platform == "win32" else stdio_streams()
         face = sole_face.set(True)  # the client registered in this face's tasks is its one client
         try:
-            async with streams as (read_stream, write_stream):
-                if self.modern:  # the client's first request picks the era
-                    await server.run(read_stream, write_stream, options)
-                    return
-                async with server.lifespan(server) as state:  # the handshake era only
-                    await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
+            if self.modern:  # the client's first request picks the era
+                await server.run(read_stream, write_stream, options)
+                return
+            async with server.lifespan(server) as state:  # the handshake era only
+                await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
         finally:
             sole_face.reset(face)
 

@@ -310,7 +310,8 @@ class RootsRequests(Requests):
     those that connected without being offered roots connect again, offering them, and the others are
     told their roots changed. A client's ``notifications/roots/list_changed`` is passed on to the servers
     that see its roots: every server of the profile for that one client, the servers running one of its
-    calls for a client of a face with several.
+    calls for a client of a face with several. A server a ``deny`` covers as a whole is in neither: it
+    learns nothing of a client's folders.
     """
 
     async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:
@@ -320,10 +321,14 @@ class RootsRequests(Requests):
             return
         calls.sole = who
         if who.has_roots:
-            await self.host.roots_changed(self.view().servers(), offer=True)
+            await self.host.roots_changed(self._seeing_roots(self.view().servers()), offer=True)
 
     async def roots_list_changed(self, ctx: Ctx, params: types.NotificationParams) -> None:
         who = self.client(ctx)
         calls = self.gateway.calls
         servers = self.view().servers() if who is calls.sole else calls.servers_of(who)
-        await self.host.roots_changed(servers)
+        await self.host.roots_changed(self._seeing_roots(servers))
+
+    def _seeing_roots(self, servers: list[str]) -> list[str]:
+        """Those of ``servers`` that may see a client's roots: not one a ``deny`` covers as a whole."""
+        return [server for server in servers if not self.denied_server(server)]

@@ -179,7 +179,7 @@ class Requests:
 
     def denied_server(self, server: str) -> bool:
         """Whether a ``deny`` rule covers all of ``server``: it is sent no request, not even a log level."""
-        return self.gateway.check_permission and self.host.permissions.denied_server(server) is not None
+        return self.gateway.denied_server(server)
 
     def refuse_denied(self, access: Access) -> None:
         """Refuse a request that a ``deny`` rule covers and nothing is asked about (a completion, a subscription).
