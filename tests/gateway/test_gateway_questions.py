@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp import Client, MCPError
 
 from tests.gateway.support import Seen, client, served_gateway
 from tests.helpers import WAIT, serve_asgi, stdio_server
@@ -63,3 +64,46 @@ async def test_a_servers_elicitation_and_sampling_reach_the_calling_client_and_i
     [sampling] = seen.samplings
     first = sampling.messages[0].content
     assert isinstance(first, types.TextContent) and first.text == "Summarise: a long story"
+
+
+async def test_a_servers_question_reaches_its_caller_while_another_clients_call_waits_on_the_same_server(
+    log_dir: Path,
+) -> None:
+    """Two clients call the same handshake-era server at once: Bob's call waits for his answer to the gate's
+    question (an ``ask`` rule), Ada's call makes the server ask her something. The question came in on the
+    server's connection with two clients' calls noted on that server, so the gateway could not tell whose it
+    was and the host declined it. Only Ada's request had reached the server: ``origin`` says it is hers."""
+    rules = {"ask": ["mcp__asking__roots"]}  # what no rule covers, the calling client approves
+    bob_asked, bob_may_answer = anyio.Event(), anyio.Event()
+
+    async def bob_answers(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        bob_asked.set()
+        await bob_may_answer.wait()
+        return types.ElicitResult(action="accept", content={"decision": "allow_once"})
+
+    ada_seen = Seen()
+    async with (
+        upstream("stdio") as config,
+        served_gateway(log_dir, {"asking": config}, permissions=rules) as served,
+        client(served.url(), ada_seen, answer={"name": "Ada"}, name="ada") as ada,
+        Client(
+            served.url(), client_info=types.Implementation(name="bob", version="1"), elicitation_callback=bob_answers
+        ) as bob,
+    ):
+        with anyio.fail_after(WAIT):
+            async with anyio.create_task_group() as tg:
+                bobs: list[object] = []
+
+                async def bob_calls() -> None:
+                    try:
+                        bobs.append(await bob.call_tool("mcp__asking__roots", {}))
+                    except MCPError as error:  # (the server asks Bob for roots he does not have)
+                        bobs.append(error)
+
+                tg.start_soon(bob_calls)
+                await bob_asked.wait()  # Bob's call is on the gate, noted as running on the server
+                asked = await ada.call_tool("mcp__asking__ask_name", {})
+                bob_may_answer.set()
+    assert json.loads(text(asked)) == {"action": "accept", "data": {"name": "Ada"}}
+    assert [e.message for e in ada_seen.elicitations] == ["What is your name?"]
+    assert len(bobs) == 1  # and Bob's call went on once he answered

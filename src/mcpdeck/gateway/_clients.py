@@ -7,11 +7,16 @@ request is a ``Running`` entry; ``Calls`` finds the client a server's own reques
 (elicitation, sampling, roots) or log message belongs to:
 
 1. the request the current task serves (servers on 2026-07-28 ask inside the call's own task);
-2. otherwise the calls running on that server: when they all come from one client, that
-   client (a handshake-era server asks on its connection, with no link to the call);
-3. otherwise no one: the host's own handlers answer, as for the host's own calls.
+2. otherwise the question's ``origin`` (``ElicitationRequest.origin``, ``SamplingRequest.origin``): a
+   handshake-era server asks on its connection, with no link to the call, but while only one of the
+   host's requests is running on that server, the question is that request's, and ``origin`` is its
+   context (a call of another client still on the gate, or waiting for its server, has not reached
+   the server and does not count);
+3. otherwise the calls running on that server: when they all come from one client, that
+   client;
+4. otherwise no one: the host's own handlers answer, as for the host's own calls.
 
-Roots are the one exception to 3: a gateway serving one client over stdio has that client
+Roots are the one exception to 4: a gateway serving one client over stdio has that client
 (``Calls.sole``), which answers a server's ``roots/list`` outside calls too, and whose roots make
 the servers of its profile be offered the roots capability (``roots_offered``).
 """
@@ -21,7 +26,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable
-from contextvars import ContextVar, Token
+from contextvars import Context, ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -253,11 +258,16 @@ class Calls:
         if entries and running in entries:
             entries.remove(running)
 
-    def owner(self, server: str) -> Running | None:
-        """The running request a server's request or message belongs to, if it can be told (see the module)."""
+    def owner(self, server: str, origin: Context | None = None) -> Running | None:
+        """The running request a server's request or message belongs to, if it can be told (see the module);
+        ``origin``: the context of the host's request the question came in for, if the host could tell."""
         running = _current.get()
         if running is not None and running.server == server:
             return running
+        if origin is not None:
+            running = origin.get(_current)
+            if running is not None and running.server == server:
+                return running
         entries = self._by_server.get(server) or []
         clients = {id(entry.client) for entry in entries}
         return entries[-1] if len(clients) == 1 else None
@@ -299,7 +309,7 @@ class _Forwarding:
         )
 
     async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse:
-        running = self._calls.owner(request.server)
+        running = self._calls.owner(request.server, request.origin)
         if running is not None and running.client.can_elicit(request.mode):
             if running.parked is not None:
                 return await _elicit_in_round(running.parked, request)
@@ -312,7 +322,7 @@ class _Forwarding:
         return await self._own_elicitation(request)
 
     async def sampling(self, request: SamplingRequest) -> types.CreateMessageResult:
-        running = self._calls.owner(request.server)
+        running = self._calls.owner(request.server, request.origin)
         if running is not None and running.client.can_sample:
             if running.parked is not None:
                 response = await running.parked.ask(types.CreateMessageRequest(params=request.params))
