@@ -30,9 +30,20 @@ from mcpdeck.callbacks import (
 )
 from mcpdeck.events import Event, ServerLog, ServerRequestHandled, ServerRequestKind, ServerRequestOutcome
 
-__all__ = ["ClientHandlers", "ServerRequests", "as_roots", "fill_defaults"]
+__all__ = ["ClientHandlers", "Presented", "ServerRequests", "as_roots", "fill_defaults"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Presented:
+    """The client a connection presents itself as, to a server that relays for it (``forwardCaller``: another
+    mcpdeck gateway): its ``clientInfo``, and whether it offers elicitation and sampling (what it cannot
+    answer is not offered, so the server knows it cannot be asked)."""
+
+    client_info: types.Implementation
+    elicitation: bool
+    sampling: bool
 
 
 @dataclass
@@ -49,6 +60,9 @@ class ClientHandlers:
     roots_offered: Callable[[str], bool] | None = None
     """Whether ``roots_for`` has roots to give a server now (the gateway: its stdio client declared
     roots); a server is offered the roots capability only where someone has roots to give."""
+    presented: Callable[[str], Presented | None] | None = None
+    """Who a connection to a ``forwardCaller`` server presents itself as (the gateway: its stdio client);
+    None from it: mcpdeck itself, offering elicitation and sampling."""
 
 
 def as_roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root] | None:
@@ -204,6 +218,12 @@ class ServerRequests:
                 return types.ErrorData(code=INTERNAL_ERROR, message=f"the client could not list its roots: {error}")
         self._report("roots", "answered")
         return types.ListRootsResult(roots=list(roots if roots is not None else self._handlers.roots or []))
+
+    @property
+    def presented(self) -> Presented | None:
+        """Who to present this server as the client (``ClientHandlers.presented``); None: mcpdeck itself."""
+        presented = self._handlers.presented
+        return presented(self._server) if presented is not None else None
 
     @property
     def offers_roots(self) -> bool:

@@ -28,11 +28,12 @@ from mcpdeck._calls import CallPath, CallRecorder
 from mcpdeck._client_requests import ClientHandlers, as_roots
 from mcpdeck._content import ServerContent
 from mcpdeck._lifecycle import HostLifecycle
+from mcpdeck._listed import ListedTool
 from mcpdeck._paths import log_dir as default_log_dir
 from mcpdeck._registry import ConnectionOptions, ServerRegistry, auto_approve_of
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
-from mcpdeck.catalog import Catalog, CatalogTool
+from mcpdeck.catalog import Catalog, CatalogTool, tool_name
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import InvalidArgumentsError, ServerUnavailableError
@@ -191,6 +192,20 @@ class Host:
         """
         return self._servers.tool(name)
 
+    def tool_of(self, server: str, name: str) -> CatalogTool:
+        """The catalog entry of a server's tool by its own name; for one the server does not list, an entry
+        that stands for it (no schema, nothing to check), for ``call_tool(name, server=server)``.
+
+        Raises:
+            ConfigError: The host has no such server.
+        """
+        self._servers.get(server)  # (ServerNotFoundError for a server the host does not have)
+        found = self.catalog.find(server, name)
+        if found is not None:
+            return found
+        listed = ListedTool(types.Tool(name=name, input_schema={"type": "object"}))
+        return CatalogTool(name=tool_name(server, name)[0], server=server, listed=listed)
+
     def config_of(self, name: str) -> AnyServerConfig:
         """The config a server runs with (variables unexpanded)."""
         return self._servers.get(name).config
@@ -229,6 +244,7 @@ class Host:
         check_permission: bool = False,
         validate: bool = True,
         approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        server: str | None = None,
     ) -> ToolResult:
         """Call a tool by its catalog name (``mcp__server__tool``); a tool that fails returns ``is_error``.
 
@@ -242,6 +258,9 @@ class Host:
             approver: Who to ask for this call instead of the gate's approver (None: no one, so
                 ``ask`` means denied); for calls made on behalf of someone else: a gateway's client, as a
                 ``CallingClient``, which approves what no rule covers and is asked what ``ask`` rules ask.
+            server: Call the tool ``name`` (the server's own name) of this server, listed or not: the server
+                says what it makes of a name it does not list (another gateway: why the tool is missing).
+                Nothing is checked against a schema it does not have.
 
         Raises:
             ToolNotFoundError: No tool of that name.
@@ -252,9 +271,9 @@ class Host:
             ServerCrashedError: The server's connection was lost during the call.
             ServerError: The server answered with a protocol error.
         """
-        entry = self.tool(name)
+        entry = self.tool(name) if server is None else self.tool_of(server, name)
         args = dict(arguments or {})
-        if validate:
+        if validate and (server is None or self.catalog.find(server, name) is entry):
             args = entry.with_defaults(args)
             problems = entry.validate_arguments(args)
             if problems:

@@ -25,7 +25,6 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcpdeck._version import __version__
 from mcpdeck.history import History
 from mcpdeck.server import read_state
 from tests.gateway.support import Seen, client
@@ -361,7 +360,7 @@ async def test_serve_stdio_uses_the_servers_of_a_running_serve_instead_of_starti
 async def test_the_running_serve_records_a_call_through_serve_stdio_under_the_stdio_client(tmp_path: Path) -> None:
     """docs/gateway.md: every call is in the history with the client it came from. Through an attached
     ``serve --stdio``, the running ``serve`` records the call; it must name Claude Desktop (the stdio client),
-    not only the bridge that relayed it."""
+    not the bridge that relayed it (the bridge connects to serve as its client: its name, its capabilities)."""
     config = _config(tmp_path)
     async with _serving(tmp_path, config, history=True) as (serve, _, _):
         async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
@@ -378,7 +377,7 @@ async def test_the_running_serve_records_a_call_through_serve_stdio_under_the_st
     assert called["result"]["content"][0]["text"] == "who am I"
     with History(tmp_path / "history.sqlite3") as history:
         callers = [record.caller for record in history.tool_calls()]
-    assert callers == [f"claude-ai 0.1.0 (via mcpdeck {__version__})"]
+    assert callers == ["claude-ai 0.1.0"]  # the bridge presents its client to serve as itself
 
 
 async def test_serve_stdio_answers_initialize_without_waiting_for_a_hanging_server(tmp_path: Path) -> None:
@@ -542,3 +541,35 @@ async def test_approval_ask_on_the_command_line_has_the_gateway_ask_about_calls_
     text = refused.content[0]
     assert refused.is_error and isinstance(text, types.TextContent), refused
     assert 'gateway.approval is "ask"' in text.text and "cursor 1.0 cannot be asked" in text.text, text.text
+
+
+async def test_serve_stdio_through_a_running_serve_passes_on_who_its_client_is_and_what_it_cannot_answer(
+    tmp_path: Path,
+) -> None:
+    """Claude Desktop (no elicitation) starts ``serve --stdio`` while ``serve`` runs. A tool with an ``ask`` rule was
+    refused as "refused by mcpdeck 0.1.0 (it answered decline)" and recorded as denied by the user: the bridge
+    answered for a client that cannot be asked. A tool of a server that failed to start was ``Unknown tool``
+    through the bridge while serve's own /mcp says why. Now serve sees the client itself (its name, no
+    elicitation) and says what it says to that client directly; the bridge passes unknown names on."""
+    servers = {"basic": stdio_server("basic"), "broken": {"command": str(tmp_path / "no-such-program")}}
+    rules = {"allow": ["mcp__basic__echo"], "ask": ["mcp__basic__add"]}
+    config = _config(tmp_path, mcpServers=servers, permissions=rules)
+    args = ["-m", "mcpdeck.cli", "--config", str(config), "serve", "--stdio"]
+    env = cli_environment(tmp_path, MCPDECK_HISTORY="off")
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
+    async with _serving(tmp_path, config, history=True) as (serve, _, _):
+        with anyio.fail_after(WAIT):
+            async with client(params, Seen(), elicitation=False, name="claude-ai") as desktop:
+                echoed = await desktop.call_tool("mcp__basic__echo", {"text": "hello"})
+                asked = await desktop.call_tool("mcp__basic__add", {"a": 1, "b": 2})
+                broken = await desktop.call_tool("mcp__broken__anything", {})
+        serve.terminate()  # what it queued for the history is written on the way out
+        with anyio.fail_after(15):
+            assert await serve.wait() == 0
+    assert not echoed.is_error
+    assert asked.is_error and "claude-ai 1.0 cannot be asked (it does not offer elicitation)" in str(asked.content)
+    assert broken.is_error and "server 'broken' failed to start" in str(broken.content), broken.content
+    with History(tmp_path / "history.sqlite3") as history:
+        records = {r.name: (r.status, r.approved_by, r.caller) for r in history.tool_calls()}
+    assert records["mcp__basic__echo"] == ("ok", "rule", "claude-ai 1.0")
+    assert records["mcp__basic__add"][1] != "denied-by-user" and records["mcp__basic__add"][2] == "claude-ai 1.0"

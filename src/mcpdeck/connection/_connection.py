@@ -205,10 +205,17 @@ class ServerConnection:
 
         With ``offer``, a session opened without offering roots, to a server that would be offered
         some now, is ended and the server connects again, offering them (a client's capabilities are
-        fixed when it connects)."""
+        fixed when it connects). So is one to a ``forwardCaller`` server that would be shown another client
+        now (``ClientHandlers.presented``: a gateway's stdio client, its name and what it can answer)."""
+        session, client = self._supervisor.session, self._supervisor.client
+        live = (ServerState.CONNECTING, ServerState.RECONNECTING, ServerState.CONNECTED)
+        if offer and session is not None and self._context.config.forward_caller and session.offers_roots is not None:
+            if session.presented != self._requests.presented and self.state in live:  # (its client was made)
+                logger.info("server %r: connecting again as the client it relays for", self.name)
+                self._supervisor.command(want=True)
+                return
         if self._context.config.roots is not None:
             return  # a server with its own roots, or none: the host's did not change for it
-        session, client = self._supervisor.session, self._supervisor.client
         if offer and session is not None and session.offers_roots is False and self._requests.offers_roots:
             if self.state in (ServerState.CONNECTING, ServerState.RECONNECTING, ServerState.CONNECTED):
                 logger.info("server %r: connecting again to offer it roots", self.name)

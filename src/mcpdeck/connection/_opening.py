@@ -76,13 +76,17 @@ class Opener:
         # gateway client's; never by default, since a server may trade its command line's folders for them.
         offers_roots = self._context.config.roots is not False and requests.offers_roots
         session.offers_roots = offers_roots
+        # A server that relays for the client (forwardCaller: another mcpdeck gateway) sees that client, where
+        # a face has one: its name, and no elicitation or sampling it cannot answer (it then says so itself).
+        shown = requests.presented if self._context.config.forward_caller else None
+        session.presented = shown
         return Client(
             server,
-            client_info=_CLIENT_INFO,
+            client_info=shown.client_info if shown is not None else _CLIENT_INFO,
             cache=None,
             message_handler=session.on_message,
-            elicitation_callback=requests.elicitation,
-            sampling_callback=requests.sampling,
+            elicitation_callback=requests.elicitation if shown is None or shown.elicitation else None,
+            sampling_callback=requests.sampling if shown is None or shown.sampling else None,
             list_roots_callback=requests.list_roots if offers_roots else None,
             logging_callback=requests.logging,
             log_level="info",

@@ -19,6 +19,7 @@ from mcp import Client, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpdeck._child_process import StdioProcess
+from mcpdeck._client_requests import Presented
 from mcpdeck._flag import Flag
 from mcpdeck._lists import ServerLists
 from mcpdeck._transports import MessageTooLargeError, NotAMessageError
@@ -64,6 +65,8 @@ class Session:
         last_http_status: The last HTTP error status of this session.
         offers_roots: Whether its client offers the server roots (fixed when the client is made, as the
             handshake fixes a client's capabilities); None until then.
+        presented: The client it presents itself as to a ``forwardCaller`` server (``ClientHandlers.presented``),
+            when the client was made; None: mcpdeck itself.
     """
 
     def __init__(self, context: ServerContext, lists: ServerLists, *, health_interval: float):
@@ -81,6 +84,7 @@ class Session:
         self.give_up = False
         self.last_http_status: int | None = None
         self.offers_roots: bool | None = None
+        self.presented: Presented | None = None
         self._http_error: str | None = None  # the last HTTP error, for messages
         self._serving: anyio.CancelScope | None = None  # while ``serve`` runs
         self._first_stray: str | None = None  # lines on stdout that are not messages: the first,

@@ -37,7 +37,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 
-from mcpdeck._client_requests import ClientHandlers
+from mcpdeck._client_requests import ClientHandlers, Presented
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
 
 __all__ = [
@@ -301,11 +301,12 @@ class _Forwarding:
         self._calls = calls
         self._serves = serves  # (profile, server) -> whether the profile has the server
         self._denied = denied  # server -> whether a deny rule covers all of it: it learns nothing of the clients
-        self._own_elicitation, self._own_sampling, self._own_roots, self._own_offered = (
+        self._own_elicitation, self._own_sampling, self._own_roots, self._own_offered, self._own_presented = (
             handlers.elicitation,
             handlers.sampling,
             handlers.roots_for,
             handlers.roots_offered,
+            handlers.presented,
         )
 
     async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse:
@@ -351,6 +352,17 @@ class _Forwarding:
             return None
         return sole if self._serves(sole.profile, server) else None
 
+    def presented(self, server: str) -> Presented | None:
+        """The stdio face's client, to a server that relays for it (``forwardCaller``) and its profile has: its
+        ``clientInfo``, and elicitation and sampling only if it offers them (the server then knows it cannot
+        ask it, instead of a decline answered here for it)."""
+        sole = self._calls.sole
+        if sole is None or self._denied(server) or not self._serves(sole.profile, server):
+            return self._own_presented(server) if self._own_presented is not None else None
+        params = sole.session.client_params
+        info = params.client_info if params is not None else types.Implementation(name="unknown client", version="")
+        return Presented(info, elicitation=sole.can_elicit("form"), sampling=sole.can_sample)
+
     def roots_offered(self, server: str) -> bool:
         if self._sole_with_roots(server) is not None:
             return True
@@ -383,10 +395,12 @@ class _Forwarding:
         """Put these in ``handlers``; returns the function that puts the host's own back."""
         handlers.elicitation, handlers.sampling = self.elicitation, self.sampling
         handlers.roots_for, handlers.roots_offered = self.roots_for, self.roots_offered
+        handlers.presented = self.presented
 
         def restore() -> None:
             handlers.elicitation, handlers.sampling = self._own_elicitation, self._own_sampling
             handlers.roots_for, handlers.roots_offered = self._own_roots, self._own_offered
+            handlers.presented = self._own_presented
 
         return restore
 

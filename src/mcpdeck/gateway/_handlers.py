@@ -76,10 +76,13 @@ class ToolRequests(Requests):
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         who = self.client(ctx)
         relayed = relayed_client(params)
+        # (a relaying gateway that presents its client as itself: that client, named once)
+        relayed = relayed if relayed != who.name else None
         name, caller = (relayed, f"{relayed} (via {who.caller})") if relayed else (who.name, who.caller)
         entry = self.view().tool(params.name) or await self._once_started(params.name)
         if isinstance(entry, str):  # its server did not start
             return _error_result(entry)
+        unlisted = entry.server if self.host.catalog.get(entry.name) is None else None
         host, check_permission = self.host, self.gateway.check_permission
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -92,8 +95,9 @@ class ToolRequests(Requests):
             caller_set, client_set = current_caller.set(caller), current_client.set(name)
             try:
                 result = await host.call_tool(
-                    entry.name,
+                    entry.name if unlisted is None else entry.original_name,
                     params.arguments,
+                    server=unlisted,
                     progress=progress,
                     check_permission=check_permission,
                     validate=False,  # the server judges its arguments: the client gets its own answer, as directly
@@ -131,7 +135,20 @@ class ToolRequests(Requests):
         statuses = [status for s, status in self.host.servers.items() if s in candidates]
         if statuses and all(status.state is not CONNECTED for status in statuses):  # none is up to have it
             return "; ".join(_not_started(status) for status in statuses)
+        relay = self._relay()
+        if relay is not None:  # another gateway: it says why it has no such tool (its server failed ...)
+            return self.host.tool_of(relay, name)
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+
+    def _relay(self) -> str | None:
+        """The one server of a profile that serves it under its own names, when that server relays for this
+        gateway's clients (``forwardCaller``: another mcpdeck gateway, as for an attached ``serve --stdio``)."""
+        profile = self.view().profile
+        servers = profile.servers or []
+        status = self.host.servers.get(servers[0]) if len(servers) == 1 and not profile.prefix else None
+        if status is None or status.state is not CONNECTED or not self.host.config_of(status.name).forward_caller:
+            return None
+        return status.name
 
 
 def _not_started(status: ServerStatus) -> str:
@@ -320,8 +337,13 @@ class RootsRequests(Requests):
         if not who.sole or calls.sole is who:
             return
         calls.sole = who
+        servers = self._seeing_roots(self.view().servers())
         if who.has_roots:
-            await self.host.roots_changed(self._seeing_roots(self.view().servers()), offer=True)
+            await self.host.roots_changed(servers, offer=True)
+        else:  # servers that relay for it (forwardCaller) are shown who it is and what it can answer
+            relaying = [s for s in servers if self.host.config_of(s).forward_caller]
+            if relaying:
+                await self.host.roots_changed(relaying, offer=True)
 
     async def roots_list_changed(self, ctx: Ctx, params: types.NotificationParams) -> None:
         who = self.client(ctx)
