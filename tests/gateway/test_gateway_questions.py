@@ -90,9 +90,10 @@ async def test_a_servers_question_reaches_its_caller_while_another_clients_call_
             served.url(), client_info=types.Implementation(name="bob", version="1"), elicitation_callback=bob_answers
         ) as bob,
     ):
+        bobs: list[object] = []
+        asked: types.CallToolResult | None = None
         with anyio.fail_after(WAIT):
             async with anyio.create_task_group() as tg:
-                bobs: list[object] = []
 
                 async def bob_calls() -> None:
                     try:
@@ -104,6 +105,6 @@ async def test_a_servers_question_reaches_its_caller_while_another_clients_call_
                 await bob_asked.wait()  # Bob's call is on the gate, noted as running on the server
                 asked = await ada.call_tool("mcp__asking__ask_name", {})
                 bob_may_answer.set()
-    assert json.loads(text(asked)) == {"action": "accept", "data": {"name": "Ada"}}
+    assert asked is not None and json.loads(text(asked)) == {"action": "accept", "data": {"name": "Ada"}}
     assert [e.message for e in ada_seen.elicitations] == ["What is your name?"]
     assert len(bobs) == 1  # and Bob's call went on once he answered
