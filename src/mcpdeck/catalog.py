@@ -28,7 +28,16 @@ from jsonschema.validators import validator_for
 
 from mcpdeck._listed import ListedTool
 
-__all__ = ["MAX_TOOL_NAME", "Catalog", "CatalogTool", "assign_names", "build_catalog", "servers_named_by", "tool_name"]
+__all__ = [
+    "MAX_TOOL_NAME",
+    "Catalog",
+    "CatalogTool",
+    "assign_names",
+    "build_catalog",
+    "servers_named_by",
+    "tool_name",
+    "unlisted_tool",
+]
 
 MAX_TOOL_NAME = 64
 PREFIX = "mcp__"
@@ -314,6 +323,13 @@ class CatalogTool:
             "outputSchema": data.get("outputSchema"),
             "annotations": data.get("annotations"),
         }
+
+
+def unlisted_tool(server: str, name: str) -> CatalogTool:
+    """An entry standing for a tool ``name`` that ``server`` does not list (no schema, nothing to check): for a
+    call the server itself is to judge (another gateway says why it has no such tool)."""
+    listed = ListedTool(types.Tool(name=name, input_schema={"type": "object"}))
+    return CatalogTool(name=tool_name(server, name)[0], server=server, listed=listed)
 
 
 class Catalog:

@@ -28,12 +28,11 @@ from mcpdeck._calls import CallPath, CallRecorder
 from mcpdeck._client_requests import ClientHandlers, as_roots
 from mcpdeck._content import ServerContent
 from mcpdeck._lifecycle import HostLifecycle
-from mcpdeck._listed import ListedTool
 from mcpdeck._paths import log_dir as default_log_dir
 from mcpdeck._registry import ConnectionOptions, ServerRegistry, auto_approve_of
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
-from mcpdeck.catalog import Catalog, CatalogTool, tool_name
+from mcpdeck.catalog import Catalog, CatalogTool, unlisted_tool
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import InvalidArgumentsError, ServerUnavailableError
@@ -203,8 +202,7 @@ class Host:
         found = self.catalog.find(server, name)
         if found is not None:
             return found
-        listed = ListedTool(types.Tool(name=name, input_schema={"type": "object"}))
-        return CatalogTool(name=tool_name(server, name)[0], server=server, listed=listed)
+        return unlisted_tool(server, name)
 
     def config_of(self, name: str) -> AnyServerConfig:
         """The config a server runs with (variables unexpanded)."""
