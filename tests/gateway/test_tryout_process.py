@@ -532,7 +532,9 @@ async def test_approval_ask_on_the_command_line_has_the_gateway_ask_about_calls_
                 lines = BufferedByteReceiveStream(process.stdout)
                 while (serving := _serve_url((await lines.receive_until(b"\n", 1 << 16)).decode())) is None:
                     pass
-                url, token = serving
+                state = read_state(config)  # the token is in the state file (the console's link has a login code)
+                assert state is not None
+                url, token = serving, state.token
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             transport = streamable_http_client(f"{url}/mcp", http_client=http)
             with anyio.fail_after(WAIT):
