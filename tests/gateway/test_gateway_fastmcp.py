@@ -120,8 +120,10 @@ async def test_fastmcp_client_calls_through_the_stdio_gateway(tmp_path: Path) ->
     seen = Seen()
     with anyio.fail_after(WAIT * 2):
         async with _client(StdioTransport(sys.executable, args, env=env, cwd=str(ROOT)), seen) as via:
-            names = {tool.name for tool in await via.list_tools()}
+            # The gateway answers at once; a call waits for its server to start, and a list made after it
+            # has the server's tools (one made before might not yet: they follow with list_changed).
             image = await via.call_tool_mcp("mcp__conf__test_image_content", {})
+            names = {tool.name for tool in await via.list_tools()}
             asked = await via.call_tool("mcp__conf__test_elicitation", {"message": "name?"})
     assert "mcp__conf__test_simple_text" in names
     assert isinstance(image.content[0], types.ImageContent) and image.content[0].mime_type == "image/png"
