@@ -121,6 +121,19 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome_and_replic
         assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy", "replica"}
 
 
+def test_a_call_s_trace_id_is_kept_and_read_back(store_url: str) -> None:
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    with History(store_url) as history:
+        for n, trace_id in ((1, trace), (2, None)):
+            history.call_started(dataclasses.replace(started(n), trace_id=trace_id))
+            history.call_finished(finished(n))
+        assert {c.call_id: c.trace_id for c in history.tool_calls()} == {"c1": trace, "c2": None}
+        one = history.tool_call("c1")
+        assert one is not None and one.trace_id == trace and one.to_json()["traceId"] == trace
+    with History(store_url) as again:  # read back by another connection: it is in the database
+        assert [c.trace_id for c in again.tool_calls(server="s")] == [trace]
+
+
 def test_filters_apply_before_the_limit(store_url: str) -> None:
     with History(store_url) as history:
         for n in range(20):
