@@ -31,11 +31,14 @@ from typing import TYPE_CHECKING
 import anyio
 import uvicorn
 
+from mcpdeck._call_metrics import CallMetrics
 from mcpdeck._listen import ANY_ADDRESS, bind, quiet_server
+from mcpdeck._tracing import exporting
 from mcpdeck._version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore, GatewayApproval
 from mcpdeck.errors import ConfigError
+from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History
 from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
@@ -113,6 +116,15 @@ async def run_serve(
     Raises:
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
     """
+    with exporting():  # OTLP spans, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (and mcpdeck[otel] is there)
+        await _run(options, ready, stop)
+
+
+async def _run(
+    options: ServeOptions,
+    ready: Callable[[ServeState, Callable[[], str]], None] | None,
+    stop: anyio.Event | None,
+) -> None:
     config_path, store = _open_config(options.config)
     replica_id = check_replica_id(options.replica or default_replica_id(config_path))
     history = options.history
@@ -132,6 +144,8 @@ async def run_serve(
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
+            if context.metrics is not None:
+                parts.host.events.on(context.metrics.record, ToolCallStarted, ToolCallFinished)
             if history is not None:
                 history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
             if fleet is not None:
@@ -238,8 +252,10 @@ def _assemble(
     gateway = Gateway(
         host, allowed_hosts=sorted(allowed_hosts(options.host, port)), any_address=every, approval=options.approval
     )
+    gateway_app = gateway.asgi()
+    context.metrics = CallMetrics(sessions=gateway_app.sessions_open)
     hosts = allowed_hosts(options.host, port)
-    app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway.asgi(), any_address=every)
+    app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway_app, any_address=every)
     config = uvicorn.Config(
         app,
         log_level="warning",

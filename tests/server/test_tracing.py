@@ -1,0 +1,168 @@
+"""OpenTelemetry through a real ``mcpdeck serve``: its spans exported over OTLP/HTTP to a receiver on 127.0.0.1
+that decodes them with ``opentelemetry-proto``, one trace from the gateway's client to the server behind it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import Context, MCPServer
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from tests.helpers import WAIT, serve_asgi
+from tests.server.test_process import serving, wait_connected
+
+pytestmark = pytest.mark.anyio
+
+CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+CLIENT_SPAN = "00f067aa0ba902b7"
+
+
+class Receiver:
+    """An OTLP/HTTP receiver: every span it was sent, with its resource's attributes."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[dict[str, Any], Span]] = []
+        self.arrived = threading.Condition()
+
+    def take(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest.FromString(body)
+        with self.arrived:
+            for resource_spans in request.resource_spans:
+                resource = _attributes(resource_spans.resource.attributes)
+                for scope_spans in resource_spans.scope_spans:
+                    self.spans.extend((resource, span) for span in scope_spans.spans)
+            self.arrived.notify_all()
+
+    def named(self, name: str) -> list[tuple[dict[str, Any], Span]]:
+        with self.arrived:
+            return [(resource, span) for resource, span in self.spans if span.name == name]
+
+
+def _value(kv: KeyValue) -> Any:
+    kind = kv.value.WhichOneof("value")
+    return getattr(kv.value, kind) if kind else None
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    return {kv.key: _value(kv) for kv in items}
+
+
+@contextmanager
+def otlp_receiver() -> Generator[tuple[str, Receiver]]:
+    receiver = Receiver()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", "0")))
+            if self.path == "/v1/traces":
+                receiver.take(body)
+            answer = ExportTraceServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("content-type", "application/x-protobuf")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def upstream() -> MCPServer:
+    """A server whose tool answers with the trace context its request carried in ``_meta``."""
+    server = MCPServer("up")
+
+    @server.tool()
+    def traceparent(ctx: Context) -> str:
+        """The ``traceparent`` of this request's ``_meta``."""
+        meta = ctx.request_context.meta or {}
+        return str(meta.get("traceparent", "none"))
+
+    return server
+
+
+async def _spans_of(receiver: Receiver, name: str, trace_id: str) -> list[tuple[dict[str, Any], Span]]:
+    """The spans named ``name`` in the trace, once one has arrived (the exporter sends them in batches)."""
+    with anyio.fail_after(WAIT):
+        while True:
+            found = [(r, s) for r, s in receiver.named(name) if s.trace_id.hex() == trace_id]
+            if found:
+                return found
+            await anyio.to_thread.run_sync(lambda: _wait(receiver))
+
+
+def _wait(receiver: Receiver) -> None:
+    with receiver.arrived:
+        receiver.arrived.wait(0.5)
+
+
+async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_the_upstream(tmp_path: Path) -> None:
+    with otlp_receiver() as (endpoint, receiver):
+        async with serve_asgi(upstream().streamable_http_app()) as base:
+            env = {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                "OTEL_BSP_SCHEDULE_DELAY": "50",  # milliseconds between the exporter's batches
+                "MCPDECK_HISTORY": str(tmp_path / "history.sqlite3"),
+            }
+            settings = {"permissions": {"allow": ["mcp__up__*"]}}
+            servers = {"up": {"type": "http", "url": f"{base}/mcp"}}
+            async with serving(tmp_path, servers, env=env, settings=settings) as run, run.client() as http:
+                await wait_connected(http, "up")
+                token = {"Authorization": f"Bearer {run.state['token']}"}
+                async with httpx2.AsyncClient(headers=token, timeout=WAIT) as authorized:
+                    transport = streamable_http_client(f"{run.state['url']}/mcp", http_client=authorized)
+                    with anyio.fail_after(WAIT):
+                        async with Client(transport) as mcp:
+                            meta: Any = {"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"}
+                            result = await mcp.call_tool("mcp__up__traceparent", {}, meta=meta)
+                assert not result.is_error, result
+                assert isinstance(text := result.content[0], types.TextContent)
+                seen_upstream = text.text
+                calls = (await http.get("/api/history/calls")).json()["toolCalls"]
+
+                (resource, call), *_ = await _spans_of(receiver, "mcpdeck.tool_call", CLIENT_TRACE)
+                ((_, sent),) = await _spans_of(receiver, "MCP send tools/call traceparent", CLIENT_TRACE)
+                ((_, served),) = await _spans_of(receiver, "tools/call mcp__up__traceparent", CLIENT_TRACE)
+
+    # The gateway's server span continues the client's trace; the call's span is its child, and the SDK's
+    # client span of the request to the upstream is the call's child.
+    assert served.parent_span_id.hex() == CLIENT_SPAN
+    assert call.parent_span_id == served.span_id
+    assert sent.parent_span_id == call.span_id
+    # The upstream was sent that trace, with the client span as its parent (W3C traceparent in `_meta`).
+    assert seen_upstream == f"00-{CLIENT_TRACE}-{sent.span_id.hex()}-01"
+    attributes = _attributes(call.attributes)
+    assert attributes["mcpdeck.server"] == "up"
+    assert attributes["mcpdeck.tool"] == "traceparent"
+    assert attributes["gen_ai.tool.name"] == "traceparent"
+    assert attributes["mcpdeck.approval"] == "rule"
+    assert attributes["mcpdeck.profile"] == "" and attributes["mcpdeck.token"] == ""
+    assert call.status.code != call.status.STATUS_CODE_ERROR
+    assert resource["service.name"] == "mcpdeck"
+    # The history keeps the trace id with the call.
+    assert [c["traceId"] for c in calls] == [CLIENT_TRACE]
