@@ -1,5 +1,6 @@
-"""OpenTelemetry through a real ``mcpdeck serve``: its spans exported over OTLP/HTTP to a receiver on 127.0.0.1
-that decodes them with ``opentelemetry-proto``, one trace from the gateway's client to the server behind it."""
+"""Observability through a real ``mcpdeck serve``: its spans exported over OTLP/HTTP to a receiver on 127.0.0.1
+that decodes them with ``opentelemetry-proto``, one trace from the gateway's client to the server behind it;
+and ``/metrics`` scraped while a gateway client is connected and after, its counts those of the history."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from tests.api.test_metrics import scraped, value
 from tests.helpers import WAIT, serve_asgi
 from tests.server.test_process import serving, wait_connected
 
@@ -140,10 +142,14 @@ async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_th
                         async with Client(transport) as mcp:
                             meta: Any = {"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"}
                             result = await mcp.call_tool("mcp__up__traceparent", {}, meta=meta)
+                            await mcp.call_tool("mcp__up__traceparent", {})  # a trace of its own
+                            during = scraped((await http.get("/metrics")).text)
                 assert not result.is_error, result
-                assert isinstance(text := result.content[0], types.TextContent)
+                text = result.content[0]
+                assert isinstance(text, types.TextContent)
                 seen_upstream = text.text
                 calls = (await http.get("/api/history/calls")).json()["toolCalls"]
+                after = scraped((await http.get("/metrics")).text)
 
                 (resource, call), *_ = await _spans_of(receiver, "mcpdeck.tool_call", CLIENT_TRACE)
                 ((_, sent),) = await _spans_of(receiver, "MCP send tools/call traceparent", CLIENT_TRACE)
@@ -164,5 +170,15 @@ async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_th
     assert attributes["mcpdeck.profile"] == "" and attributes["mcpdeck.token"] == ""
     assert call.status.code != call.status.STATUS_CODE_ERROR
     assert resource["service.name"] == "mcpdeck"
-    # The history keeps the trace id with the call.
-    assert [c["traceId"] for c in calls] == [CLIENT_TRACE]
+    # The history keeps the trace id with the call; the other call has a trace of its own.
+    (second, first) = [c["traceId"] for c in calls]
+    assert first == CLIENT_TRACE and second not in (None, CLIENT_TRACE) and len(second) == 32
+
+    # The gateway's session was open while its client was connected; every acknowledged call is counted.
+    assert value(during["mcpdeck_gateway_sessions_open"], "mcpdeck_gateway_sessions_open", profile="") == 1
+    assert value(after["mcpdeck_gateway_sessions_open"], "mcpdeck_gateway_sessions_open", profile="") == 0
+    counted = value(after["mcpdeck_tool_calls"], "mcpdeck_tool_calls_total", server="up", outcome="ok")
+    assert counted == len(calls) == 2
+    name = "mcp_client_operation_duration_seconds_count"
+    assert value(after["mcp_client_operation_duration_seconds"], name, server="up", tool="traceparent") == 2
+    assert value(after["mcpdeck_store_commit_duration_seconds"], "mcpdeck_store_commit_duration_seconds_count") > 0
