@@ -235,7 +235,7 @@ class CallPath:
         arguments: dict[str, Any],
         send: Send,
         check_permission: bool,
-        approver: ApprovalCallback | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None,
         progress: ProgressCallback | None,
         span: Span | None = None,
     ) -> ToolResult:

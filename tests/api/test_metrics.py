@@ -43,6 +43,7 @@ async def test_metrics_count_every_call_by_outcome_and_add_up_to_the_history(tmp
             body = {"arguments": {"seconds": 30}, "callId": "long"}
             await api.client.post("/api/tools/mcp__basic__sleep/call", json=body)
 
+        during: dict[str, list[Sample]] = {}
         async with api.host.events.subscribe() as events, anyio.create_task_group() as tg:
             tg.start_soon(sleep)
             await next_event(events, ToolCallStarted, lambda e: e.tool == "sleep")
