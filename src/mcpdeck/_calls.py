@@ -249,9 +249,7 @@ class CallPath:
                     note_approval(span, approved_by)
                     note_outcome(span, is_error=True, denied=True)
                 if self._told():  # on the record: who refused what
-                    refused = _OnRecord(
-                        self._events, self.recorder, name, server, original, approved_by, _trace(span)
-                    )
+                    refused = _OnRecord(self._events, self.recorder, name, server, original, approved_by, _trace(span))
                     refused.start(arguments)
                     refused.finish(is_error=True, error=decision.message)
                     await refused.on_record()

@@ -4,6 +4,8 @@ and ``/metrics`` scraped while a gateway client is connected and after, its coun
 
 from __future__ import annotations
 
+import json
+import sys
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -15,7 +17,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import Context, MCPServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -26,7 +28,8 @@ from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tests.api.test_metrics import scraped, value
-from tests.helpers import WAIT, serve_asgi
+from tests.gateway.support import Seen, client
+from tests.helpers import ROOT, WAIT, serve_asgi, stdio_server
 from tests.server.test_process import serving, wait_connected
 
 pytestmark = pytest.mark.anyio
@@ -133,7 +136,10 @@ async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_th
             }
             settings = {"permissions": {"allow": ["mcp__up__*"]}}
             servers = {"up": {"type": "http", "url": f"{base}/mcp"}}
-            async with serving(tmp_path, servers, env=env, settings=settings) as run, run.client() as http:
+            async with (
+                serving(tmp_path, servers, "--replica-id", "r7", env=env, settings=settings) as run,
+                run.client() as http,
+            ):
                 await wait_connected(http, "up")
                 token = {"Authorization": f"Bearer {run.state['token']}"}
                 async with httpx2.AsyncClient(headers=token, timeout=WAIT) as authorized:
@@ -170,6 +176,10 @@ async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_th
     assert attributes["mcpdeck.profile"] == "" and attributes["mcpdeck.token"] == ""
     assert call.status.code != call.status.STATUS_CODE_ERROR
     assert resource["service.name"] == "mcpdeck"
+    # The replica (--replica-id) names the span, the exporting process, every history row and every series.
+    assert attributes["mcpdeck.replica"] == "r7" and resource["service.instance.id"] == "r7"
+    assert [c["replica"] for c in calls] == ["r7", "r7"]
+    assert {s.labels.get("replica") for samples in after.values() for s in samples} == {"r7"}
     # The history keeps the trace id with the call; the other call has a trace of its own.
     (second, first) = [c["traceId"] for c in calls]
     assert first == CLIENT_TRACE and second not in (None, CLIENT_TRACE) and len(second) == 32
@@ -182,3 +192,28 @@ async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_th
     name = "mcp_client_operation_duration_seconds_count"
     assert value(after["mcp_client_operation_duration_seconds"], name, server="up", tool="traceparent") == 2
     assert value(after["mcpdeck_store_commit_duration_seconds"], "mcpdeck_store_commit_duration_seconds_count") > 0
+
+
+async def test_serve_stdio_names_its_spans_with_the_replica_id_it_is_given(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__*"]}})
+    )
+    with otlp_receiver() as (endpoint, receiver):
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_BSP_SCHEDULE_DELAY": "50",
+            "MCPDECK_HISTORY": str(tmp_path / "history.sqlite3"),
+            "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        }
+        args = ["-m", "mcpdeck.cli", "--config", str(config), "serve", "--stdio", "--replica-id", "r9"]
+        params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
+        with anyio.fail_after(WAIT):
+            async with client(params, Seen()) as gateway:
+                result = await gateway.call_tool("mcp__basic__echo", {"text": "hi"})
+                assert not result.is_error, result
+                while not receiver.named("mcpdeck.tool_call"):
+                    await anyio.to_thread.run_sync(lambda: _wait(receiver))
+        ((resource, call),) = receiver.named("mcpdeck.tool_call")
+    assert _attributes(call.attributes)["mcpdeck.replica"] == "r9"
+    assert resource["service.instance.id"] == "r9"

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from mcpdeck import Host
+from mcpdeck._metrics import store_commits
 from mcpdeck.errors import ConfigError, ServerTimeoutError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import SCHEMA_VERSION, History, Redactor
@@ -132,6 +133,17 @@ def test_a_call_s_trace_id_is_kept_and_read_back(store_url: str) -> None:
         assert one is not None and one.trace_id == trace and one.to_json()["traceId"] == trace
     with History(store_url) as again:  # read back by another connection: it is in the database
         assert [c.trace_id for c in again.tool_calls(server="s")] == [trace]
+
+
+def test_each_group_commit_is_timed_for_metrics(store_url: str) -> None:
+    with History(store_url) as history:
+        history.flush()  # the store's own start is not what is counted
+        before = store_commits()
+        history.call_started(started(1))
+        history.call_finished(finished(1))
+        history.flush()
+        after = store_commits()
+    assert after.count > before.count and after.sum > before.sum
 
 
 def test_filters_apply_before_the_limit(store_url: str) -> None:

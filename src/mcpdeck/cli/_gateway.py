@@ -349,14 +349,17 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     await until_terminated(main)
 
 
-async def stdio_gateway(ctx: CliContext, profile: str | None, approval: GatewayApproval | None = None) -> None:
+async def stdio_gateway(
+    ctx: CliContext, profile: str | None, approval: GatewayApproval | None = None, *, replica: str | None = None
+) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
     off), its servers are the ones served: the clients share one set of running servers (and its gate:
-    ``approval`` is then the running ``serve``'s)."""
+    ``approval`` is then the running ``serve``'s). ``replica`` names the process on its spans
+    (``serve --stdio --replica-id``)."""
     from mcpdeck._tracing import exporting
 
-    with exporting():
+    with exporting(replica=replica):
         await _stdio_gateway(ctx, profile, approval)
 
 

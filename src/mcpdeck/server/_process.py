@@ -116,17 +116,19 @@ async def run_serve(
     Raises:
         ConfigError: The config file is unusable, another ``serve`` runs for it, or the port is taken.
     """
-    with exporting():  # OTLP spans, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (and mcpdeck[otel] is there)
-        await _run(options, ready, stop)
+    replica_id = check_replica_id(options.replica or default_replica_id(options.config))
+    # OTLP spans, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (and mcpdeck[otel] is there), named by the replica
+    with exporting(replica=replica_id):
+        await _run(options, replica_id, ready, stop)
 
 
 async def _run(
     options: ServeOptions,
+    replica_id: str,
     ready: Callable[[ServeState, Callable[[], str]], None] | None,
     stop: anyio.Event | None,
 ) -> None:
     config_path, store = _open_config(options.config)
-    replica_id = check_replica_id(options.replica or default_replica_id(config_path))
     history = options.history
     fleet: Replica | None = None
     if history is not None:
@@ -253,7 +255,7 @@ def _assemble(
         host, allowed_hosts=sorted(allowed_hosts(options.host, port)), any_address=every, approval=options.approval
     )
     gateway_app = gateway.asgi()
-    context.metrics = CallMetrics(sessions=gateway_app.sessions_open)
+    context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)
     hosts = allowed_hosts(options.host, port)
     app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway_app, any_address=every)
     config = uvicorn.Config(
