@@ -20,11 +20,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import EllipsisType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp_types as types
 
+from mcpdeck._tracing import note_approval, note_outcome, tool_call_span, trace_id_of, tracing
 from mcpdeck.catalog import CatalogTool
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError
@@ -41,6 +42,9 @@ from mcpdeck.permissions import Access, ApprovalCallback, CallingClient, Permiss
 from mcpdeck.results import ToolResult
 
 __all__ = ["CallPath", "CallRecorder", "Send", "new_call_id"]
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 Send = Callable[[ProgressCallback | None], Awaitable[types.CallToolResult]]
 """Sends one call and returns its result; called with the progress callback to report through."""
@@ -76,6 +80,10 @@ class CallRecorder(Protocol):
         ...
 
 
+def _trace(span: Span | None) -> str | None:
+    return None if span is None else trace_id_of(span)
+
+
 @dataclass(slots=True)
 class _OnRecord:
     """One call as its events tell it: who, since when, let through by whom."""
@@ -86,6 +94,7 @@ class _OnRecord:
     server: str
     tool: str
     approved_by: ApprovedBy | None
+    trace_id: str | None = None
     call_id: str = field(default_factory=new_call_id)
     started: float = 0.0
 
@@ -99,6 +108,7 @@ class _OnRecord:
             approved_by=self.approved_by,
             conversation=current_conversation.get(),
             caller=current_caller.get(),
+            trace_id=self.trace_id,
         )
         if self.recorder is not None:
             self.recorder.call_started(event)
@@ -209,25 +219,54 @@ class CallPath:
             name, server, original = tool.name, tool.server, tool.original_name
         else:
             name, server, original = tool, "", tool
+        if not tracing():
+            return await self._call(name, server, original, tool, arguments, send, check_permission, approver, progress)
+        with tool_call_span(name, server, original) as span:
+            return await self._call(
+                name, server, original, tool, arguments, send, check_permission, approver, progress, span
+            )
+
+    async def _call(
+        self,
+        name: str,
+        server: str,
+        original: str,
+        tool: CatalogTool | str,
+        arguments: dict[str, Any],
+        send: Send,
+        check_permission: bool,
+        approver: ApprovalCallback | CallingClient | EllipsisType | None,
+        progress: ProgressCallback | None,
+        span: Span | None = None,
+    ) -> ToolResult:
+        """``call``, inside its span when spans are recorded."""
         approved_by: ApprovedBy | None = None
         if check_permission:
             decision = await self._gate.check(tool, arguments, approver=approver)
             approved_by = decision.approved_by
             if not decision.allowed:
+                if span is not None:
+                    note_approval(span, approved_by)
+                    note_outcome(span, is_error=True, denied=True)
                 if self._told():  # on the record: who refused what
-                    refused = _OnRecord(self._events, self.recorder, name, server, original, approved_by)
+                    refused = _OnRecord(self._events, self.recorder, name, server, original, approved_by, _trace(span))
                     refused.start(arguments)
                     refused.finish(is_error=True, error=decision.message)
                     await refused.on_record()
                 raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
+        if span is not None:
+            note_approval(span, approved_by)
         if not self._told():  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
             raw = await send(progress)
             duration = time.perf_counter() - started
-            return ToolResult.from_mcp(
+            result = ToolResult.from_mcp(
                 raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
             )
-        record = _OnRecord(self._events, self.recorder, name, server, original, approved_by)
+            if span is not None:
+                note_outcome(span, is_error=result.is_error)
+            return result
+        record = _OnRecord(self._events, self.recorder, name, server, original, approved_by, _trace(span))
         record.start(arguments)
         try:
             # progress is asked of the server only when someone takes it: asking costs every call (a token, a handler)
@@ -244,6 +283,8 @@ class CallPath:
         result = ToolResult.from_mcp(
             raw, name=name, server=server, tool=original, duration=duration, approved_by=approved_by
         )
+        if span is not None:
+            note_outcome(span, is_error=result.is_error)
         record.finish(is_error=result.is_error, size=result.size, duration=duration, result=result)
         await record.on_record()
         return result

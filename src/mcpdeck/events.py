@@ -143,6 +143,8 @@ class ToolCallStarted(Event):
     """The conversation the call was made in (``current_conversation`` when it was sent)."""
     caller: str | None = None
     """Who made the call through the gateway (``current_caller`` when it was sent)."""
+    trace_id: str | None = None
+    """The OpenTelemetry trace the call's span belongs to (32 hex digits), when spans are recorded."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,9 +18,11 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host
+from mcpdeck._call_metrics import CallMetrics
 from mcpdeck.api import ApiContext, ChatRoom
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore
+from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.server._app import build_app
 from mcpdeck.traffic import Traffic
@@ -106,8 +108,10 @@ async def running_api(
                 server = build_server("inproc") if in_process is True else in_process
                 await host.add_server("inproc", server, save=False)
             ctx = ApiContext(host=host, store=store, history=db, chats=chats, auth_store=auth_store)
+            ctx.metrics = CallMetrics()
             off = ctx.attach()
             host.history = db
+            host.events.on(ctx.metrics.record, ToolCallStarted, ToolCallFinished)
             app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}", f"localhost:{port}"}, port=port)
             server = uvicorn.Server(
                 uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)

@@ -154,6 +154,10 @@ def _shoot_all(folder: Path, servers: dict[str, Any], **extra: Any) -> None:
                 page.locator("pre.traffic-body").first.scroll_into_view_if_needed()
                 shoot(page, folder, "traffic")
 
+                page.goto(f"{serving.url}/#/metrics")  # the calls the pages above made
+                expect(page.locator(".metric-card[data-server=basic] canvas")).to_have_count(3)
+                shoot(page, folder, "metrics")
+
                 page.emulate_media(color_scheme="dark")
                 page.goto(f"{serving.url}/#/servers")
                 expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")

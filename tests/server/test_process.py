@@ -50,12 +50,16 @@ def environment(folder: Path, **extra: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def serving(
-    folder: Path, servers: dict[str, Any], *args: str, env: dict[str, str] | None = None
+    folder: Path,
+    servers: dict[str, Any],
+    *args: str,
+    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> AsyncGenerator[Serving]:
-    """Start ``mcpdeck serve --port 0`` for a config of ``servers`` (``env``: more variables for it);
-    yield once it has printed its URL."""
+    """Start ``mcpdeck serve --port 0`` for a config of ``servers`` (``env``: more variables for it; ``settings``:
+    more keys of the config file); yield once it has printed its URL."""
     config = folder / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": servers}))
+    config.write_text(json.dumps({"mcpServers": servers, **(settings or {})}))
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0", *args]
     with (folder / "stderr.txt").open("wb") as errors:
         process = await anyio.open_process(command, env=environment(folder, **(env or {})), cwd=ROOT, stderr=errors)

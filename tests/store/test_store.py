@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from mcpdeck import Host
+from mcpdeck._metrics import store_commits
 from mcpdeck.errors import ConfigError, ServerTimeoutError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import SCHEMA_VERSION, History, Redactor
@@ -119,6 +120,30 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome_and_replic
         assert history.tool_calls(server="nope") == [] and history.tool_calls(replica="r2") == []
         assert [c.tool for c in history.tool_calls(text="ECH")] == ["echo"]
         assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy", "replica"}
+
+
+def test_a_call_s_trace_id_is_kept_and_read_back(store_url: str) -> None:
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    with History(store_url) as history:
+        for n, trace_id in ((1, trace), (2, None)):
+            history.call_started(dataclasses.replace(started(n), trace_id=trace_id))
+            history.call_finished(finished(n))
+        assert {c.call_id: c.trace_id for c in history.tool_calls()} == {"c1": trace, "c2": None}
+        one = history.tool_call("c1")
+        assert one is not None and one.trace_id == trace and one.to_json()["traceId"] == trace
+    with History(store_url) as again:  # read back by another connection: it is in the database
+        assert [c.trace_id for c in again.tool_calls(server="s")] == [trace]
+
+
+def test_each_group_commit_is_timed_for_metrics(store_url: str) -> None:
+    with History(store_url) as history:
+        history.flush()  # the store's own start is not what is counted
+        before = store_commits()
+        history.call_started(started(1))
+        history.call_finished(finished(1))
+        history.flush()
+        after = store_commits()
+    assert after.count > before.count and after.sum > before.sum
 
 
 def test_filters_apply_before_the_limit(store_url: str) -> None:

@@ -54,7 +54,18 @@ _ERRORS = {
 
 def create_api(context: ApiContext) -> Redacting:
     """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
-    from mcpdeck.api import _chat, _content, _login_codes, _profiles, _records, _servers, _sign_in, _tools, _traffic
+    from mcpdeck.api import (
+        _chat,
+        _content,
+        _login_codes,
+        _metrics,
+        _profiles,
+        _records,
+        _servers,
+        _sign_in,
+        _tools,
+        _traffic,
+    )
     from mcpdeck.api import _events as events
 
     app = FastAPI(
@@ -70,6 +81,7 @@ def create_api(context: ApiContext) -> Redacting:
     )
     app.state.ctx = context
     install_error_handlers(app)
-    for module in (_servers, _profiles, _sign_in, _tools, _content, _records, events, _traffic, _chat, _login_codes):
+    for module in (_servers, _profiles, _sign_in, _tools, _content, _records, events, _traffic, _metrics, _chat):
         app.include_router(module.router)
+    app.include_router(_login_codes.router)
     return Redacting(app, context.redactor)

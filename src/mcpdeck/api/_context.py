@@ -16,6 +16,7 @@ import anyio.to_thread
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpdeck._call_metrics import CallMetrics
 from mcpdeck.api._cut import KeptResults
 from mcpdeck.api._login import Logins
 from mcpdeck.api._sessions import ChatRoom, model_from_config
@@ -66,6 +67,7 @@ class ApiContext:
         logins: The console's login codes and sessions (the guard checks them; ``POST /api/login`` makes codes).
         kept: The whole results of the newest calls answered cut (``cut``), for ``/api/calls/{id}/result``.
         replica: This process's replica id in a fleet (``serve --replica-id``), if it has one.
+        metrics: The host's calls counted (``GET /metrics``, ``GET /api/metrics``); None: not counted here.
     """
 
     host: Host
@@ -82,6 +84,7 @@ class ApiContext:
     logins: Logins = field(default_factory=Logins)
     kept: KeptResults = field(default_factory=KeptResults)
     replica: str | None = None
+    metrics: CallMetrics | None = None
     _calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
     _by_host_id: dict[str, str] = field(default_factory=dict[str, str])
     changing: int = 0

@@ -283,6 +283,24 @@ class TrafficOut(_Out):
     messages: list[dict[str, Any]]
 
 
+class MetricsSeriesOut(_Out):
+    """One server's last hour, one value a minute (oldest first, as ``minutes``)."""
+
+    server: str
+    replica: str | None = Field(description="The replica that counted these calls (null: a lone serve).")
+    calls: list[int] = Field(description="Calls that ended in the minute.")
+    errors: list[int] = Field(description="Of those, the ones not ok: tool errors, failures, refusals.")
+    p50: list[float | None] = Field(description="Median duration (seconds) of the calls sent that minute; null: none.")
+    p99: list[float | None] = Field(description="99th percentile duration (seconds); null: none.")
+
+
+class MetricsOut(_Out):
+    """Per-minute rollups of the tool calls of this process, the last hour (the console's Metrics page)."""
+
+    minutes: list[int] = Field(description="Each minute's start, seconds since the epoch, oldest first.")
+    series: list[MetricsSeriesOut] = Field(description="One per server that had calls in the hour.")
+
+
 class HistoryOut(_Out):
     """Tool calls, newest first (``mcpdeck history --json``)."""
 

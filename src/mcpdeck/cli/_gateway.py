@@ -349,11 +349,21 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     await until_terminated(main)
 
 
-async def stdio_gateway(ctx: CliContext, profile: str | None, approval: GatewayApproval | None = None) -> None:
+async def stdio_gateway(
+    ctx: CliContext, profile: str | None, approval: GatewayApproval | None = None, *, replica: str | None = None
+) -> None:
     """``serve --stdio`` (and ``gateway --stdio``): the config's host served to one client over stdin/stdout,
     every call recorded in the history. With a ``serve`` running for the config (and attaching not turned
     off), its servers are the ones served: the clients share one set of running servers (and its gate:
-    ``approval`` is then the running ``serve``'s)."""
+    ``approval`` is then the running ``serve``'s). ``replica`` names the process on its spans
+    (``serve --stdio --replica-id``)."""
+    from mcpdeck._tracing import exporting
+
+    with exporting(replica=replica):
+        await _stdio_gateway(ctx, profile, approval)
+
+
+async def _stdio_gateway(ctx: CliContext, profile: str | None, approval: GatewayApproval | None) -> None:
     from mcpdeck.cli._attach import connect
     from mcpdeck.gateway._spans import drop_idle_client_spans
 
@@ -399,6 +409,15 @@ async def http_gateway(
     starts (a port in use is one line, not a server started for nothing), and the tokens are kept out of the
     history (a client that pastes its token into a call's arguments must not leave it there). It listens at
     once: servers still starting come up behind it, as for ``serve --stdio``."""
+    from mcpdeck._tracing import exporting
+
+    with exporting():
+        await _http_gateway(ctx, profile, address, port, no_token, approval)
+
+
+async def _http_gateway(
+    ctx: CliContext, profile: str | None, address: str, port: int, no_token: bool, approval: GatewayApproval | None
+) -> None:
     import secrets
 
     from mcpdeck.gateway._spans import drop_idle_client_spans

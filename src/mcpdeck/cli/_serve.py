@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -317,7 +318,9 @@ def serve(
             # absolute: a client starts the entry in a folder of its own, where a relative path names nothing
             print_client_config(cast(ClientKind, kind), ctx.path.absolute(), profile=profile)
         else:
-            anyio.run(stdio_gateway, ctx, profile, approval)
+            # a name given (not the default one, which a serve of this config would share) is on its spans
+            named = fleet.replica if replica_id or os.environ.get(REPLICA_ENV) else None
+            anyio.run(partial(stdio_gateway, ctx, profile, approval, replica=named))
         return
     if profile is not None:
         raise click.UsageError("--profile goes with --stdio (over HTTP every profile is at /mcp/<profile>)")

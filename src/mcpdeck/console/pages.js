@@ -16,4 +16,5 @@ export const PAGES = [
   { id: 'traffic', title: 'Traffic', module: './traffic.js' },
   { id: 'logs', title: 'Logs', module: './logs.js' },
   { id: 'history', title: 'History', module: './history.js' },
+  { id: 'metrics', title: 'Metrics', module: './metrics.js' },
 ];

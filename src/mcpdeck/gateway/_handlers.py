@@ -23,6 +23,7 @@ from mcp.server.subscriptions import ListenHandler
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mcpdeck._masking import mask_urls
+from mcpdeck._tracing import call_attributes
 from mcpdeck.catalog import CatalogTool
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
 from mcpdeck.events import current_caller, current_client
@@ -84,6 +85,7 @@ class ToolRequests(Requests):
             return _error_result(entry)
         unlisted = entry.server if self.host.catalog.get(entry.name) is None else None
         host, check_permission = self.host, self.gateway.check_permission
+        attributes = {"mcpdeck.profile": who.profile or "", "mcpdeck.token": who.token or ""}
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             try:
@@ -93,6 +95,7 @@ class ToolRequests(Requests):
 
         async def call() -> types.CallToolResult:
             caller_set, client_set = current_caller.set(caller), current_client.set(name)
+            attributes_set = call_attributes.set(attributes)
             try:
                 result = await host.call_tool(
                     entry.name if unlisted is None else entry.original_name,
@@ -114,6 +117,7 @@ class ToolRequests(Requests):
             finally:
                 current_caller.reset(caller_set)
                 current_client.reset(client_set)
+                call_attributes.reset(attributes_set)
             return types.CallToolResult(
                 content=result.content, structured_content=result.structured_content, is_error=result.is_error
             )

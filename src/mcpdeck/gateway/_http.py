@@ -191,6 +191,10 @@ class GatewayApp:
             async with server.lifespan(server) as lifespan_state:
                 await serve_loop(server, read_stream, write_stream, lifespan_state=lifespan_state, init_options=options)
 
+    def sessions_open(self) -> dict[str, int]:
+        """The streamable HTTP sessions open now, by profile (``""``: the gateway's own)."""
+        return {profile or "": manager.open_sessions for profile, manager in self._managers.items()}
+
     def _check_token(self, scope: Scope) -> str | None:
         """The name of the token the request carries, or None; every token is compared, in constant time."""
         given = b""

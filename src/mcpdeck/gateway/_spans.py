@@ -16,14 +16,9 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
+from mcpdeck._tracing import tracing
+
 __all__ = ["drop_idle_client_spans", "tracing"]
-
-
-def tracing() -> bool:
-    """Whether a program set an OpenTelemetry tracer provider (without one, every span is a no-op)."""
-    from opentelemetry import trace
-
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 @contextmanager

@@ -181,6 +181,11 @@ class GatewayTransport(StreamableHTTPServerTransport):
 class GatewaySessionManager(StreamableHTTPSessionManager):
     """The SDK's session manager, with ``GatewayTransport`` for each new session."""
 
+    @property
+    def open_sessions(self) -> int:
+        """The sessions it holds now (until a client's DELETE, or the session's end)."""
+        return len(self._server_instances)
+
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
             return None

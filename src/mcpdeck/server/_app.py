@@ -1,4 +1,5 @@
-"""The one ASGI app of ``mcpdeck serve``: the console at ``/``, the API at ``/api``, the gateway at ``/mcp``.
+"""The one ASGI app of ``mcpdeck serve``: the console at ``/``, the API at ``/api``, the gateway at ``/mcp``,
+the Prometheus figures at ``/metrics``.
 
 The console is files of the package, served by ``_console`` (its page at ``/``, the rest under ``/console/``).
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpdeck._metrics import Exposition
 from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api, error_response
 from mcpdeck.server._console import console_routes
 from mcpdeck.server._health import Health
@@ -50,6 +52,18 @@ class _Paths:
             await self._inner(scope, receive, send)
 
 
+def _metrics(context: ApiContext) -> Route:
+    """``GET /metrics``: the host's figures in Prometheus's text format (behind the token, as everything)."""
+
+    async def metrics(_: Request) -> Response:
+        if context.metrics is None:
+            return error_response(404, "not-found", "this process keeps no metrics")
+        headers = {"cache-control": "no-store"}
+        return Response(context.metrics.exposition(), media_type=Exposition.CONTENT_TYPE, headers=headers)
+
+    return Route("/metrics", metrics, methods=["GET"])
+
+
 def build_app(
     context: ApiContext,
     *,
@@ -61,7 +75,8 @@ def build_app(
 ) -> ASGIApp:
     """The whole app: the health checks, then the guard in front of the rest."""
     inner = Starlette(
-        routes=[*console_routes(), Mount("/api", app=create_api(context))], exception_handlers={404: _not_found}
+        routes=[*console_routes(), _metrics(context), Mount("/api", app=create_api(context))],
+        exception_handlers={404: _not_found},
     )
     guard = Guard(
         _Paths(inner, gateway or _no_gateway),

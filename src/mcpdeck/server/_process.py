@@ -31,11 +31,14 @@ from typing import TYPE_CHECKING
 import anyio
 import uvicorn
 
+from mcpdeck._call_metrics import CallMetrics
 from mcpdeck._listen import ANY_ADDRESS, bind, quiet_server
+from mcpdeck._tracing import exporting
 from mcpdeck._version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore, GatewayApproval
 from mcpdeck.errors import ConfigError
+from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History
 from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
@@ -118,6 +121,18 @@ async def run_serve(
     """
     config_path = options.config.expanduser().resolve()
     replica_id = check_replica_id(options.replica or default_replica_id(config_path))
+    # OTLP spans, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (and mcpdeck[otel] is there), named by the replica
+    with exporting(replica=replica_id):
+        await _run(options, config_path, replica_id, ready, stop)
+
+
+async def _run(
+    options: ServeOptions,
+    config_path: Path,
+    replica_id: str,
+    ready: Callable[[ServeState, Callable[[], str]], None] | None,
+    stop: anyio.Event | None,
+) -> None:
     store = _open_config(config_path, replica_id)
     history = options.history
     fleet: Replica | None = None
@@ -136,6 +151,8 @@ async def run_serve(
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
+            if context.metrics is not None:
+                parts.host.events.on(context.metrics.record, ToolCallStarted, ToolCallFinished)
             if history is not None:
                 history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
             if fleet is not None:
@@ -244,7 +261,9 @@ def _assemble(
     gateway = Gateway(
         host, allowed_hosts=sorted(hosts), allowed_origins=origins, any_address=every, approval=options.approval
     )
-    app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway.asgi(), any_address=every)
+    gateway_app = gateway.asgi()
+    context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)
+    app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway_app, any_address=every)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -270,6 +270,7 @@ class History:
             conversation_id,
             event.conversation if conversation_id is None else None,
             event.caller,
+            event.trace_id,
         )
         with self._rows_lock:
             self._unwritten[row.call_id] = row

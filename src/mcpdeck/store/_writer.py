@@ -28,12 +28,14 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from mcpdeck._metrics import observe_store_commit
 from mcpdeck.store._db import Database
 
 __all__ = ["BATCH", "Job", "Writer"]
@@ -77,12 +79,14 @@ def _run_jobs(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseEx
     """Run ``batch`` in one transaction (when it writes); raise on the first failure."""
     writes = any(item.write for item in batch)
     answers: list[tuple[_Item, Any, BaseException | None]] = []
+    started = time.perf_counter()
     if writes:
         db.begin()
     try:
         answers.extend((item, item.job(db), None) for item in batch)
         if writes:
             db.commit()
+            observe_store_commit(time.perf_counter() - started)  # BEGIN to COMMIT: /metrics' store commit latency
     except BaseException:
         with contextlib.suppress(*db.errors):
             db.rollback()

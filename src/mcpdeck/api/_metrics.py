@@ -1,0 +1,25 @@
+"""``/api/metrics``: the host's tool calls per minute over the last hour, by server (the console's Metrics page).
+
+The same figures ``GET /metrics`` gives Prometheus (``mcpdeck._call_metrics``), rolled up per minute in this
+process's memory: calls, errors, and the p50 and p99 of the calls' durations read from the minute's buckets.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from mcpdeck.api._common import Ctx
+from mcpdeck.api._errors import ApiError
+from mcpdeck.api._models import MetricsOut
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["metrics"])
+
+
+@router.get("/metrics", summary="Tool calls per minute, the last hour")
+async def metrics(ctx: Ctx) -> MetricsOut:
+    """Per server: calls, errors, p50 and p99 durations, one value per minute for the last 60 minutes."""
+    if ctx.metrics is None:
+        raise ApiError(404, "not-found", "this host's calls are not counted; they are by `mcpdeck serve`")
+    return MetricsOut.model_validate(ctx.metrics.minutes())
