@@ -21,7 +21,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, serve_in_process, sign_in
-from tests.console.test_load import FIRST_RENDER, KEYSTROKE, STATUS, LoadFigures, fifty, measure
+from tests.support.console_load import FIRST_RENDER, KEYSTROKE, STATUS, LoadFigures, fifty, measure
 
 from bench.stats import median
 

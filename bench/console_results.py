@@ -25,8 +25,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect, sync_playwright
 from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, start_serve, stop_serve
-from tests.console.test_results import LONG_FRAMES, LONG_TASKS, WATCH_LONG_TASKS, longest_task_of_a_call
 from tests.helpers import stdio_server
+from tests.support.console_long_tasks import LONG_FRAMES, LONG_TASKS, WATCH_LONG_TASKS, longest_task_of_a_call
 
 from bench.stats import median
 

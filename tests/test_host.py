@@ -174,16 +174,14 @@ async def test_progress_is_reported_and_keeps_a_long_call_alive(basic_host: Host
         result = await basic_host.call_tool(
             "mcp__basic__slow_progress", {"steps": 4, "delay": 0.15}, timeout=0.4, progress=on_progress
         )
-    assert result.text() == "done after 4 steps"
-    assert result.duration > 0.4
+    assert result.text() == "done after 4 steps"  # not cut at 0.4 s
     assert seen == [(n, 4, f"step {n} of 4") for n in range(1, 5)]
 
 
 async def test_a_call_that_takes_too_long_times_out_and_the_host_stays_usable(basic_host: Host) -> None:
-    started = anyio.current_time()
+    # An hour's sleep: a timeout that waited for the answer would run into fail_after instead.
     with anyio.fail_after(WAIT), pytest.raises(ServerTimeoutError) as caught:
-        await basic_host.call_tool("mcp__basic__sleep", {"seconds": 2}, timeout=0.3)
-    assert anyio.current_time() - started < 1.5
+        await basic_host.call_tool("mcp__basic__sleep", {"seconds": 3600}, timeout=0.3)
     assert caught.value.server == "basic"
     assert "0.3 s" in str(caught.value)
     with anyio.fail_after(WAIT):

@@ -6,7 +6,7 @@ era) and counts the ones still live.
 
 from __future__ import annotations
 
-import time
+import logging
 from pathlib import Path
 
 import anyio
@@ -78,16 +78,17 @@ async def test_sessions_are_ended_on_disconnect_reconnect_and_host_exit(log_dir:
         assert len(counter.opened) == 3
 
 
-async def test_a_server_that_never_answers_the_delete_holds_up_the_exit_at_most_two_seconds(log_dir: Path) -> None:
+async def test_a_server_that_never_answers_the_delete_holds_up_the_exit_only_until_the_delete_s_limit(
+    log_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     counter = SessionCounter(HandshakeOnly(basic.build_server().streamable_http_app()), stall_delete=True)
     async with serve_asgi(counter) as base:
         host = Host({"s": {"type": "http", "url": f"{base}/mcp"}}, log_dir=log_dir)
-        async with host:
-            assert host.servers["s"].state is ServerState.CONNECTED
-            started = time.perf_counter()
-        took = time.perf_counter() - started
-        assert counter.deletes == 1
-        assert 1.5 < took < 4, took
+        with caplog.at_level(logging.INFO, logger="mcpdeck._http_transports"), anyio.fail_after(WAIT):
+            async with host:  # the DELETE is never answered: an exit that waited for it would never end
+                assert host.servers["s"].state is ServerState.CONNECTED
+        assert counter.deletes == 1  # it was sent, and waited for up to END_SESSION_TIMEOUT
+        assert "did not answer the DELETE that ends its session in time" in caplog.text
 
 
 class ConnectionCounter:

@@ -56,10 +56,9 @@ async def test_a_server_that_never_answers_fails_at_its_startup_timeout_and_the_
     tmp_path: Path,
 ) -> None:
     servers = {"hung": stdio_server("hang", startupTimeout=1), "features": build_server()}
-    started = anyio.current_time()
     async with Host(servers, log_dir=tmp_path / "logs") as host:
-        opened = anyio.current_time() - started
         hung, features = host.servers["hung"], host.servers["features"]
+        assert hung.state is ServerState.FAILED  # the host opened once every server had settled
         assert (await host.call_tool("mcp__features__echo", {"text": "fine"})).text() == "fine"
         with pytest.raises(ServerUnavailableError, match="within 1 s"):
             await host.call_tool("mcp__hung__anything")
@@ -68,7 +67,6 @@ async def test_a_server_that_never_answers_fails_at_its_startup_timeout_and_the_
     assert hung.error is not None
     assert "did not finish initializing within 1 s" in hung.error
     assert "hang: listening, but I will never answer" in hung.error
-    assert 1 <= opened < 5
 
 
 # ----- losing the process ---------------------------------------------------------------------------

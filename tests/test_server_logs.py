@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import stat
 import sys
-import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcpdeck import Host, ServerState
 from mcpdeck._server_log import KEEP, ROTATE_BYTES
-from tests.helpers import NODE_BIN, stdio_server
+from tests.helpers import NODE_BIN, WAIT, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -64,13 +64,12 @@ async def test_the_log_records_a_missing_command_a_startup_timeout_and_an_exit_s
     assert "[mcpdeck] failed: " in quitter
 
 
-async def test_a_server_that_ignores_stdin_closing_is_ended_quickly(log_dir: Path) -> None:
+async def test_a_server_that_ignores_stdin_closing_is_ended_by_sigterm_at_shutdown(log_dir: Path) -> None:
+    """After ``STDIN_GRACE`` once its stdin is closed (what a whole ``mcpdeck call`` on this server costs, its end
+    included, is measured by ``python -m bench.commands``: bench/RESULTS.md)."""
     everything = {"command": str(NODE_BIN / "mcp-server-everything")}
-    async with Host({"everything": everything}, log_dir=log_dir) as host:
-        result = await host.call_tool("mcp__everything__echo", {"message": "hi"})
-        assert "hi" in result.text()
-        answered = time.perf_counter()
-    took = time.perf_counter() - answered
-    # 0.2 s of grace after stdin closes, then SIGTERM; it used to be 2 s of grace.
-    assert took < 1.0, f"the host took {took:.2f} s to end the server"
+    with anyio.fail_after(WAIT):  # it never leaves by itself: a host that waited for it would not exit
+        async with Host({"everything": everything}, log_dir=log_dir) as host:
+            result = await host.call_tool("mcp__everything__echo", {"message": "hi"})
+            assert "hi" in result.text()
     assert "was ended by SIGTERM (sent by mcpdeck at shutdown)" in (log_dir / "everything.log").read_text()

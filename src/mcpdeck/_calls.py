@@ -55,9 +55,8 @@ def new_call_id() -> str:
 
     Ids that grow with time land at the end of the history's unique index on ``call_id``, as its
     other indexes do; random ones (``uuid4``, before) landed anywhere in it, and once a history
-    no longer fitted SQLite's page cache each call's insert read pages from the file. Measured on
-    a history of 173k calls (56 MB), one process recording 5,000 calls: 33 us of CPU and 50-57 us
-    of wall time per call with random ids, 18 us and 28 us with these, as on an empty history.
+    no longer fitted SQLite's page cache each call's insert read pages from the file: a big
+    history's inserts then cost about twice an empty one's (bench/RESULTS.md).
     """
     # `random`, not `os.urandom`: an id is no secret, only unique (the module reseeds after a fork), and the
     # system call let a busy history writer take the interpreter in the middle of every call.

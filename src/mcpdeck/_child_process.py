@@ -220,9 +220,8 @@ class StdinPipe(_PipeEnds):
 
     A write that the pipe takes at once returns without yielding to the loop (anyio's
     process stdin yields once on every send, even when nothing had to wait: one more turn of
-    the loop per request; without it a ``gateway --stdio`` call costs 1,345k instructions
-    instead of 1,404k, measured 2,000 calls apart on 2026-11-24); what the pipe
-    cannot take yet stays in the transport's buffer, whole and in order, and past the
+    the loop per request, a cost bench/RESULTS.md gives for ``gateway --stdio``); what the
+    pipe cannot take yet stays in the transport's buffer, whole and in order, and past the
     transport's high-water mark (64 KiB) a send waits until the server has read it down. A
     cancelled wait leaves its message to go out whole. Once the pipe is gone (the server
     closed its stdin or exited) every send raises ``BrokenResourceError``.

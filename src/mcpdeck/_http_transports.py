@@ -77,7 +77,7 @@ class _BoundedStreamableHTTP(StreamableHTTPTransport):
                 await self._fail(read_stream_writer, request_id, str(MessageTooLargeError(limit)), INTERNAL_ERROR)
                 return
             # Joined once, as bytes: a growing bytearray copies as it grows, and pydantic-core reads
-            # bytes faster (a 5 MB answer: ~4 ms a call less, 34.5 -> 30.8 ms, 2026-11-24).
+            # bytes faster (a big answer's time: bench/RESULTS.md, payload-http).
             message = _message_adapter.validate_json(b"".join(chunks), by_name=False)
         except (httpx2.StreamError, ValueError) as error:
             reason = unreadable_reason(error) if isinstance(error, ValueError) else str(error)
@@ -147,9 +147,8 @@ class _Outgoing(Around[MemoryObjectReceiveStream[SessionMessage]]):
     here is nothing mcpdeck uses: its timeouts are its own (the SDK's request clock, the one
     value the SDK reads there, has no budget), and servers' requests and notifications are
     not run in the caller's context either (``watched`` gives the session none). So the
-    messages go without it (``mcp.Client``'s go with it): with 32 calls in flight, 50-70k
-    client instructions per call less, of ~5.3 million (``python -m bench.layers
-    --instructions --inflight 32``; counts with calls in flight vary by ~40k between runs).
+    messages go without it (``mcp.Client``'s go with it), which saves client instructions on
+    every call with calls in flight (``python -m bench.layers --instructions``: bench/RESULTS.md).
     """
 
     __slots__ = ()

@@ -59,7 +59,7 @@ class ListedTool:
     def data(self) -> dict[str, Any]:
         """The definition but name and description, as JSON data (a fresh copy)."""
         # pydantic-core's parser, with its string cache: about twice as fast as json.loads here
-        # (1000 tools' schemas: 3.8 ms against 8.0 ms), and that decode is most of what the
+        # (bench/RESULTS.md), and that decode is most of what the
         # first conversion of a catalog costs (bench/: convert-first). It reads a str through
         # its UTF-8 form, which CPython keeps inside the str once made: free for an ASCII body
         # (its own buffer), a copy kept for good for any other, so that one goes as bytes.

@@ -52,10 +52,10 @@ def parse_message(line: bytes | bytearray) -> SessionMessage:
     Raises ``ValueError`` (pydantic's errors included) or ``RecursionError`` when it holds none.
     """
     # Parse first (jiter refuses nesting past ~200 levels), then validate: for a small message
-    # this is as fast as pydantic's JSON validator (3.4 vs 3.7 us for a short tool result), for
-    # a big one about 5x faster. Strings are not cached: pydantic's global string cache would
-    # otherwise keep up to 16k of every server's names and descriptions alive (~120 KiB for a
-    # server of 23 tools, seen with ``python -m bench.footprint``).
+    # this is as fast as pydantic's JSON validator for a small message and several times faster
+    # for a big one (bench/RESULTS.md). Strings are not cached: pydantic's global string cache
+    # would otherwise keep up to 16k of every server's names and descriptions alive (what that
+    # costs per server: ``python -m bench.footprint``).
     return SessionMessage(
         types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(line, cache_strings=False), by_name=False)
     )

@@ -282,12 +282,12 @@ class CatalogTool:
 
         Only what is certain to fail is reported (callers fill defaults first, see
         ``with_defaults``). Most tools take a flat object of simply typed fields; for those a
-        direct check of required keys and types answers "fits" without the general validator
-        (which costs ~10 µs a call). Anything else — and every misfit, for its messages — goes
-        to the compiled ``jsonschema`` validator, which is kept. A schema the validator cannot
-        read, or one whose references it cannot resolve, is the server's to judge: nothing is
-        checked here. A schema whose ``$ref`` chain loops back on itself cannot be checked at
-        all, and says so (the call can still be sent unchecked).
+        direct check of required keys and types answers "fits" without the general validator,
+        which costs more per call than that check (bench/RESULTS.md). Anything else — and every
+        misfit, for its messages — goes to the compiled ``jsonschema`` validator, which is kept.
+        A schema the validator cannot read, or one whose references it cannot resolve, is the
+        server's to judge: nothing is checked here. A schema whose ``$ref`` chain loops back on
+        itself cannot be checked at all, and says so (the call can still be sent unchecked).
         """
         checks = self._checks()
         fast = checks.fast

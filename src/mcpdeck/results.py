@@ -113,8 +113,7 @@ class ToolResult:
         """Wrap an SDK ``CallToolResult``."""
         # What the dataclass's ``__init__`` does, in one step: a frozen dataclass sets each
         # field through ``object.__setattr__``. Every field is set here. Kept because it is on
-        # every call: 6.5 µs against 17 µs through ``__init__`` (timeit, 2 cores under load),
-        # and bench/'s sequential stdio call is about 245 µs, so ``__init__`` would add ~4%.
+        # every call, and a frozen ``__init__`` is a measurable share of one (bench/RESULTS.md).
         wrapped = object.__new__(cls)
         wrapped.__dict__.update(
             name=name,

@@ -7,25 +7,13 @@ from pathlib import Path
 
 import anyio
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-from prometheus_client.samples import Sample
 
 from mcpdeck.events import ToolCallStarted
 from tests.api.conftest import running_api
 from tests.helpers import next_event, stdio_server
+from tests.support.prometheus_text import Sample, scraped, value
 
 pytestmark = pytest.mark.anyio
-
-
-def scraped(text: str) -> dict[str, list[Sample]]:
-    """The samples of each family, read by Prometheus's own client library."""
-    return {family.name: list(family.samples) for family in text_string_to_metric_families(text)}
-
-
-def value(samples: list[Sample], name: str, **labels: str) -> float:
-    found = [s.value for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
-    assert len(found) == 1, (name, labels, samples)
-    return found[0]
 
 
 async def test_metrics_count_every_call_by_outcome_and_add_up_to_the_history(tmp_path: Path) -> None:

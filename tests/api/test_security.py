@@ -12,8 +12,9 @@ import httpx2
 import pytest
 
 from tests.api.conftest import HEADER_SECRET, SECRET, Api, running_api
-from tests.api.test_tools import events_of
 from tests.helpers import WAIT
+from tests.support.api_events import events_of
+from tests.support.token_guesses import guesses_from_many_addresses
 
 pytestmark = pytest.mark.anyio
 
@@ -119,27 +120,6 @@ async def test_no_cors_headers_are_ever_sent(api: Api) -> None:
         assert not [name for name in response.headers if name.lower().startswith("access-control-")]
     assert answer.headers["x-frame-options"] == "DENY"
     assert answer.headers["cache-control"] == "no-store"
-
-
-async def guesses_from_many_addresses(url: str, path: str, count: int) -> list[int]:
-    """``count`` requests with a wrong token, each from its own loopback address (127.0.x.y binds on Linux),
-    as plain HTTP/1.1 over a socket (an HTTP client per address would cost more than the request)."""
-    host, port = url.removeprefix("http://").rsplit(":", 1)
-    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
-    codes: list[int] = []
-    for i in range(count):
-        request = (
-            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer guess-{i}\r\n"
-            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        ).encode()
-        async with await anyio.connect_tcp(host, int(port), local_host=f"127.0.{1 + i // 250}.{1 + i % 250}") as stream:
-            await stream.send(request + body)
-            head = b""
-            while b"\r\n" not in head:
-                head += await stream.receive()
-        codes.append(int(head.split()[1]))
-    return codes
 
 
 async def test_wrong_tokens_from_200_loopback_addresses_are_limited_yet_the_right_token_passes(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from tests.api.conftest import Api, running_api
-from tests.api.test_tools import events_of
 from tests.helpers import WAIT, stdio_server
 from tests.llm.scripted import Reply, serve_scripted
+from tests.support.api_events import events_of
 
 pytestmark = pytest.mark.anyio
 

@@ -7,17 +7,21 @@ signal, no orphans, what a command imports, a terminal) keep starting one.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+import anyio
 from click.testing import CliRunner
 
 from mcpdeck.cli import cli
+from tests.helpers import ROOT, cli_environment
+from tests.support.serve_process import environment
 
 
 def mcpdeck(
@@ -62,3 +66,26 @@ def _pipe(text: str) -> Generator[BinaryIO]:
         writer.write(data)
     with os.fdopen(read, "rb") as reader:
         yield reader
+
+
+def invoker(folder: Path) -> Any:
+    """``invoke(*args)``: the CLI in this process (in a worker thread: a command may run its own event loop)."""
+    runner = CliRunner()
+    env = environment(folder)
+    config = str(folder / "mcp.json")
+
+    async def invoke(*args: str) -> Any:
+        return await anyio.to_thread.run_sync(
+            lambda: runner.invoke(cli, ["--config", config, *args], env=env, catch_exceptions=False)
+        )
+
+    return invoke
+
+
+def run(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``mcpdeck --config CONFIG ARGS`` (in this process) and return what it did."""
+    return mcpdeck(["--config", str(config), *args], env=cli_environment(config.parent, **(env or {})), cwd=ROOT)
+
+
+def write(config: Path, servers: dict[str, Any], **extra: Any) -> None:
+    config.write_text(json.dumps({"mcpServers": servers, **extra}, indent=2))

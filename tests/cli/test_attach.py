@@ -18,22 +18,12 @@ from click.testing import CliRunner
 
 from mcpdeck.cli import cli
 from mcpdeck.server._state import ServeState, state_path, write_state
+from tests.cli.inprocess import invoker
 from tests.helpers import ROOT, WAIT, stdio_server
-from tests.server.test_process import environment, serving, wait_connected
+from tests.support.serve_process import environment, serving, wait_connected
+from tests.support.stable_json import stable
 
 pytestmark = pytest.mark.anyio
-
-VOLATILE = {"connectedAt", "pid", "duration", "errorAt"}
-"""What differs between two runs of the same command: times, process ids."""
-
-
-def stable(data: Any) -> Any:
-    """``data`` without volatile fields, at any depth."""
-    if isinstance(data, dict):
-        return {k: stable(v) for k, v in data.items() if k not in VOLATILE}  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(data, list):
-        return [stable(v) for v in data]  # pyright: ignore[reportUnknownVariableType]
-    return data
 
 
 def run_cli(folder: Path, *args: str) -> tuple[int, str, str]:
@@ -53,20 +43,6 @@ async def cli_json(folder: Path, *args: str) -> Any:
     code, out, err = await anyio.to_thread.run_sync(lambda: run_cli(folder, *args))
     assert code == 0, err
     return json.loads(out)
-
-
-def invoker(folder: Path) -> Any:
-    """``invoke(*args)``: the CLI in this process (in a worker thread: a command may run its own event loop)."""
-    runner = CliRunner()
-    env = environment(folder)
-    config = str(folder / "mcp.json")
-
-    async def invoke(*args: str) -> Any:
-        return await anyio.to_thread.run_sync(
-            lambda: runner.invoke(cli, ["--config", config, *args], env=env, catch_exceptions=False)
-        )
-
-    return invoke
 
 
 async def test_a_real_cli_process_reaches_the_server_serve_runs(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal
 from tests.helpers import ROOT, WAIT, cli_environment, stdio_server
 from tests.llm.scripted import Call, Fail, Received, Reply, Step, serve_scripted
-from tests.server.test_process import Serving, serving, wait_connected
+from tests.support.serve_process import Serving, serving, wait_connected
 
 pytestmark = pytest.mark.anyio
 

@@ -14,10 +14,11 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.cli.inprocess import invoker
 from tests.cli.terminal import run_in_terminal
-from tests.cli.test_attach import invoker, stable
 from tests.helpers import ROOT, WAIT, stdio_server
-from tests.server.test_process import environment, serving, wait_connected
+from tests.support.serve_process import environment, serving, wait_connected
+from tests.support.stable_json import stable
 
 pytestmark = pytest.mark.anyio
 

@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.cli.inprocess import mcpdeck
-from tests.helpers import cli_environment, stdio_server
+from tests.cli.inprocess import mcpdeck, run, write
+from tests.helpers import stdio_server
 
 ROOT = Path(__file__).resolve().parents[2]
 BASIC = stdio_server("basic")
 EVERYTHING = str(ROOT / "node_modules" / ".bin" / "mcp-server-everything")
-
-
-def run(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``mcpdeck --config CONFIG ARGS`` (in this process) and return what it did."""
-    return mcpdeck(["--config", str(config), *args], env=cli_environment(config.parent, **(env or {})), cwd=ROOT)
-
-
-def write(config: Path, servers: dict[str, Any], **extra: Any) -> None:
-    config.write_text(json.dumps({"mcpServers": servers, **extra}, indent=2))
 
 
 @pytest.fixture

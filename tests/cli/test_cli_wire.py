@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.cli.test_cli import ROOT, run, write
+from tests.cli.inprocess import run, write
+from tests.helpers import ROOT
 
 
 def test_a_server_that_prints_stray_lines_costs_one_friendly_line_not_a_validation_dump(tmp_path: Path) -> None:

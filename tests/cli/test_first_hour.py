@@ -8,7 +8,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -248,10 +247,8 @@ def test_test_of_a_word_that_is_neither_a_server_nor_a_program_says_so(tmp_path:
 
 def test_get_without_connecting_shows_the_config_only(tmp_path: Path) -> None:
     config = write(tmp_path / "mcp.json", {"slow": HANG})
-    started = time.perf_counter()
     done = run(config, "get", "slow", "--no-connect")
     assert done.returncode == 0, done.stderr
-    assert time.perf_counter() - started < 10
     assert '"-m", "tests.servers.hang"' in done.stdout and "status" not in done.stdout
     assert not (tmp_path / "logs" / "slow.log").exists()
 
@@ -261,7 +258,6 @@ def test_get_without_connecting_shows_the_config_only(tmp_path: Path) -> None:
 
 def test_a_command_about_one_server_never_starts_the_others(tmp_path: Path) -> None:
     config = write(tmp_path / "mcp.json", {"basic": BASIC, "slow": {**HANG, "startupTimeout": 30}})
-    started = time.perf_counter()
     for args in (
         ["call", "mcp__basic__echo", "--args", '{"text": "hi"}'],
         ["tools", "--server", "basic"],
@@ -270,8 +266,7 @@ def test_a_command_about_one_server_never_starts_the_others(tmp_path: Path) -> N
     ):
         done = run(config, *args)
         assert done.returncode == 0, (args, done.stderr)
-    assert time.perf_counter() - started < 30  # the hanging server would cost 30 s each time
-    assert not (tmp_path / "logs" / "slow.log").exists()
+    assert not (tmp_path / "logs" / "slow.log").exists()  # a server started writes its log from its first moment
 
 
 def test_a_startup_timeout_names_the_setting_and_the_option(tmp_path: Path) -> None:
@@ -280,6 +275,7 @@ def test_a_startup_timeout_names_the_setting_and_the_option(tmp_path: Path) -> N
     assert done.returncode == 0
     assert "1/2 connected" in done.stdout
     assert 'raise "startupTimeout" in its config, or pass --startup-timeout SECONDS' in done.stdout
+    assert (tmp_path / "logs" / "slow.log").exists()  # what the tests above look for: a server that was started
 
 
 # ----- roots -----------------------------------------------------------------------------------

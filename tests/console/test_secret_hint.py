@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from mcpdeck._masking import literal_secret, reference_for
 from tests.console.conftest import Console
 from tests.helpers import ROOT
-from tests.test_masking import REFERENCES, TYPED_VALUES
+from tests.support.secret_values import REFERENCES, TYPED_VALUES
 
 TOKEN = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
 

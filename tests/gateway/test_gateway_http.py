@@ -400,7 +400,7 @@ async def test_a_2026_client_listens_for_list_changes_and_resource_updates(log_d
 
 async def test_wrong_tokens_from_many_loopback_addresses_are_limited_yet_the_right_token_passes(log_dir: Path) -> None:
     """``gateway --port`` had no limit at all: any number of guesses, from any number of addresses."""
-    from tests.api.test_security import guesses_from_many_addresses
+    from tests.support.token_guesses import guesses_from_many_addresses
 
     tokens = {"all": GatewayToken("secret-all-0123456789")}
     async with served_gateway(log_dir, {}, tokens=tokens) as served:

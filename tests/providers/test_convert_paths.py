@@ -24,7 +24,7 @@ from mcpdeck.catalog import build_catalog
 from mcpdeck.providers import ToolDefinition, _base, _openapi, get_provider, inline_refs
 from mcpdeck.providers._schema import prepare
 from tests.providers.support import every_spec
-from tests.providers.test_convert_properties import PROVIDERS, SETTINGS, schemas
+from tests.support.tool_schemas import PROVIDERS, SETTINGS, schemas
 
 
 def dump(value: Any) -> str:

@@ -27,10 +27,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from tests.api.test_metrics import scraped, value
 from tests.gateway.support import Seen, client
 from tests.helpers import ROOT, WAIT, serve_asgi, stdio_server
-from tests.server.test_process import serving, wait_connected
+from tests.support.prometheus_text import scraped, value
+from tests.support.serve_process import serving, wait_connected
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from tests.helpers import WAIT, stdio_server
-from tests.server.test_process import rest_of_output, serving
+from tests.support.serve_process import rest_of_output, serving
 
 pytestmark = pytest.mark.anyio
 

@@ -21,9 +21,8 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     Returns:
         ``(description, {parameter: description})``.
     """
-    # Measured (2 cores, python 3.11): the library takes about 0.26 ms a docstring where the
-    # hand-written parser it replaced took 0.05 ms, and 18 ms to import. Both are paid once
-    # per tool when it is made, never per call, and the import only when a tool is made.
+    # Slower than the hand-written parser it replaced, and an import (bench/RESULTS.md); both
+    # are paid once per tool when it is made, never per call, and the import only then.
     import docstring_parser
 
     if not doc:

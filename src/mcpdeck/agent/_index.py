@@ -163,9 +163,9 @@ class _Cached:
 
 _CACHE: OrderedDict[tuple[int, int, tuple[int, ...]], _Cached] = OrderedDict()
 # Keyed by identity (a Catalog is not hashable by content), safe since each entry holds the
-# catalog and the extras, so no id is reused while cached. Kept because it matters: building
-# the index of bench/'s 1000-tool catalog takes about 90 ms (2 cores under load), paid on
-# every agent turn without it; a cached turn finds it in a dict.
+# catalog and the extras, so no id is reused while cached. Kept because building the index of
+# a big catalog is costly (bench/RESULTS.md) and would be paid on every agent turn; a cached
+# turn finds it in a dict.
 
 
 class ToolIndex:

@@ -191,10 +191,9 @@ class CallbackListener:
     @asynccontextmanager
     async def serve(cls, server: str, sock: socket.socket, redirect_uri: str) -> AsyncGenerator[CallbackListener]:
         """Listen on ``sock`` (bound, see ``reserve_port``) until the block ends; the socket is closed then."""
-        # Measured (2 cores under load, python 3.11, 15 runs, median): start, one answer and
-        # stop take about 290 ms with uvicorn (stop waits for its 0.1 s tick) against 80-110 ms
-        # for the hand-written anyio listener this replaced; uvicorn is already imported with
-        # the SDK. Paid once per interactive login, beside a browser round trip: the library wins.
+        # uvicorn is slower to start and stop than the hand-written anyio listener it replaced
+        # (its stop waits for its 0.1 s tick; bench/RESULTS.md), and already imported with the
+        # SDK. Paid once per interactive login, beside a browser round trip: the library wins.
         import uvicorn
 
         with sock:

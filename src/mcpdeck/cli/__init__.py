@@ -33,7 +33,7 @@ def main() -> None:
     # them, so it runs after them), the objects left are frozen: the interpreter's shutdown then does
     # not walk them all for cycles again. Everything mcpdeck writes is closed by then (config writes
     # are atomic, the history is closed before this), and the process is ending: what a cycle holds
-    # is given back with the process. It saves ~0.3 s of CPU per command (1.1 -> 0.8 s for `mcpdeck
-    # list` on an empty config, 2026-11-24), and as much on every exit of `serve` and `gateway`.
+    # is given back with the process. That last walk was about a quarter of a short command's CPU
+    # (bench/RESULTS.md), and as much again on every exit of `serve` and `gateway`.
     atexit.register(gc.freeze)
     cli(prog_name="mcpdeck")

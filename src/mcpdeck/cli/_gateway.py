@@ -12,7 +12,7 @@ one made up and printed at start; ``--no-token`` serves loopback clients without
 from __future__ import annotations
 
 # ipaddress, secrets (hashlib, hmac, base64), shlex and shutil are imported where used: every
-# command imports this module, and they cost ~10 ms of each start.
+# command imports this module, and they would lengthen every command's start (bench/RESULTS.md).
 import json
 import os
 import sys

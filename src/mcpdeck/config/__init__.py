@@ -1,7 +1,7 @@
 """Server configs (with their OAuth settings), the config file, ``${VAR}`` expansion and importers from other hosts.
 
 The importers (``import_servers`` and its types) are imported on first use: reading other hosts'
-files needs ``yaml``, about 25 ms of every start otherwise.
+files needs ``yaml``, which every command's start would pay otherwise (bench/RESULTS.md).
 """
 
 from typing import TYPE_CHECKING, Any

@@ -3,8 +3,8 @@
 A cancel scope with a deadline puts a timer in the event loop's heap for each request, and
 asyncio orders that heap by comparing timers in Python: each request's timer costs a few dozen
 comparisons to add and, once cancelled, to take out again, more the more timers the heap holds
-(a minute's timeout and many calls a second keep thousands in it). Measured on ``gateway
---stdio`` in front of server-everything: 22k of its 1,267k instructions per call. Here each
+(a minute's timeout and many calls a second keep thousands in it): a share of each call that
+bench/RESULTS.md gives (cachegrind, ``gateway --stdio``). Here each
 request's deadline is an entry of a dict and one timer waits for the earliest; it fires about
 once per timeout, looks at the requests then in flight and cancels those that are due.
 

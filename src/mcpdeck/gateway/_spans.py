@@ -1,8 +1,9 @@
 """The SDK's OpenTelemetry spans, left out of the gateway's hot path when they go nowhere.
 
 Without a tracer provider every span is a no-op, but building one still costs: the SDK opens a
-client span (and injects the trace context) around every request it sends, about 8% of the
-work the gateway does per call, and a server span around every request it serves, about 5%.
+client span (and injects the trace context) around every request it sends and a server span
+around every request it serves, together about an eighth of the gateway's work per call
+(bench/RESULTS.md).
 ``build_server`` leaves the server's span middleware out (``Server.middleware``, public); the
 client span has no switch, so ``drop_idle_client_spans`` replaces the two helpers the SDK's
 dispatcher calls (``mcp.shared.jsonrpc_dispatcher.otel_span`` and ``inject_trace_context``, a

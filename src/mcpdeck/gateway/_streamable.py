@@ -3,7 +3,8 @@
 The SDK's transport opens an SSE stream for every request a client POSTs (a priming event,
 then the answer, each an event, behind sse-starlette's response and its four tasks). The
 spec lets a server answer with either; most calls have nothing to send but their result, and
-for them the stream is pure cost: about 40% of the gateway's CPU per call over HTTP.
+for them the stream is pure cost, a large share of the gateway's CPU per call over HTTP
+(bench/RESULTS.md).
 
 ``GatewayTransport`` decides per call (``SHORT``), when the first message for it comes: the result
 itself, within ``JSON_WINDOW`` seconds, is sent as an ``application/json`` body; anything

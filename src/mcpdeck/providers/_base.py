@@ -176,9 +176,9 @@ class Converter(ABC):
         extras = tuple(extra)
         if not isinstance(version, int):
             return self._convert(catalog, extras)
-        # By identity, safe since each entry holds the catalog and extras. Kept because it
-        # matters: bench/ converts the unchanged 1000-tool catalog again in 9-17 µs against
-        # 7-114 ms the first time (convert-again vs convert-first, every provider).
+        # By identity, safe since each entry holds the catalog and extras. Kept because an agent
+        # converts the same catalog on every turn, and converting it again costs under a
+        # hundredth of the first time (bench's convert-again against convert-first: bench/RESULTS.md).
         key = (id(catalog), version, tuple(id(spec) for spec in extras))
         entry = self._cache.get(key)
         if entry is not None and entry.catalog is catalog:

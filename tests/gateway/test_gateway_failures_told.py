@@ -1,5 +1,6 @@
-"""A newcomer's try-out of the gateway from an MCP client: what the client is told when a server
-crashes mid-call, what a refused call tells the person to do, and what a bad profile edit breaks."""
+"""What an MCP client of the gateway is told when something goes wrong: a server crashing mid-call, a call
+refused for want of someone to ask (with advice a gateway user can follow), a bad profile edit (which breaks
+only that profile), an approval accepted without a decision."""
 
 from __future__ import annotations
 

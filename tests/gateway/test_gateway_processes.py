@@ -1,5 +1,5 @@
-"""A newcomer's try-out of the gateway commands as real processes: started as a client starts them,
-stopped as a client or a person stops them (stdin closed, Ctrl-C, SIGTERM), with what they print.
+"""The gateway commands as real processes: started as a client starts them, stopped as a client or a person
+stops them (stdin closed, Ctrl-C, SIGTERM), with what they print.
 
 Each test starts ``python -m mcpdeck.cli`` with pipes, with the history on (as a user has it), and
 checks what a person or a client sees: the exit, the exit code, the processes left behind, the text.
