@@ -96,6 +96,7 @@ class Gateway:
         modern: bool = False,
         name: str | None = None,
         instructions: str | None = None,
+        replica: str | None = None,
     ):
         """Create a gateway for an open host.
 
@@ -122,12 +123,15 @@ class Gateway:
                 ``mcpdeck/<profile>`` for a profile.
             instructions: What it tells clients in ``initialize``; default one line saying what it serves.
                 (For a gateway that relays another one, which says it better.)
+            replica: The replica id of the process (``serve --replica-id``): streamable HTTP session ids
+                begin with ``<replica>.`` so a load balancer can send each session to its replica.
         """
         self.host = host
         self.profile = profile
         self.check_permission = check_permission
         self._approval: GatewayApproval | None = approval
         self.modern = modern
+        self.replica = replica
         self.tokens = dict(tokens or {})
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins

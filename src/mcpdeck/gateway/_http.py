@@ -218,6 +218,7 @@ class GatewayApp:
                 manager = GatewaySessionManager(
                     server, event_store=MemoryEventStore(), retry_interval=RETRY_MS, security_settings=self._security
                 )
+                manager.replica = self._gateway.replica
                 await self._gateway.task_group.start(self._run, manager)
                 self._managers[profile] = manager
         return manager

@@ -180,7 +180,14 @@ class GatewayTransport(StreamableHTTPServerTransport):
 
 
 class GatewaySessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager, with ``GatewayTransport`` for each new session."""
+    """The SDK's session manager, with ``GatewayTransport`` for each new session.
+
+    With a ``replica`` id, session ids are ``<replica>.<random>``: a load balancer routes a session's
+    requests to the replica that holds it by that prefix (the session lives in this process's memory).
+    """
+
+    replica: str | None = None
+    """This process's replica id, the session ids' prefix (None: no prefix)."""
 
     @property
     def open_sessions(self) -> int:
@@ -191,7 +198,7 @@ class GatewaySessionManager(StreamableHTTPSessionManager):
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
             return None
         transport = GatewayTransport(
-            mcp_session_id=uuid4().hex,
+            mcp_session_id=f"{self.replica}.{uuid4().hex}" if self.replica else uuid4().hex,
             is_json_response_enabled=self.json_response,
             event_store=self.event_store,
             security_settings=self.security_settings,

@@ -259,7 +259,12 @@ def _assemble(
     hosts = allowed_hosts(options.host, port, options.allowed_hosts)
     origins = sorted(f"{scheme}://{name}" for name in hosts for scheme in ("http", "https"))
     gateway = Gateway(
-        host, allowed_hosts=sorted(hosts), allowed_origins=origins, any_address=every, approval=options.approval
+        host,
+        allowed_hosts=sorted(hosts),
+        allowed_origins=origins,
+        any_address=every,
+        approval=options.approval,
+        replica=replica,
     )
     gateway_app = gateway.asgi()
     context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)

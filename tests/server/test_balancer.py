@@ -1,0 +1,207 @@
+"""Two ``mcpdeck serve`` replicas on one SQLite store and one config behind a real HAProxy (the configuration
+docs/fleet.md shows): a handshake-era SDK client's session id begins with its replica's id, so every call of
+the session reaches that replica; when the replica is killed the session is not found (404) and a new one works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.helpers import descendants, kill, stdio_server
+from tests.server.test_replicas import BALANCER, START, TOKEN, raw_get, replica
+
+HAPROXY = os.environ.get("MCPDECK_HAPROXY", "/usr/sbin/haproxy")
+"""scripts/setup-tests installs it (Debian's ``haproxy``) when it is missing."""
+LIMIT = 150.0
+"""Seconds the whole test may take: two serve processes start slowly on a busy 2-core machine."""
+CALLS = 6
+
+HAPROXY_CONFIG = """\
+global
+    maxconn 256
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+    # Only a connection that never opened is tried again (the request never reached a replica);
+    # a POST that may have run is never sent twice.
+    retries 2
+    retry-on conn-failure
+    option redispatch 1
+
+frontend mcp
+    bind 127.0.0.1:{port}
+    default_backend replicas
+
+backend replicas
+    balance roundrobin
+    option httpchk GET /healthz
+    http-check expect status 200
+    http-request disable-l7-retry if METH_POST
+    # A handshake-era session lives in its replica's memory: its id names the replica.
+{rules}
+{servers}
+
+listen stats
+    bind 127.0.0.1:{stats}
+    stats enable
+    stats uri /stats
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def haproxy_config(port: int, stats: int, replicas: dict[str, int]) -> str:
+    rules = "\n".join(f"    use-server {name} if {{ req.hdr(mcp-session-id) -m beg {name}. }}" for name in replicas)
+    servers = "\n".join(
+        f"    server {name} 127.0.0.1:{at} check inter 300ms fall 2 rise 1" for name, at in replicas.items()
+    )
+    return HAPROXY_CONFIG.format(port=port, stats=stats, rules=rules, servers=servers)
+
+
+@asynccontextmanager
+async def haproxy(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, int]]:
+    """HAProxy in the foreground with a config of its own in front of ``replicas``; yields its port and stats port."""
+    assert shutil.which(HAPROXY), f"HAProxy is missing at {HAPROXY}: run scripts/setup-tests"
+    port, stats = free_port(), free_port()
+    config = folder / "haproxy.cfg"
+    config.write_text(haproxy_config(port, stats, replicas))
+    process = await anyio.open_process([HAPROXY, "-db", "-f", str(config)])
+    try:
+        yield port, stats
+    finally:
+        kill({process.pid, *descendants(process.pid)})
+        with anyio.move_on_after(5, shield=True):
+            await process.wait()
+        await process.aclose()
+
+
+async def server_states(stats: int) -> dict[str, str]:
+    """Each server's state as HAProxy sees it (``UP``, ``DOWN``, ...), from its stats page."""
+    async with httpx2.AsyncClient(timeout=5) as http:
+        csv = (await http.get(f"http://127.0.0.1:{stats}/stats;csv")).text
+    lines = [line.split(",") for line in csv.splitlines() if line and not line.startswith("#")]
+    return {row[1]: row[17] for row in lines if row[0] == "replicas" and row[1] not in ("FRONTEND", "BACKEND")}
+
+
+async def until_states(stats: int, wanted: dict[str, str]) -> None:
+    with anyio.fail_after(START):  # health checks every 300 ms; a busy machine answers them slowly
+        while {name: state.split()[0] for name, state in (await server_states(stats)).items()} != wanted:  # noqa: ASYNC110
+            await anyio.sleep(0.1)
+
+
+@dataclass
+class Seen:
+    """What a client's HTTP answers said: their statuses, and the session id the gateway gave."""
+
+    statuses: list[int] = field(default_factory=list[int])
+    id: str = ""
+
+    @property
+    def replica(self) -> str:
+        return self.id.split(".")[0]
+
+
+@asynccontextmanager
+async def session(port: int) -> AsyncGenerator[tuple[Client, httpx2.AsyncClient, Seen]]:
+    """A handshake-era SDK client through HAProxy (by the balancer's name), noting what each answer said."""
+    seen = Seen()
+
+    async def note(response: httpx2.Response) -> None:
+        seen.statuses.append(response.status_code)
+        seen.id = response.headers.get("mcp-session-id", seen.id)
+
+    headers = {"Authorization": f"Bearer {TOKEN}", "Host": BALANCER}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [note]}) as http,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+    ):
+        yield client, http, seen
+
+
+def test_haproxy_routes_each_session_to_its_replica_and_a_dead_replica_s_session_is_not_found(tmp_path: Path) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(LIMIT):
+            await _through_haproxy(tmp_path)
+
+    anyio.run(bounded)
+
+
+async def _through_haproxy(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__basic"]}})
+    )
+    store = str(tmp_path / "fleet.sqlite3")
+    flags = ("--store", store, "--allowed-host", BALANCER)
+    async with (
+        replica(tmp_path, config, "r1", *flags, "--replica-id", "r1") as r1,
+        replica(tmp_path, config, "r2", *flags, "--replica-id", "r2") as r2,
+    ):
+        for one in (r1, r2):  # ready once `basic` has settled
+            with anyio.fail_after(START):
+                while (await anyio.to_thread.run_sync(raw_get, one.url, b"GET /readyz HTTP/1.0\r\n\r\n"))[0] != 200:  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+        async with haproxy(tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, stats):
+            await until_states(stats, {"r1": "UP", "r2": "UP"})
+            async with AsyncExitStack() as stack:
+                # Round-robin spreads the requests without a session id over both replicas. A handshake-era
+                # SDK client sends two (its server/discover probe, then initialize), so each new session would
+                # land where the last did: one request in between (a health check) moves the rotation on.
+                a, http, seen_a = await stack.enter_async_context(session(port))
+                b, _, seen_b = a, http, seen_a
+                for _ in range(4):
+                    await http.get(f"http://127.0.0.1:{port}/healthz")
+                    b, _, seen_b = await stack.enter_async_context(session(port))
+                    if seen_b.replica != seen_a.replica:
+                        break
+                assert sorted((seen_a.replica, seen_b.replica)) == ["r1", "r2"], (seen_a.id, seen_b.id)
+                seen_a.statuses.clear()  # opening, the probe for 2026-07-28 (server/discover) was a 404: handshake only
+                seen_b.statuses.clear()
+                for n in range(CALLS):  # alternating, so that without the rules every other call would go astray
+                    for client, seen in ((a, seen_a), (b, seen_b)):
+                        result = await client.call_tool("mcp__basic__echo", {"text": f"{seen.id} {n}"})
+                        assert not result.is_error, result
+                assert all(status < 400 for status in seen_a.statuses + seen_b.statuses), (seen_a, seen_b)
+                listed = await http.get(
+                    f"http://127.0.0.1:{port}/api/history/calls", params={"server": "basic", "limit": 100}
+                )
+                landed = {call["arguments"]["text"]: call["replica"] for call in listed.json()["toolCalls"]}
+                for seen in (seen_a, seen_b):
+                    assert {landed.get(f"{seen.id} {n}") for n in range(CALLS)} == {seen.replica}, landed
+
+                # b's replica dies: HAProxy marks it down and skips its rule; the other replica does not
+                # know the session: 404 "Session not found".
+                doomed = r1 if seen_b.replica == "r1" else r2
+                survivor = "r2" if doomed is r1 else "r1"
+                kill({doomed.process.pid, *descendants(doomed.process.pid)})
+                await until_states(stats, {doomed.name: "DOWN", survivor: "UP"})
+                seen_b.statuses.clear()
+                with pytest.raises(MCPError, match="Session not found"):
+                    await b.call_tool("mcp__basic__echo", {"text": "after the kill"})
+                assert seen_b.statuses == [404], seen_b
+
+            # The client starts again: a new session, on the survivor, works.
+            async with session(port) as (c, _, seen_c):
+                assert seen_c.replica == survivor, seen_c.id
+                result = await c.call_tool("mcp__basic__echo", {"text": "a new session"})
+                assert not result.is_error, result
