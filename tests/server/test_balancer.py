@@ -21,7 +21,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import descendants, kill, stdio_server
-from tests.server.test_replicas import BALANCER, START, TOKEN, raw_get, replica
+from tests.support.replicas import BALANCER, START, TOKEN, raw_get, replica
 
 HAPROXY = os.environ.get("MCPDECK_HAPROXY", "/usr/sbin/haproxy")
 """scripts/setup-tests installs it (Debian's ``haproxy``) when it is missing."""
