@@ -122,15 +122,12 @@ class ServerRequests:
         finally:
             del self._running[id(context)]
 
-    def _origin(self) -> contextvars.Context:
-        """The context a question of this server belongs to: the one request running, else this one."""
+    def _origin(self) -> contextvars.Context | None:
+        """The context of the one request running on this server, which a question belongs to; None when
+        several run, or none (the question is then of the context it came in)."""
         if len(self._running) == 1:
             return next(iter(self._running.values()))
-        return contextvars.copy_context()
-
-    def set_roots(self, roots: list[types.Root] | None) -> None:
-        """This server's own roots (None: the host's)."""
-        self._roots = roots
+        return None
 
     def _report(self, kind: ServerRequestKind, outcome: ServerRequestOutcome, detail: str | None = None) -> None:
         self._publish(ServerRequestHandled(server=self._server, kind=kind, outcome=outcome, detail=detail))

@@ -6,8 +6,8 @@ host declines cleanly and says so. Both callbacks get the name of the server tha
 ``origin`` of the question: the context (``contextvars``) of the host's request it belongs to. A
 2026-07-28 server asks inside the request, so the callback already runs in its context; a handshake-
 era server asks on its connection, outside any request, and its question belongs to the one request
-running on that server, if only one runs (``origin`` is then that request's context; when several
-run, or none, it is the context the question came in). An app that marks its requests with a context
+running on that server, if only one runs (``origin`` is then that request's context; None when several
+run, or none: the callback's own context is the question's). An app that marks its requests with a context
 variable (which chat, which call) reads it from ``origin``.
 """
 
