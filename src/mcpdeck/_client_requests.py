@@ -129,6 +129,10 @@ class ServerRequests:
             return next(iter(self._running.values()))
         return None
 
+    def set_roots(self, roots: list[types.Root] | None) -> None:
+        """This server's own roots (None: the host's)."""
+        self._roots = roots
+
     def _report(self, kind: ServerRequestKind, outcome: ServerRequestOutcome, detail: str | None = None) -> None:
         self._publish(ServerRequestHandled(server=self._server, kind=kind, outcome=outcome, detail=detail))
 
