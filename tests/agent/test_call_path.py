@@ -13,10 +13,10 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host, PermissionDeniedError
-from mcpdeck._calls import new_call_id
 from mcpdeck.agent import Agent, AgentEvent, RunFinished, ToolCallDone, ToolCallRequested, tool
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted, current_caller, current_conversation
 from mcpdeck.history import History, ToolCallRecord
+from mcpdeck.host._call_path import new_call_id
 from mcpdeck.results import ToolResult
 from tests.helpers import WAIT
 from tests.llm.scripted import Call, Reply, Step, serve_scripted

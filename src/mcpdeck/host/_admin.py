@@ -18,7 +18,6 @@ import anyio.to_thread
 import mcp_types as types
 from anyio.abc import TaskGroup
 
-from mcpdeck._registry import ServerRegistry
 from mcpdeck.config import (
     AnyServerConfig,
     ConfigStore,
@@ -31,6 +30,7 @@ from mcpdeck.config import (
 )
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ConfigChanged, Event, EventBus
+from mcpdeck.host._registry import ServerRegistry
 from mcpdeck.permissions import PermissionGate, PermissionRules, parse_permissions
 from mcpdeck.status import ServerState, ServerStatus
 

@@ -14,10 +14,10 @@ from types import EllipsisType
 
 import mcp_types as types
 
-from mcpdeck._calls import CallPath
-from mcpdeck._registry import ServerRegistry
 from mcpdeck.connection import ServerConnection
 from mcpdeck.errors import InvalidArgumentsError
+from mcpdeck.host._call_path import CallPath
+from mcpdeck.host._registry import ServerRegistry
 from mcpdeck.permissions import Access, ApprovalCallback, CallingClient
 
 __all__ = ["ServerContent"]

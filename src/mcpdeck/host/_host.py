@@ -1,16 +1,4 @@
-"""``Host``: the composition root. Many servers, one catalog, one place to call tools.
-
-::
-
-    async with Host.from_file() as host:            # or Host({"name": config, ...})
-        for tool in host.tools: ...
-        result = await host.call_tool("mcp__fs__read_file", {"path": "README.md"})
-        print(result.text())
-
-Entering the host starts every server's supervisor at once and waits until each has
-connected, failed or timed out (each within its own startup timeout), so a slow or broken
-server delays nothing but itself. Leaving it stops them all; no child process outlives it.
-"""
+"""``Host``, the composition root: each method hands its work to one of the rooms beside this module."""
 
 from __future__ import annotations
 
@@ -23,13 +11,8 @@ from typing import Any, Self
 
 import mcp_types as types
 
-from mcpdeck._admin import ServerAdmin, ServerSpec, ServerTest
-from mcpdeck._calls import CallPath, CallRecorder
 from mcpdeck._client_requests import ClientHandlers, as_roots
-from mcpdeck._content import ServerContent
-from mcpdeck._lifecycle import HostLifecycle
 from mcpdeck._paths import log_dir as default_log_dir
-from mcpdeck._registry import ConnectionOptions, ServerRegistry, auto_approve_of
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool, unlisted_tool
@@ -37,6 +20,11 @@ from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_conf
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import InvalidArgumentsError, ServerUnavailableError
 from mcpdeck.events import EventBus
+from mcpdeck.host._admin import ServerAdmin, ServerSpec, ServerTest
+from mcpdeck.host._call_path import CallPath, CallRecorder
+from mcpdeck.host._lifecycle import HostLifecycle
+from mcpdeck.host._registry import ConnectionOptions, ServerRegistry, auto_approve_of
+from mcpdeck.host._server_content import ServerContent
 from mcpdeck.permissions import ApprovalCallback, CallingClient, PermissionGate, PermissionRules
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
 from mcpdeck.results import ToolResult
@@ -50,8 +38,8 @@ class Host:
     """Connects MCP servers and serves their tools as one catalog.
 
     The rooms behind it: ``_lifecycle`` (entering and leaving), ``_registry`` (the connections,
-    the catalog and index they make), ``_calls`` (the one instrumented path of every tool call),
-    ``_content`` (resources, prompts, completions), ``_admin`` (adding, changing, removing and
+    the catalog and index they make), ``_call_path`` (the one instrumented path of every tool call),
+    ``_server_content`` (resources, prompts, completions), ``_admin`` (adding, changing, removing and
     testing servers, saved to the config file).
 
     Args:

@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from mcpdeck._admin import ServerAdmin, ServerSpec, load_config, load_permissions
 from mcpdeck.config import McpConfig
+from mcpdeck.host._admin import ServerAdmin, ServerSpec, load_config, load_permissions
 from mcpdeck.permissions import PermissionGate, PermissionRules
 
 __all__ = ["HostLifecycle"]
