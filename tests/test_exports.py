@@ -59,11 +59,13 @@ def test_every_exception_class_of_the_library_is_defined_in_mcpdeck_errors() -> 
 
 
 def test_the_two_server_log_classes_have_two_names() -> None:
-    import mcpdeck._server_log
+    import mcpdeck.connection._server_log
     import mcpdeck.events
 
     assert hasattr(mcpdeck.events, "ServerLog") and not hasattr(mcpdeck.events, "ServerLogFile")
-    assert hasattr(mcpdeck._server_log, "ServerLogFile") and not hasattr(mcpdeck._server_log, "ServerLog")
+    assert hasattr(mcpdeck.connection._server_log, "ServerLogFile") and not hasattr(
+        mcpdeck.connection._server_log, "ServerLog"
+    )
 
 
 async def test_a_real_host_s_events_carry_typed_fields(tmp_path: Path) -> None:

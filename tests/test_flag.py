@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpdeck._flag import Flag
+from mcpdeck.connection._flag import Flag
 from tests.helpers import WAIT
 
 pytestmark = pytest.mark.anyio

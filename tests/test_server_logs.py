@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcpdeck import Host, ServerState
-from mcpdeck._server_log import KEEP, ROTATE_BYTES
+from mcpdeck.connection._server_log import KEEP, ROTATE_BYTES
 from tests.helpers import NODE_BIN, WAIT, stdio_server
 
 pytestmark = pytest.mark.anyio

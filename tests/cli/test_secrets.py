@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpdeck._server_log import ROTATE_BYTES, ServerLogFile
+from mcpdeck.connection._server_log import ROTATE_BYTES, ServerLogFile
 from mcpdeck.history import History
 from tests.cli.inprocess import mcpdeck
 from tests.helpers import cli_environment, stdio_server

@@ -24,14 +24,14 @@ from pydantic import ValidationError
 
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._listed import ListedTool
-from mcpdeck._lists import ListKind, ServerLists
-from mcpdeck._server_log import ServerLogFile
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.config import AnyServerConfig, InProcessServer, as_server_config
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._deadlines import Deadlines
 from mcpdeck.connection._errors import describe_error, session_expired
 from mcpdeck.connection._opening import Opener
+from mcpdeck.connection._server_lists import ListKind, ServerLists
+from mcpdeck.connection._server_log import ServerLogFile
 from mcpdeck.connection._session import Session
 from mcpdeck.connection._supervisor import Supervisor
 from mcpdeck.errors import NotOfferedError, ServerCrashedError, ServerError, ServerTimeoutError, protocol_error_text

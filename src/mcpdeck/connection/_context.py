@@ -10,8 +10,8 @@ from pathlib import Path
 import mcp_types as types
 
 from mcpdeck._masking import Redactor, mask_urls
-from mcpdeck._server_log import ServerLogFile
 from mcpdeck.config import AnyServerConfig, InProcessServerConfig, referenced_values
+from mcpdeck.connection._server_log import ServerLogFile
 
 __all__ = ["ServerContext"]
 

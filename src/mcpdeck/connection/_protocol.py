@@ -21,8 +21,8 @@ from mcp.client._transport import Transport
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpdeck._handshake_first import DISCOVER, HandshakeFirst
 from mcpdeck.connection._context import ServerContext
+from mcpdeck.connection._handshake_first import DISCOVER, HandshakeFirst
 from mcpdeck.errors import ServerError, leaf_errors, protocol_error_text
 
 __all__ = ["ClientFactory", "negotiated"]

@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 import anyio
 from mcp import Client
 
-from mcpdeck._flag import Flag
-from mcpdeck._lists import ServerLists
 from mcpdeck.connection._context import ServerContext
+from mcpdeck.connection._flag import Flag
 from mcpdeck.connection._opening import Opener
+from mcpdeck.connection._server_lists import ServerLists
 from mcpdeck.connection._session import Session
 from mcpdeck.errors import ServerUnavailableError
 from mcpdeck.events import Event, ServerStatusChanged

@@ -17,11 +17,11 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 
 from mcpdeck._client_requests import ClientHandlers
-from mcpdeck._lists import ListKind
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
 from mcpdeck.config import AnyServerConfig
 from mcpdeck.connection import ServerConnection
+from mcpdeck.connection._server_lists import ListKind
 from mcpdeck.errors import (
     ConfigError,
     MCPDeckError,

@@ -33,8 +33,8 @@ from mcp.client.subscriptions import (
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpdeck._flag import Flag
 from mcpdeck._listed import ListedTool
+from mcpdeck.connection._flag import Flag
 from mcpdeck.errors import leaf_errors, protocol_error_text
 
 __all__ = ["ListKind", "ServerLists"]
