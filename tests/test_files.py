@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcpdeck import ConfigError, ConfigStore, StdioServerConfig
-from mcpdeck._files import atomic_write, locked
+from mcpdeck._util.files import atomic_write, locked
 from mcpdeck.auth._files import write_private
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpdeck._masking import (
+from mcpdeck._util.masking import (
     Redactor,
     literal_secret,
     looks_like_token,

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from mcpdeck import History, Host, ServerState
-from mcpdeck._paths import config_path, data_dir, history_path, log_dir
+from mcpdeck._util.paths import config_path, data_dir, history_path, log_dir
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import resolve_config_path
 from tests.helpers import WAIT, stdio_server

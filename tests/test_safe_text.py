@@ -6,7 +6,7 @@ import json
 import re
 import unicodedata
 
-from mcpdeck._safe_text import UNSAFE_CHARACTERS, safe_json, safe_text
+from mcpdeck._util.safe_text import UNSAFE_CHARACTERS, safe_json, safe_text
 
 KEPT_FORMAT = {"\u200c", "\u200d"}  # zero-width non-joiner and joiner: emoji and scripts need them
 DANGEROUS = {"Cc", "Cf", "Cs", "Zl", "Zp"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 
 if TYPE_CHECKING:
     from mcpdeck.catalog import CatalogTool

@@ -27,7 +27,7 @@ from typing import cast
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 
 __all__ = [
     "TOOL_CALL_SPAN",

@@ -26,7 +26,7 @@ from jsonschema import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from mcpdeck._listed import ListedTool
+from mcpdeck._util.listed_tool import ListedTool
 
 __all__ = [
     "MAX_TOOL_NAME",
@@ -210,7 +210,7 @@ class CatalogTool:
     """One tool in the catalog: its public name, its server, and what the server said of it.
 
     The definition is the server's ``ListedTool``, shared with the server's list (kept once,
-    compact: see ``mcpdeck._listed``); ``input_schema``, ``annotations`` and ``tool`` give
+    compact: see ``mcpdeck._util.listed_tool``); ``input_schema``, ``annotations`` and ``tool`` give
     fresh objects decoded from it.
     """
 

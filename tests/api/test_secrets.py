@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from mcpdeck._masking import mask_url
+from mcpdeck._util.masking import mask_url
 from mcpdeck.api._secrets import mask_config, restore_masked
 from mcpdeck.config import parse_server_config
 from mcpdeck.errors import ConfigError

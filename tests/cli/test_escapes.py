@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcpdeck._safe_text import UNSAFE_CHARACTERS
+from mcpdeck._util.safe_text import UNSAFE_CHARACTERS
 from mcpdeck.catalog import assign_names
 from tests.cli.inprocess import mcpdeck
 from tests.cli.terminal import run_in_terminal

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from mcpdeck._masking import literal_secret, reference_for
+from mcpdeck._util.masking import literal_secret, reference_for
 from tests.console.conftest import Console
 from tests.helpers import ROOT
 from tests.support.secret_values import REFERENCES, TYPED_VALUES

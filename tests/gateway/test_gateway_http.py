@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated
 
 from mcpdeck import Host
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 from mcpdeck.gateway import GatewayToken
 from mcpdeck.history import History
 from mcpdeck.status import ServerState

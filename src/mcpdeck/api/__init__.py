@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 from mcpdeck.api._context import ApiContext, CallStats
 from mcpdeck.api._errors import ApiError, error_response, install_error_handlers
 from mcpdeck.api._events import event_json

@@ -12,8 +12,8 @@ import anyio.to_thread
 from fastapi import APIRouter, Query
 from starlette.responses import StreamingResponse
 
-from mcpdeck._log_tail import last_lines, read_new
-from mcpdeck._version import __version__
+from mcpdeck._util.log_tail import last_lines, read_new
+from mcpdeck._util.version import __version__
 from mcpdeck.api._common import Changing, Ctx, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError

@@ -3,7 +3,7 @@
 Out: every ``env`` and ``headers`` value and the OAuth secrets are masked (``****``, or the
 first three characters and ``…****`` for a long value, so the user can tell which is
 which), secret-looking ``args`` too, and a URL's query values and password become
-``****``: ``mcpdeck._masking.mask_config``, as the CLI's ``get --json``. ``${VAR}``
+``****``: ``mcpdeck._util.masking.mask_config``, as the CLI's ``get --json``. ``${VAR}``
 references are shown as they are: they name secrets, they are not secrets.
 
 Back in: a console shows the masked form and sends the whole config back on save. A value
@@ -25,7 +25,7 @@ import re
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from mcpdeck._masking import OAUTH_SECRET_KEYS, mask_config, mask_url
+from mcpdeck._util.masking import OAUTH_SECRET_KEYS, mask_config, mask_url
 from mcpdeck.api._errors import ApiError
 from mcpdeck.errors import ConfigError
 

@@ -11,7 +11,7 @@ import httpx2
 from mcp.shared.auth import DEFAULT_GRANT_TYPES, OAuthClientInformationFull
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter, ValidationError
 
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 from mcpdeck.auth._callback import CallbackPlan
 from mcpdeck.auth._identity import IdentityAssertionAuth, IdJagExchange, secure_url
 from mcpdeck.auth._interaction import AuthorizeFunction, OAuthInteraction, as_interaction

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpdeck._files import atomic_write, ensure_private_dir
+from mcpdeck._util.files import atomic_write, ensure_private_dir
 
 __all__ = ["ensure_private_dir", "write_private"]
 

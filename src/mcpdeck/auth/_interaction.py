@@ -16,7 +16,7 @@ from typing import Protocol, TextIO, runtime_checkable
 import anyio
 from mcp.shared.auth import AuthorizationCodeResult
 
-from mcpdeck._safe_text import safe_text
+from mcpdeck._util.safe_text import safe_text
 from mcpdeck.auth._callback import CallbackListener
 
 __all__ = [

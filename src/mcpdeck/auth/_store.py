@@ -23,7 +23,7 @@ from pathlib import Path
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
-from mcpdeck._paths import data_dir
+from mcpdeck._util.paths import data_dir
 from mcpdeck.auth._files import write_private
 from mcpdeck.auth._keyring import SERVICE, KeyringModule, keyring_wanted, load_keyring
 from mcpdeck.auth._records import Backend, Record, Secrets, StoredAuth, record_key

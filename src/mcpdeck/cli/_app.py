@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import click
 
-from mcpdeck import _paths
-from mcpdeck._masking import mask_urls
-from mcpdeck._safe_text import safe_text
-from mcpdeck._version import __version__
+from mcpdeck._util import paths as _paths
+from mcpdeck._util.masking import mask_urls
+from mcpdeck._util.safe_text import safe_text
+from mcpdeck._util.version import __version__
 from mcpdeck.errors import ConfigError, MCPDeckError
 
 if TYPE_CHECKING:

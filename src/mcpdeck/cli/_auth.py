@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import click
 
-from mcpdeck._masking import Redactor, mask_url
+from mcpdeck._util.masking import Redactor, mask_url
 from mcpdeck.cli._app import SECONDS, CliContext, errors_to_exit, fail, run_async
 from mcpdeck.errors import ServerError
 

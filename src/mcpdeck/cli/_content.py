@@ -63,7 +63,7 @@ def _print_contents(result: types.ReadResourceResult, output: str | None) -> Non
 
     import mcp_types as types
 
-    from mcpdeck._files import private_opener
+    from mcpdeck._util.files import private_opener
     from mcpdeck.cli._render import safe
 
     for item in result.contents:

@@ -273,7 +273,7 @@ async def _report_start(host: Host) -> None:
 
 
 def _say_failed(name: str, error: str | None) -> None:
-    from mcpdeck._masking import mask_urls
+    from mcpdeck._util.masking import mask_urls
 
     click.echo(f"mcpdeck: server {name!r} failed to start: {mask_urls(error or '')}", err=True)
 

@@ -148,7 +148,7 @@ class HostBackend:
         self.ctx.store.set_server_disabled(name, disabled)
 
     async def log(self, name: str, lines: int, *, follow: bool) -> LogTail:
-        from mcpdeck._log_tail import read_new
+        from mcpdeck._util.log_tail import read_new
         from mcpdeck.config import RemoteServerConfig, validate_server_name
 
         ctx = self.ctx
@@ -213,7 +213,7 @@ def _follow_file(path: Path, offset: int, partial: bytes) -> Iterator[str]:
     """Each line written to ``path`` past ``offset`` as it comes (a rotated file from its start), until Ctrl-C."""
     import time
 
-    from mcpdeck._log_tail import read_new
+    from mcpdeck._util.log_tail import read_new
 
     while True:  # until Ctrl-C, which ends the command
         time.sleep(FOLLOW_INTERVAL)

@@ -1,6 +1,6 @@
 """Tables, styled text and JSON for the terminal, made safe: the light part of ``_render``.
 
-Everything a server sends passes ``safe`` (``mcpdeck._safe_text.safe_text``) before it is
+Everything a server sends passes ``safe`` (``mcpdeck._util.safe_text.safe_text``) before it is
 printed: ``table`` does it for every cell, ``style`` for what it colors, ``echo_json`` for
 JSON. Only ``click`` and the safe-text filter are imported, so the commands that go through a
 running ``serve`` (``_serve_backend``) render with it without loading the config models.
@@ -15,12 +15,12 @@ from typing import Any
 
 import click
 
-from mcpdeck._safe_text import safe_json, safe_text
+from mcpdeck._util.safe_text import safe_json, safe_text
 
 __all__ = ["ProgressLine", "Styled", "echo_json", "safe", "state_label", "style", "table"]
 
 safe = safe_text
-"""The one function that makes server text safe to print (see ``mcpdeck._safe_text``)."""
+"""The one function that makes server text safe to print (see ``mcpdeck._util.safe_text``)."""
 
 
 class Styled(str):

@@ -1,6 +1,6 @@
 """How the CLI shows things: tidy tables, colored states, secrets masked, server text made safe.
 
-Everything a server sends passes ``safe`` (``mcpdeck._safe_text.safe_text``) before it is
+Everything a server sends passes ``safe`` (``mcpdeck._util.safe_text.safe_text``) before it is
 printed. ``table`` does it for every cell, ``style`` for what it colors, ``echo_json`` for
 JSON; the few direct prints of server text call ``safe`` themselves. Python's log records
 (warnings of the library, the SDK) go through the same filter (``install_safe_logging``).
@@ -13,8 +13,8 @@ import shlex
 import sys
 from typing import Any
 
-from mcpdeck._masking import mask_config, mask_urls
-from mcpdeck._safe_text import safe_text
+from mcpdeck._util.masking import mask_config, mask_urls
+from mcpdeck._util.safe_text import safe_text
 from mcpdeck.cli._output import Styled, echo_json, safe, state_label, style, table
 from mcpdeck.config import RemoteServerConfig, ServerConfig
 

@@ -134,7 +134,7 @@ def warn_literal_secrets(name: str, entry: Mapping[str, Any], path: Path, *, as_
     """Say on stderr, for each env or header value of a server just saved that looks like a secret
     written out, that the file holds it in clear and how to save a ``${VAR}`` reference instead
     (as ``add`` options, or with ``as_json`` as ``add-json`` takes it)."""
-    from mcpdeck._masking import literal_secret, reference_for
+    from mcpdeck._util.masking import literal_secret, reference_for
     from mcpdeck.cli._output import safe
 
     for section, header in (("env", False), ("headers", True)):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from mcpdeck._masking import mask_command_line, mask_url
+from mcpdeck._util.masking import mask_command_line, mask_url
 from mcpdeck.config._oauth import OAuthConfig
 from mcpdeck.errors import ConfigError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from mcpdeck._masking import OAUTH_SECRET_KEYS
+from mcpdeck._util.masking import OAUTH_SECRET_KEYS
 from mcpdeck.config._expand import referenced_values
 from mcpdeck.config._models import StdioServerConfig
 from mcpdeck.config._store import McpConfig

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from mcpdeck._files import atomic_write, locked
-from mcpdeck._paths import config_path
+from mcpdeck._util.files import atomic_write, locked
+from mcpdeck._util.paths import config_path
 from mcpdeck.config._json import load_json, strip_jsonc
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
 from mcpdeck.config._splice import rewrite, same_json

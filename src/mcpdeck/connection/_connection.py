@@ -23,7 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcpdeck._client_requests import ClientHandlers, ServerRequests
-from mcpdeck._listed import ListedTool
+from mcpdeck._util.listed_tool import ListedTool
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.config import AnyServerConfig, InProcessServer, as_server_config
 from mcpdeck.connection._context import ServerContext
@@ -127,7 +127,7 @@ class ServerConnection:
 
     @property
     def tools(self) -> list[ListedTool]:
-        """The server's tools after filters, as last listed (compact: see ``mcpdeck._listed``)."""
+        """The server's tools after filters, as last listed (compact: see ``mcpdeck._util.listed_tool``)."""
         return self._lists.tools
 
     @property

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import mcp_types as types
 
-from mcpdeck._masking import Redactor, mask_urls
+from mcpdeck._util.masking import Redactor, mask_urls
 from mcpdeck.config import AnyServerConfig, InProcessServerConfig, referenced_values
 from mcpdeck.connection._server_log import ServerLogFile
 

@@ -23,7 +23,7 @@ from mcpdeck._client_requests import ServerRequests
 from mcpdeck._http_transports import http_transport, sse_transport
 from mcpdeck._stdio import stdio_transport
 from mcpdeck._transports import watched
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import (
     InProcessServer,

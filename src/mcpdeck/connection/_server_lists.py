@@ -33,7 +33,7 @@ from mcp.client.subscriptions import (
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpdeck._listed import ListedTool
+from mcpdeck._util.listed_tool import ListedTool
 from mcpdeck.connection._flag import Flag
 from mcpdeck.errors import leaf_errors, protocol_error_text
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from mcpdeck._files import PRIVATE_FILE_MODE, ensure_private_dir, ensure_private_file
+from mcpdeck._util.files import PRIVATE_FILE_MODE, ensure_private_dir, ensure_private_file
 
 __all__ = ["KEEP", "ROTATE_BYTES", "ServerLogFile"]
 

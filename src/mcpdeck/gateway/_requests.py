@@ -17,7 +17,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
-from mcpdeck._safe_text import safe_text
+from mcpdeck._util.safe_text import safe_text
 from mcpdeck.catalog import servers_named_by
 from mcpdeck.errors import (
     MCPDeckError,

@@ -18,7 +18,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp_types.jsonrpc import METHOD_NOT_FOUND
 
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 from mcpdeck.gateway._handlers import (
     ListenRequests,
     LoggingRequests,

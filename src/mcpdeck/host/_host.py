@@ -12,7 +12,7 @@ from typing import Any, Self
 import mcp_types as types
 
 from mcpdeck._client_requests import ClientHandlers, as_roots
-from mcpdeck._paths import log_dir as default_log_dir
+from mcpdeck._util.paths import log_dir as default_log_dir
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool, unlisted_tool

@@ -34,7 +34,7 @@ import uvicorn
 from mcpdeck._call_metrics import CallMetrics
 from mcpdeck._listen import ANY_ADDRESS, bind, quiet_server
 from mcpdeck._tracing import exporting
-from mcpdeck._version import __version__
+from mcpdeck._util.version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore, GatewayApproval
 from mcpdeck.errors import ConfigError

@@ -71,7 +71,7 @@ def write_login_page(config: str | os.PathLike[str], url: str, replica: str | No
     """
     import html
 
-    from mcpdeck._files import atomic_write
+    from mcpdeck._util.files import atomic_write
 
     path = login_page_path(config, replica)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -122,7 +122,7 @@ class ServeState:
 
 def write_state(state: ServeState) -> Path:
     """Write the state file for ``state.config`` and ``state.replica`` (0600, in a 0700 folder); returns its path."""
-    from mcpdeck._files import atomic_write  # here: the CLI reads the file on every command, and writes none
+    from mcpdeck._util.files import atomic_write  # here: the CLI reads the file on every command, and writes none
 
     path = state_path(state.config, state.replica)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -17,7 +17,7 @@ Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_l
 ``_history`` ← ``_fleet``.
 """
 
-from mcpdeck._masking import Redactor
+from mcpdeck._util.masking import Redactor
 from mcpdeck.config import secrets_of
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord

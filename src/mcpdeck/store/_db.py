@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, LiteralString, cast
 
-from mcpdeck._files import ensure_private_dir, ensure_private_file
-from mcpdeck._paths import data_dir
+from mcpdeck._util.files import ensure_private_dir, ensure_private_file
+from mcpdeck._util.paths import data_dir
 from mcpdeck.errors import ConfigError
 from mcpdeck.store._location import StoreLocation
 from mcpdeck.store._schema import POSTGRESQL, SCHEMA_VERSION, SQLITE, Dialect

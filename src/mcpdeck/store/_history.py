@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcpdeck._masking import Redactor
+from mcpdeck._util.masking import Redactor
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.store._db import Database
 from mcpdeck.store._location import StoreLocation

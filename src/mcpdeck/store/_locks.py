@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpdeck._files import try_lock_file
+from mcpdeck._util.files import try_lock_file
 from mcpdeck.store._db import LOCK_CLASS, connect_postgres, lock_key
 from mcpdeck.store._location import StoreLocation
 

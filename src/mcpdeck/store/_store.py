@@ -6,7 +6,7 @@ import functools
 import os
 from pathlib import Path
 
-from mcpdeck._paths import data_dir, history_path
+from mcpdeck._util.paths import data_dir, history_path
 from mcpdeck.store._db import open_database
 from mcpdeck.store._location import StoreLocation, parse_location
 from mcpdeck.store._locks import Locks, open_locks
@@ -17,7 +17,7 @@ __all__ = ["Store", "default_history_path", "resolve_location"]
 
 
 def default_history_path() -> Path:
-    """``$MCPDECK_HISTORY``, else ``<data dir>/history.sqlite3`` (see ``mcpdeck._paths``)."""
+    """``$MCPDECK_HISTORY``, else ``<data dir>/history.sqlite3`` (see ``mcpdeck._util.paths``)."""
     return history_path() or data_dir() / "history.sqlite3"
 
 
