@@ -18,7 +18,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcpdeck._listen import bind
+from mcpdeck._http_faces.listening import bind
 from mcpdeck.events import Event, Subscription
 from tests import forks
 

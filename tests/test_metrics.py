@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from mcpdeck._call_metrics import MINUTES, CallMetrics
-from mcpdeck._metrics import Histogram, quantile
+from mcpdeck._observability.call_metrics import MINUTES, CallMetrics
+from mcpdeck._observability.metrics import Histogram, quantile
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 
 

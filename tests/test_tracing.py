@@ -16,7 +16,7 @@ CHECK = """
 import logging, sys
 logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
 {before}
-from mcpdeck._tracing import exporting, tracing
+from mcpdeck._observability.tracing import exporting, tracing
 with exporting(environ={environ!r}, replica="r1") as on:
     print("exporting" if on else "not exporting", "tracing" if tracing() else "not tracing")
 print("sdk imported" if "opentelemetry.sdk.trace" in sys.modules else "sdk not imported")

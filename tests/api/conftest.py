@@ -18,7 +18,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 from mcpdeck import Host
-from mcpdeck._call_metrics import CallMetrics
+from mcpdeck._observability.call_metrics import CallMetrics
 from mcpdeck.api import ApiContext, ChatRoom
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from mcpdeck import Host
-from mcpdeck._metrics import store_commits
+from mcpdeck._observability.metrics import store_commits
 from mcpdeck.errors import ConfigError, ServerTimeoutError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import SCHEMA_VERSION, History, Redactor

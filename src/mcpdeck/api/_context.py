@@ -16,7 +16,7 @@ import anyio.to_thread
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpdeck._call_metrics import CallMetrics
+from mcpdeck._observability.call_metrics import CallMetrics
 from mcpdeck.api._cut import KeptResults
 from mcpdeck.api._login import Logins
 from mcpdeck.api._sessions import ChatRoom, model_from_config

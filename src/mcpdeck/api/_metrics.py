@@ -1,6 +1,6 @@
 """``/api/metrics``: the host's tool calls per minute over the last hour, by server (the console's Metrics page).
 
-The same figures ``GET /metrics`` gives Prometheus (``mcpdeck._call_metrics``), rolled up per minute in this
+The same figures ``GET /metrics`` gives Prometheus (``_observability.call_metrics``), rolled up per minute in this
 process's memory: calls, errors, and the p50 and p99 of the calls' durations read from the minute's buckets.
 """
 

@@ -16,7 +16,7 @@ user. Every request passes, in this order:
    (a wrong code counts as a wrong token).
 3. **Rate limit.** Wrong tokens (and login codes) are counted against who sent them, not the
    address: a local user by the uid owning the connection, anything else by its address (see
-   ``mcpdeck._guesses``). Past ``max_failures`` within ``window`` seconds (or 100 from everyone
+   ``mcpdeck._http_faces.token_guesses``). Past ``max_failures`` within ``window`` seconds (or 100 from everyone
    together), a sender's tokens are refused (429, ``Retry-After``) before they are compared, so a
    guesser learns nothing; the user ``serve`` runs as always gets in with the right token, so no
    one else can lock them out.
@@ -44,8 +44,8 @@ from typing import Any, NamedTuple, cast
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcpdeck._guesses import Guesses
-from mcpdeck._listen import ANY_ADDRESS, check_allowed_host, names_an_address
+from mcpdeck._http_faces.listening import ANY_ADDRESS, check_allowed_host, names_an_address
+from mcpdeck._http_faces.token_guesses import Guesses
 from mcpdeck.api._login import Logins
 
 __all__ = ["MAX_BODY", "Guard", "allowed_hosts"]

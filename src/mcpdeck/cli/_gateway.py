@@ -167,7 +167,7 @@ def _listening(address: str, port: int, tokens: Mapping[str, GatewayToken] | Non
     Raises:
         ConfigError: Another address than loopback without a token; a port in use (said in one line).
     """
-    from mcpdeck._listen import bind
+    from mcpdeck._http_faces.listening import bind
 
     if not tokens and not _is_loopback(address):
         raise ConfigError(f"serving on {address} needs a token: set ${TOKEN_ENV} or gateway.tokens in the config")
@@ -191,7 +191,7 @@ async def serve_http(
     """
     import uvicorn
 
-    from mcpdeck._listen import ANY_ADDRESS, quiet_server, serve_until_cancelled
+    from mcpdeck._http_faces.listening import ANY_ADDRESS, quiet_server, serve_until_cancelled
     from mcpdeck.gateway import Gateway
     from mcpdeck.gateway._http import LOOPBACK_HOSTS
 
@@ -357,7 +357,7 @@ async def stdio_gateway(
     off), its servers are the ones served: the clients share one set of running servers (and its gate:
     ``approval`` is then the running ``serve``'s). ``replica`` names the process on its spans
     (``serve --stdio --replica-id``)."""
-    from mcpdeck._tracing import exporting
+    from mcpdeck._observability.tracing import exporting
 
     with exporting(replica=replica):
         await _stdio_gateway(ctx, profile, approval)
@@ -409,7 +409,7 @@ async def http_gateway(
     starts (a port in use is one line, not a server started for nothing), and the tokens are kept out of the
     history (a client that pastes its token into a call's arguments must not leave it there). It listens at
     once: servers still starting come up behind it, as for ``serve --stdio``."""
-    from mcpdeck._tracing import exporting
+    from mcpdeck._observability.tracing import exporting
 
     with exporting():
         await _http_gateway(ctx, profile, address, port, no_token, approval)

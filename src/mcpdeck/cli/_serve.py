@@ -108,7 +108,7 @@ def _fleet_settings(
         ConfigError: A replica id that cannot be one, a store URL that cannot be read, a bad number of days,
             a token too weak, a host name that cannot be one.
     """
-    from mcpdeck._listen import check_allowed_host
+    from mcpdeck._http_faces.listening import check_allowed_host
     from mcpdeck.errors import ConfigError
     from mcpdeck.store import check_replica_id, default_replica_id, parse_location
 

@@ -22,7 +22,7 @@ from mcp import MCPError
 from mcp.server.subscriptions import ListenHandler
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcpdeck._tracing import call_attributes
+from mcpdeck._observability.tracing import call_attributes
 from mcpdeck._util.masking import mask_urls
 from mcpdeck.catalog import CatalogTool
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError

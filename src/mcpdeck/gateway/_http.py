@@ -7,7 +7,7 @@ Every request passes, in order: the path (an unknown profile is 404), the bearer
 the gateway has tokens (401 without a valid one, compared in constant time; 403 when the
 token is bound to another profile; wrong tokens are counted against who sent them, as
 ``serve``'s guard counts them, and past the limit a sender gets 429 before its token is
-compared: ``mcpdeck._guesses``), then the SDK's transport with its DNS-rebinding
+compared: ``mcpdeck._http_faces.token_guesses``), then the SDK's transport with its DNS-rebinding
 protection (a ``Host`` or ``Origin`` that is not allowed is refused with 4xx) and sessions
 (a session opened with one token is not found with another: 404).
 Each profile has its own SDK session manager, started in the gateway's task group on first
@@ -28,8 +28,8 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from mcpdeck._guesses import Guesses
-from mcpdeck._listen import names_an_address
+from mcpdeck._http_faces.listening import names_an_address
+from mcpdeck._http_faces.token_guesses import Guesses
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway._event_store import MemoryEventStore
 from mcpdeck.gateway._requests import TOKEN_STATE

@@ -17,7 +17,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
-from mcpdeck._tracing import tracing
+from mcpdeck._observability.tracing import tracing
 
 __all__ = ["drop_idle_client_spans", "tracing"]
 

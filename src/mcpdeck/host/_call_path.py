@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import mcp_types as types
 
-from mcpdeck._tracing import note_approval, note_outcome, tool_call_span, trace_id_of, tracing
+from mcpdeck._observability.tracing import note_approval, note_outcome, tool_call_span, trace_id_of, tracing
 from mcpdeck.catalog import CatalogTool
 from mcpdeck.connection import ProgressCallback
 from mcpdeck.errors import MCPDeckError, PermissionDeniedError

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpdeck._metrics import Exposition
+from mcpdeck._observability.metrics import Exposition
 from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api, error_response
 from mcpdeck.server._console import console_routes
 from mcpdeck.server._health import Health

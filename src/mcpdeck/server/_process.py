@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING
 import anyio
 import uvicorn
 
-from mcpdeck._call_metrics import CallMetrics
-from mcpdeck._listen import ANY_ADDRESS, bind, quiet_server
-from mcpdeck._tracing import exporting
+from mcpdeck._http_faces.listening import ANY_ADDRESS, bind, quiet_server
+from mcpdeck._observability.call_metrics import CallMetrics
+from mcpdeck._observability.tracing import exporting
 from mcpdeck._util.version import __version__
 from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
 from mcpdeck.config import ConfigStore, GatewayApproval

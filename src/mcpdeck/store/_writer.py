@@ -35,7 +35,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from mcpdeck._metrics import observe_store_commit
+from mcpdeck._observability.metrics import observe_store_commit
 from mcpdeck.store._db import Database
 
 __all__ = ["BATCH", "Job", "Writer"]

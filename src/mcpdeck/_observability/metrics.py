@@ -1,7 +1,7 @@
 """Figures for Prometheus: histograms kept in memory, quantiles read from them, and the text exposition format.
 
 Written here rather than with ``prometheus_client``: the figures ``/metrics`` exposes are also rolled up per
-minute for the console's Metrics page (``mcpdeck._call_metrics``), from the same buckets, which that library
+minute for the console's Metrics page (``_observability.call_metrics``), from the same buckets, which that library
 does not keep; the format itself is a few lines (the tests read it back with ``prometheus_client``'s parser).
 
 The store writer's transactions are timed here, BEGIN to COMMIT on SQLite and PostgreSQL alike

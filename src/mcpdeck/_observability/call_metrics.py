@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpdeck._metrics import DURATION_BUCKETS, Exposition, Histogram, store_commits
+from mcpdeck._observability.metrics import DURATION_BUCKETS, Exposition, Histogram, store_commits
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 
 __all__ = ["MINUTES", "CallMetrics", "outcome_of"]
