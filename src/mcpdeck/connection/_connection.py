@@ -22,7 +22,6 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, URL_ELICITATION_REQUIRED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from mcpdeck._client_requests import ClientHandlers, ServerRequests
 from mcpdeck._util.listed_tool import ListedTool
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.config import AnyServerConfig, InProcessServer, as_server_config
@@ -32,6 +31,7 @@ from mcpdeck.connection._errors import describe_error, session_expired
 from mcpdeck.connection._opening import Opener
 from mcpdeck.connection._server_lists import ListKind, ServerLists
 from mcpdeck.connection._server_log import ServerLogFile
+from mcpdeck.connection._server_requests import ClientHandlers, ServerRequests
 from mcpdeck.connection._session import Session
 from mcpdeck.connection._supervisor import Supervisor
 from mcpdeck.errors import NotOfferedError, ServerCrashedError, ServerError, ServerTimeoutError, protocol_error_text

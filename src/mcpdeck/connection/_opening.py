@@ -19,7 +19,6 @@ from mcp import Client, StdioServerParameters
 from mcp.client._transport import Transport
 
 from mcpdeck._child_process import StdioProcess
-from mcpdeck._client_requests import ServerRequests
 from mcpdeck._http_transports import http_transport, sse_transport
 from mcpdeck._stdio import stdio_transport
 from mcpdeck._transports import watched
@@ -36,6 +35,7 @@ from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._environment import child_environment, find_command
 from mcpdeck.connection._errors import describe_error, missing_command, unreachable
 from mcpdeck.connection._protocol import negotiated
+from mcpdeck.connection._server_requests import ServerRequests
 from mcpdeck.connection._session import Session
 from mcpdeck.errors import ServerError
 from mcpdeck.traffic import Traffic, tapped

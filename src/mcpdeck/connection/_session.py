@@ -19,12 +19,12 @@ from mcp import Client, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpdeck._child_process import StdioProcess
-from mcpdeck._client_requests import Presented
 from mcpdeck._transports import MessageTooLargeError, NotAMessageError
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._errors import describe_error
 from mcpdeck.connection._flag import Flag
 from mcpdeck.connection._server_lists import ServerLists
+from mcpdeck.connection._server_requests import Presented
 
 __all__ = ["Session"]
 

@@ -37,8 +37,8 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 
-from mcpdeck._client_requests import ClientHandlers, Presented
 from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
+from mcpdeck.connection._server_requests import ClientHandlers, Presented
 
 __all__ = [
     "LEVELS",

@@ -11,13 +11,13 @@ from typing import Any, Self
 
 import mcp_types as types
 
-from mcpdeck._client_requests import ClientHandlers, as_roots
 from mcpdeck._util.paths import log_dir as default_log_dir
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
 from mcpdeck.catalog import Catalog, CatalogTool, unlisted_tool
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
 from mcpdeck.connection import ProgressCallback
+from mcpdeck.connection._server_requests import ClientHandlers, as_roots
 from mcpdeck.errors import InvalidArgumentsError, ServerUnavailableError
 from mcpdeck.events import EventBus
 from mcpdeck.host._admin import ServerAdmin, ServerSpec, ServerTest

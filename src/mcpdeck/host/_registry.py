@@ -16,12 +16,12 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
 
-from mcpdeck._client_requests import ClientHandlers
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.catalog import Catalog, CatalogTool, build_catalog
 from mcpdeck.config import AnyServerConfig
 from mcpdeck.connection import ServerConnection
 from mcpdeck.connection._server_lists import ListKind
+from mcpdeck.connection._server_requests import ClientHandlers
 from mcpdeck.errors import (
     ConfigError,
     MCPDeckError,
