@@ -236,7 +236,7 @@ async def test_a_form_is_filled_in_at_the_terminal_as_alone(served: Serving) -> 
 
 
 async def test_more_turns_than_serve_runs_is_a_chat_here(served: Serving) -> None:
-    from mcpdeck.api._chat import ChatIn
+    from mcpdeck.api._chat_routes import ChatIn
     from mcpdeck.cli._switch import MAX_SERVED_STEPS
 
     limits = [getattr(rule, "le", None) for rule in ChatIn.model_fields["maxSteps"].metadata]

@@ -55,8 +55,8 @@ _ERRORS = {
 def create_api(context: ApiContext) -> Redacting:
     """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
     from mcpdeck.api import (
-        _chat,
-        _content,
+        _chat_routes,
+        _content_routes,
         _login_codes,
         _metrics,
         _profiles,
@@ -81,7 +81,18 @@ def create_api(context: ApiContext) -> Redacting:
     )
     app.state.ctx = context
     install_error_handlers(app)
-    for module in (_servers, _profiles, _sign_in, _tools, _content, _records, events, _traffic, _metrics, _chat):
+    for module in (
+        _servers,
+        _profiles,
+        _sign_in,
+        _tools,
+        _content_routes,
+        _records,
+        events,
+        _traffic,
+        _metrics,
+        _chat_routes,
+    ):
         app.include_router(module.router)
     app.include_router(_login_codes.router)
     return Redacting(app, context.redactor)

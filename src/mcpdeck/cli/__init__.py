@@ -5,8 +5,8 @@ import gc
 
 from mcpdeck.cli._app import cli
 from mcpdeck.cli._auth import auth_group
-from mcpdeck.cli._chat import register_chat_command
-from mcpdeck.cli._content import register_content_commands
+from mcpdeck.cli._chat_command import register_chat_command
+from mcpdeck.cli._content_commands import register_content_commands
 from mcpdeck.cli._gateway import register_gateway_command
 from mcpdeck.cli._history import register_history_command
 from mcpdeck.cli._import import register_file_commands

@@ -40,8 +40,8 @@ from mcpdeck.config import (
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
+from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._http import GatewayApp
-from mcpdeck.gateway._registry import Clients
 from mcpdeck.gateway._server import build_server
 from mcpdeck.gateway._stdio import stdio_streams
 from mcpdeck.gateway._view import ProfileView
@@ -155,7 +155,7 @@ class Gateway:
         self.calls = Calls()
         self.parked: dict[str, Parked] = {}
         """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
-        self.clients = Clients(host, self.calls, self._serves)
+        self.clients = ConnectedClients(host, self.calls, self._serves)
         self._servers: dict[str | None, Server[Any]] = {}
         self._stack: AsyncExitStack | None = None
         self._news: MemoryObjectSendStream[Event] | None = None

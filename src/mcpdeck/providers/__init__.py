@@ -36,7 +36,7 @@ from typing import Any
 
 from mcpdeck.providers._base import Converter, ToolDefinition, ToolSpec
 from mcpdeck.providers._calls import ToolCall, ToolCallError, error_result, parse_arguments
-from mcpdeck.providers._chat import ChatModel, ModelRef, TextDelta, Turn, Usage, parse_model
+from mcpdeck.providers._chat_model import ChatModel, ModelRef, TextDelta, Turn, Usage, parse_model
 from mcpdeck.providers._models import chat_model
 from mcpdeck.providers._openapi import gemini_schema
 from mcpdeck.providers._provider_settings import (

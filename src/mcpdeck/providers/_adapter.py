@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Required, TypedDict, Unpack
 
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._base import Converter
-from mcpdeck.providers._chat import ChatModel, TextDelta, Turn, error_cause, error_detail, missing_sdk
+from mcpdeck.providers._chat_model import ChatModel, TextDelta, Turn, error_cause, error_detail, missing_sdk
 
 __all__ = ["SDKChatModel", "SDKOptions", "StainlessChatModel"]
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_detail
+from mcpdeck.providers._chat_model import TextDelta, Turn, Usage, error_detail
 from mcpdeck.providers.anthropic import AnthropicConverter
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._adapter import SDKChatModel, SDKOptions
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage, error_cause, missing_sdk
+from mcpdeck.providers._chat_model import TextDelta, Turn, Usage, error_cause, missing_sdk
 from mcpdeck.providers.gemini import GeminiConverter
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._anthropic_chat import AnthropicModel
-from mcpdeck.providers._chat import ChatModel, ModelRef, parse_model
+from mcpdeck.providers._chat_model import ChatModel, ModelRef, parse_model
 from mcpdeck.providers._gemini_chat import GeminiModel
 from mcpdeck.providers._openai_chat import DEFAULT_OPENAI_URL, OpenAIChatModel
 from mcpdeck.providers._openai_responses import OpenAIResponsesModel

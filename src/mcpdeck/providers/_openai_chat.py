@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage
+from mcpdeck.providers._chat_model import TextDelta, Turn, Usage
 from mcpdeck.providers.openai import OpenAIChatConverter
 
 if TYPE_CHECKING:

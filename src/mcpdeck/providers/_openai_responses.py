@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcpdeck.errors import ProviderError
 from mcpdeck.providers._calls import as_data
-from mcpdeck.providers._chat import TextDelta, Turn, Usage
+from mcpdeck.providers._chat_model import TextDelta, Turn, Usage
 from mcpdeck.providers._openai_chat import OpenAIModel
 from mcpdeck.providers.openai import OpenAIResponsesConverter
 

@@ -41,7 +41,7 @@ from mcpdeck.events import (
 from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log, sole_face
 from mcpdeck.host import Host
 
-__all__ = ["UNSUBSCRIBE_LIMIT", "Clients"]
+__all__ = ["UNSUBSCRIBE_LIMIT", "ConnectedClients"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ UNSUBSCRIBE_LIMIT = 1.0
 """Seconds a departing client's subscriptions get to be dropped upstream (the rest are dropped here only)."""
 
 
-class Clients:
+class ConnectedClients:
     """Every client connected to the gateway, on any profile."""
 
     def __init__(self, host: Host, calls: Calls, serves: Callable[[str | None, str], bool]):
