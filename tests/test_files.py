@@ -114,7 +114,7 @@ def test_threads_adding_at_once_keep_every_server_and_one_of_two_same_names_fail
             failures.append(str(error))
 
     # Each write replaces the file, so a thread that waited on the old one must lock the new one:
-    # without that check (``_files._names``) servers go missing here, and in the CLI's twenty adds.
+    # without that check (``_util.files._names``) servers go missing here, and in the CLI's twenty adds.
     names = [f"s{i}" for i in range(16)] + ["same", "same"]
     threads = [threading.Thread(target=add, args=(name,)) for name in names]
     for thread in threads:

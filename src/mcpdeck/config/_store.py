@@ -5,7 +5,7 @@ Rules:
   key twice in one object (a second ``"permissions"`` would silently replace the first), or
   nests deeper than ``MAX_DEPTH`` is refused with the line and the reason, and is never
   written over.
-- Every change holds the file's inter-process lock (``_files.locked``: a lock on the file
+- Every change holds the file's inter-process lock (``_util.files.locked``: a lock on the file
   itself, no file beside it), re-reads the file under it, changes the parsed document, and
   writes back the old text with only what changed spliced in (``_splice``): other servers,
   keys this module does not know, whitespace, key order, comments and the numbers as the user
