@@ -288,6 +288,31 @@ async def test_a_tool_listed_twice_joins_the_catalog_once(log_dir: Path) -> None
     assert [(e.name, e.description) for e in entries] == [("mcp__twice__dup", "first")]
 
 
+async def test_the_lists_are_asked_for_at_once_not_one_after_the_other(log_dir: Path) -> None:
+    # A server that answers tools/list only once prompts/list has arrived: read in turn, it never connects.
+    prompts_asked = anyio.Event()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        await prompts_asked.wait()
+        return types.ListToolsResult(tools=[types.Tool(name="t", input_schema={"type": "object"})])
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        prompts_asked.set()
+        return types.ListPromptsResult(prompts=[types.Prompt(name="p")])
+
+    server = Server("together", on_list_tools=list_tools, on_list_prompts=list_prompts)
+    with anyio.fail_after(WAIT):
+        async with Host({"together": server}, log_dir=log_dir) as host:
+            status = host.servers["together"]
+            assert status.state is ServerState.CONNECTED, status.error
+            assert [e.name for e in host.catalog.for_server("together")] == ["mcp__together__t"]
+            assert [p.original_name for p in host.prompts] == ["p"]
+
+
 async def test_a_tool_list_change_from_a_server_of_the_older_protocol_reaches_the_catalog(log_dir: Path) -> None:
     async with Host({"legacy": stdio_server("paged", "--legacy")}, log_dir=log_dir) as host:
         status = host.servers["legacy"]

@@ -42,6 +42,7 @@ __all__ = ["ListKind", "ServerLists"]
 logger = logging.getLogger(__name__)
 
 ListKind = Literal["tools", "resources", "prompts"]
+_KINDS: tuple[ListKind, ...] = ("tools", "resources", "prompts")
 _OPTIONAL = {"resources/list": "resources", "resources/templates/list": "resource templates", "prompts/list": "prompts"}
 _MAX_PAGES = 1000
 
@@ -119,9 +120,26 @@ class ServerLists:
     # ----- loading ---------------------------------------------------------------------
 
     async def load_all(self, client: Client) -> None:
-        """Read every list the server offers."""
-        for kind in ("tools", "resources", "prompts"):
-            await self.load(client, kind)
+        """Read every list the server offers, the three at once.
+
+        Each list is at least one round trip (over streamable HTTP in the handshake era, each an
+        SSE stream of the server's session), and none waits for another. If one fails, the others
+        are stopped and that failure is raised as it is (not in a group), as when they ran in turn.
+        """
+        failures: list[Exception] = []
+
+        async def load(kind: ListKind) -> None:
+            try:
+                await self.load(client, kind)
+            except Exception as error:
+                failures.append(error)
+                group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            for kind in _KINDS:
+                group.start_soon(load, kind)
+        if failures:
+            raise failures[0]
 
     async def load(self, client: Client, kind: ListKind) -> None:
         """Read one list whole and swap it in."""
