@@ -1,10 +1,12 @@
 """The official conformance suite, server mode, against the gateway: what passes directly passes through it.
 
 ``@modelcontextprotocol/conformance`` 0.1.16 (``server --url``, ``--suite all``: 32
-scenarios) runs twice: straight against ``tests/servers/conformance_server.py`` over
-streamable HTTP, and against ``mcpdeck gateway --port`` (a real process, no token) in front
-of that same server, through a profile that serves it under its own names. Each scenario
-is a test: if it passed directly, it must pass through the gateway.
+scenarios) runs three times: straight against ``tests/servers/conformance_server.py`` (today's
+SDK, both eras) over streamable HTTP, and against ``mcpdeck gateway --port`` (a real process,
+no token) in front of that same server, reached over HTTP and over stdio, through profiles that
+serve it under its own names. Each scenario is a test: if it passed directly, it must pass
+through the gateway with as many checks passed. A scenario the gateway could not pass by design
+would be listed, with its reason, in docs/gateway.md (Conformance); there is none.
 
 By hand::
 
