@@ -22,6 +22,7 @@ reference, as a markdown table.
 
     git archive main src | tar -x -C /tmp/before     # the checkout to compare with
     .venv/bin/python -m bench.era [--before /tmp/before/src] [--rounds 5] [--connects 4] [--calls 100]
+    .venv/bin/python -m bench.era --transports http      # the HTTP cases alone (no process per connect)
 """
 
 from __future__ import annotations
@@ -189,6 +190,11 @@ def _cases(both_url: str, modern_only_url: str, before: bool) -> list[Case]:
     return cases
 
 
+def _transport(case: Case) -> str:
+    """The transport a case's server is reached over."""
+    return "http" if case.config.get("type") == "http" else "stdio"
+
+
 def _ms(value: float) -> str:
     return f"{value * 1000:.2f}"
 
@@ -214,6 +220,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--connects", type=int, default=4, help="connects per case per round")
     parser.add_argument("--calls", type=int, default=100, help="calls per case per round")
+    parser.add_argument(
+        "--transports",
+        default="stdio,http",
+        help="comma-separated: stdio, http (default: both; stdio starts a process per connect)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.worker:
@@ -221,6 +232,9 @@ def main() -> None:
         return
     if options.rounds < 1 or options.connects < 1 or options.calls < 1:
         parser.error("--rounds, --connects and --calls take a number of at least 1")
+    transports = set(options.transports.split(","))
+    if not transports or not transports <= {"stdio", "http"}:
+        parser.error(f"--transports takes stdio, http or both, not {options.transports!r}")
     servers = [
         _http_server(["bench.servers.sdk_small", "--http"]),
         _http_server(["tests.servers.asking", "--http", "--modern-only"]),
@@ -229,7 +243,7 @@ def main() -> None:
     if options.before:
         workers["before"] = Worker(options.before)
     try:
-        cases = _cases(servers[0][1], servers[1][1], "before" in workers)
+        cases = [c for c in _cases(servers[0][1], servers[1][1], "before" in workers) if _transport(c) in transports]
         for case in cases:  # a first connect or call of each, not measured (imports, caches)
             workers[case.worker].ask({"op": case.op, "key": case.name, "config": case.config, "n": 1})
         started = time.monotonic()
