@@ -93,7 +93,7 @@ def _worker() -> None:
                     answer = await calls(command["key"], command["config"], command["n"])
                 out.write(json.dumps(answer) + "\n")
         finally:
-            for host in hosts.values():
+            for host in reversed(hosts.values()):  # last opened, first closed: each holds a task group
                 await host.__aexit__(None, None, None)
 
     anyio.run(run)
