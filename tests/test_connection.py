@@ -289,8 +289,9 @@ async def test_a_tool_listed_twice_joins_the_catalog_once(log_dir: Path) -> None
 
 
 async def test_the_lists_are_asked_for_at_once_not_one_after_the_other(log_dir: Path) -> None:
-    # A server that answers tools/list only once prompts/list has arrived: read in turn, it never connects.
-    prompts_asked = anyio.Event()
+    # A server that answers tools/list only once prompts/list has arrived, and resources/list only once
+    # resources/templates/list has: read one after the other, it never connects.
+    prompts_asked, templates_asked = anyio.Event(), anyio.Event()
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -304,13 +305,39 @@ async def test_the_lists_are_asked_for_at_once_not_one_after_the_other(log_dir: 
         prompts_asked.set()
         return types.ListPromptsResult(prompts=[types.Prompt(name="p")])
 
-    server = Server("together", on_list_tools=list_tools, on_list_prompts=list_prompts)
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        await templates_asked.wait()
+        return types.ListResourcesResult(resources=[types.Resource(uri="x://r", name="r")])
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates_asked.set()
+        return types.ListResourceTemplatesResult(
+            resource_templates=[types.ResourceTemplate(uri_template="x://{id}", name="by-id")]
+        )
+
+    async def read(ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        return types.ReadResourceResult(contents=[])
+
+    server = Server(
+        "together",
+        on_list_tools=list_tools,
+        on_list_prompts=list_prompts,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read,
+    )
     with anyio.fail_after(WAIT):
         async with Host({"together": server}, log_dir=log_dir) as host:
             status = host.servers["together"]
             assert status.state is ServerState.CONNECTED, status.error
             assert [e.name for e in host.catalog.for_server("together")] == ["mcp__together__t"]
             assert [p.original_name for p in host.prompts] == ["p"]
+            assert [str(r.resource.uri) for r in host.resources] == ["x://r"]
+            assert [t.template.uri_template for t in host.resource_templates] == ["x://{id}"]
 
 
 async def test_a_tool_list_change_from_a_server_of_the_older_protocol_reaches_the_catalog(log_dir: Path) -> None:

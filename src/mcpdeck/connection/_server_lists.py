@@ -87,6 +87,32 @@ async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], attribute: s
     return items
 
 
+async def _at_once(*steps: Awaitable[Any]) -> list[Any]:
+    """The results of ``steps``, run side by side. If one fails, the others are stopped and that failure is
+    raised as it is (not in an exception group), as if they had run one after the other."""
+    results: list[Any] = [None] * len(steps)
+    failures: list[Exception] = []
+
+    async def run(index: int, step: Awaitable[Any]) -> None:
+        try:
+            results[index] = await step
+        except Exception as error:
+            failures.append(error)
+            group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        for index, step in enumerate(steps):
+            group.start_soon(run, index, step)
+    if failures:
+        raise failures[0]
+    return results
+
+
+async def _both(first: Awaitable[list[Any]], second: Awaitable[list[Any]]) -> tuple[list[Any], list[Any]]:
+    one, two = await _at_once(first, second)
+    return one, two
+
+
 class ServerLists:
     """The lists of one server, for one session at a time."""
 
@@ -120,26 +146,12 @@ class ServerLists:
     # ----- loading ---------------------------------------------------------------------
 
     async def load_all(self, client: Client) -> None:
-        """Read every list the server offers, the three at once.
+        """Read every list the server offers, all at once.
 
         Each list is at least one round trip (over streamable HTTP in the handshake era, each an
-        SSE stream of the server's session), and none waits for another. If one fails, the others
-        are stopped and that failure is raised as it is (not in a group), as when they ran in turn.
+        SSE stream of the server's session), and none waits for another (``_at_once``).
         """
-        failures: list[Exception] = []
-
-        async def load(kind: ListKind) -> None:
-            try:
-                await self.load(client, kind)
-            except Exception as error:
-                failures.append(error)
-                group.cancel_scope.cancel()
-
-        async with anyio.create_task_group() as group:
-            for kind in _KINDS:
-                group.start_soon(load, kind)
-        if failures:
-            raise failures[0]
+        await _at_once(*(self.load(client, kind) for kind in _KINDS))
 
     async def load(self, client: Client, kind: ListKind) -> None:
         """Read one list whole and swap it in."""
@@ -161,11 +173,13 @@ class ServerLists:
             resources: list[types.Resource] = []
             templates: list[types.ResourceTemplate] = []
             if caps.resources is not None:
-                resources = await self._optional(
-                    "resources/list", lambda c: client.list_resources(cursor=c), "resources"
-                )
-                templates = await self._optional(
-                    "resources/templates/list", lambda c: client.list_resource_templates(cursor=c), "resource_templates"
+                resources, templates = await _both(
+                    self._optional("resources/list", lambda c: client.list_resources(cursor=c), "resources"),
+                    self._optional(
+                        "resources/templates/list",
+                        lambda c: client.list_resource_templates(cursor=c),
+                        "resource_templates",
+                    ),
                 )
             if resources or templates or self.resources or self.templates:
                 self.resources, self.templates = resources, templates
