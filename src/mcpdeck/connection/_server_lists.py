@@ -135,7 +135,7 @@ class ServerLists:
         self.resources: list[types.Resource] = []
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
-        self.warnings: dict[str, str] = {}  # method -> why its (optional) list is missing
+        self.warnings: dict[str, str] = {}  # method -> why its (optional) list is missing, in _OPTIONAL's order
         self._on_warning = on_warning
         self.subscriptions: set[str] = set()
         self._stale: set[ListKind] = set()
@@ -200,6 +200,8 @@ class ServerLists:
             text = f"could not list {_OPTIONAL[method]}: {_list_error_text(error, method)}"
             if self.warnings.get(method) != text:
                 self.warnings[method] = text
+                # In the lists' own order, whichever failed first (they are read side by side).
+                self.warnings = {m: self.warnings[m] for m in _OPTIONAL if m in self.warnings}
                 self._on_warning(method, text)
             return []
         if self.warnings.pop(method, None) is not None:
