@@ -44,7 +44,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
-from mcpdeck.store import Replica, check_replica_id, default_replica_id
+from mcpdeck.store import Replica, SessionApprovals, check_replica_id, default_replica_id
 from mcpdeck.traffic import Traffic
 
 if TYPE_CHECKING:
@@ -265,6 +265,7 @@ def _assemble(
         any_address=every,
         approval=options.approval,
         replica=replica,
+        approvals=SessionApprovals(options.history.store, replica) if options.history is not None else None,
     )
     gateway_app = gateway.asgi()
     context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)
