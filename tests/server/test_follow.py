@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcpdeck import Host
 from mcpdeck.config import ConfigStore
 from mcpdeck.events import Subscription
 from mcpdeck.server import ConfigFollower, ConfigReloaded, ConfigReloadFailed
-from tests.helpers import next_event, stdio_server
+from tests.helpers import WAIT, next_event, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -59,6 +60,8 @@ async def test_an_added_entry_connects_and_the_others_are_untouched(followed: Fo
     followed.write({"one": stdio_server("basic"), "two": stdio_server("basic"), "three": stdio_server("basic")})
     done = await followed.applied()
     assert (done.added, done.updated, done.removed) == (["three"], [], [])
+    with anyio.fail_after(WAIT):
+        await followed.host.wait_settled("three")
     servers = followed.host.servers
     assert servers["three"].state == "connected"
     assert {name: servers[name].pid for name in pids} == pids
@@ -69,11 +72,29 @@ async def test_a_changed_entry_reconnects_only_that_server(followed: Followed) -
     followed.write({"one": stdio_server("basic", timeout=99), "two": stdio_server("basic")})
     done = await followed.applied()
     assert (done.added, done.updated, done.removed) == ([], ["one"], [])
+    with anyio.fail_after(WAIT):
+        await followed.host.wait_settled("one")
     servers = followed.host.servers
     assert servers["one"].pid not in (None, pid_one)
     assert servers["two"].pid == pid_two
     config = followed.host.config_of("one")
     assert getattr(config, "timeout", None) == 99
+
+
+async def test_a_server_that_never_answers_holds_up_no_later_edit(followed: Followed) -> None:
+    """An edit adding a server that never answers (its startup timeout far beyond the wait) is applied at once and
+    the next edit after it too: the follower starts servers and does not wait for them (it waited up to the
+    startup timeout, 30 s by default, and every replica saw later edits that much later)."""
+    slow = stdio_server("hang", startupTimeout=3 * WAIT)
+    followed.write({"one": stdio_server("basic"), "two": stdio_server("basic"), "slow": slow})
+    with anyio.fail_after(WAIT):
+        done = await followed.applied()
+        assert done.added == ["slow"] and followed.host.servers["slow"].state == "connecting"
+        followed.write(
+            {"one": stdio_server("basic"), "two": stdio_server("basic"), "slow": slow, "three": stdio_server("basic")}
+        )
+        done = await followed.applied()
+    assert done.added == ["three"]
 
 
 async def test_a_removed_entry_is_disconnected(followed: Followed) -> None:

@@ -408,11 +408,12 @@ class Host:
         await self._servers.roots_changed(servers, offer=offer)
 
     # ----- managing servers ------------------------------------------------------------
-    async def add_server(self, name: str, config: ServerSpec, *, save: bool = True) -> ServerStatus:
-        """Add a server, or replace its config, and (re)connect it. Waits until it has settled.
+    async def add_server(self, name: str, config: ServerSpec, *, save: bool = True, wait: bool = True) -> ServerStatus:
+        """Add a server, or replace its config, and (re)connect it. Waits until it has settled (``wait=False``:
+        returns once it is in the catalog's servers and connecting, as the config follower does).
 
         With a config file, the entry is saved first (``save=False`` keeps it in memory only)."""
-        return await self._admin.add(name, config, save=save)
+        return await self._admin.add(name, config, save=save, wait=wait)
 
     async def update_server(self, name: str, changes: Mapping[str, Any], *, save: bool = True) -> ServerStatus:
         """Change some keys of a server's config (JSON names, e.g. ``{"timeout": 120}``) and reconnect it."""

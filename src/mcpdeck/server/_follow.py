@@ -190,7 +190,7 @@ class ConfigFollower:
                 if name in removed:
                     await host.remove_server(name, save=False)
                 else:
-                    await host.add_server(name, config.servers[name], save=False)
+                    await host.add_server(name, config.servers[name], save=False, wait=False)
             except MCPDeckError as error:
                 self._fail(str(error), name)
 
