@@ -12,10 +12,12 @@ import anyio
 import pytest
 
 from mcpdeck import Host
-from mcpdeck.config import ConfigStore
+from mcpdeck.config import ConfigStore, parse_server_config
 from mcpdeck.events import Subscription
 from mcpdeck.server import ConfigFollower, ConfigReloaded, ConfigReloadFailed
+from mcpdeck.store import ConfigNotices, History
 from tests.helpers import WAIT, next_event, stdio_server
+from tests.postgres import Postgres
 
 pytestmark = pytest.mark.anyio
 
@@ -167,3 +169,32 @@ async def test_while_a_change_of_ours_is_made_the_follower_holds_off(followed: F
     changing[0] = False
     assert await follower.check()
     assert "two" not in followed.host.servers
+
+
+async def test_on_postgresql_a_write_by_another_replica_wakes_the_follower_at_once(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    """Replica A writes the file through its store, which sends a NOTIFY; B's follower, whose own look comes only
+    every hour here, applies the edit at once (the interval is the fallback; the notice made it look)."""
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {}}))
+    writer = ConfigStore(path)
+    host = Host(store=ConfigStore(path), log_dir=tmp_path / "logs")
+    with postgres.database() as url, History(url, replica="a") as on_a, History(url, replica="b") as on_b:
+        told, heard = ConfigNotices(on_a.store, path, "a"), ConfigNotices(on_b.store, path, "b")
+        writer.written.append(told.notify)
+        try:
+            async with host, host.events.subscribe() as events, anyio.create_task_group() as tg:
+                follower = ConfigFollower(host, ConfigStore(path), interval=3600)
+                await follower.prime()
+                tg.start_soon(follower.run)
+                heard.listen(follower.wake)
+                with anyio.fail_after(WAIT):
+                    assert await anyio.to_thread.run_sync(heard.listening.wait, WAIT)
+                    late = parse_server_config("late", {"command": "no-such-command", "disabled": True})
+                    await anyio.to_thread.run_sync(writer.put_server, "late", late)
+                    reloaded = await next_event(events, ConfigReloaded)
+                assert reloaded.added == ["late"] and "late" in host.servers
+                tg.cancel_scope.cancel()
+        finally:
+            heard.close()
