@@ -137,13 +137,13 @@ class ServerAdmin:
         self._events.publish(ConfigChanged(server=name, change="updated" if existed else "added"))
         return status
 
-    async def update(self, name: str, changes: Mapping[str, Any], *, save: bool) -> ServerStatus:
-        """Change some keys of a server's config (JSON names) and reconnect it."""
+    async def update(self, name: str, changes: Mapping[str, Any], *, save: bool, wait: bool = True) -> ServerStatus:
+        """Change some keys of a server's config (JSON names) and reconnect it (``wait``: until it has settled)."""
         current = self.registry.get(name).config
         if isinstance(current, InProcessServerConfig):
             raise ConfigError(f"server {name!r} runs in-process; replace it with add_server", server=name)
         merged = {**current.to_json(), **changes}
-        return await self.add(name, parse_server_config(name, merged), save=save)
+        return await self.add(name, parse_server_config(name, merged), save=save, wait=wait)
 
     async def remove(self, name: str, *, save: bool) -> None:
         """Disconnect a server and delete its config (also an entry that could not be used)."""
