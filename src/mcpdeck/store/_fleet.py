@@ -126,8 +126,13 @@ class Replica:
 
     def leave(self) -> None:
         """Remove this replica's row, then let its lock go (blocks)."""
+
+        def leave(db: Database) -> None:
+            db.run("DELETE FROM replicas WHERE id = ?", (self.id,))
+            orphan_approvals(db, self.id, before=_ago(self.orphaned_for))  # any its sessions did not take along
+
         try:
-            self._store.writer.call(lambda db: db.run("DELETE FROM replicas WHERE id = ?", (self.id,)), write=True)
+            self._store.writer.call(leave, write=True)
         finally:
             self._store.locks.release(_lock_name(self.id))
 
