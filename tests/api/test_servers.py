@@ -9,9 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcpdeck.events import ConfigChanged
 from mcpdeck.status import ServerState, ServerStatus
 from tests.api.conftest import SECRET, Api
-from tests.helpers import ROOT, WAIT, stdio_server
+from tests.helpers import ROOT, WAIT, next_event, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -248,3 +249,20 @@ async def test_commands_racing_on_one_server_all_get_an_answer(api: Api) -> None
     assert answers == [200] * 10
     final = (await api.client.post("/api/servers/inproc/reconnect")).json()
     assert final["state"] == "connected"
+
+
+async def test_while_a_server_it_added_connects_the_config_follower_is_not_held_off(api: Api) -> None:
+    """The follower holds off while the API writes the file and switches the server, not while the server connects:
+    an edit made by another replica meanwhile would wait for the server's startup timeout (30 s by default)."""
+    slow = stdio_server("hang", startupTimeout=3 * WAIT)
+    async with api.host.events.subscribe() as events, anyio.create_task_group() as tg:
+
+        async def add() -> None:
+            await api.client.post("/api/servers", json={"name": "slow", "config": slow, "saveAnyway": True})
+
+        tg.start_soon(add)
+        with anyio.fail_after(WAIT):
+            added = await next_event(events, ConfigChanged)
+        assert (added.server, api.host.servers["slow"].state) == ("slow", ServerState.CONNECTING)
+        assert api.ctx.changing == 0  # the request still waits for the server: the follower may look
+        tg.cancel_scope.cancel()

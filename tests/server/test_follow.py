@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcpdeck import Host
-from mcpdeck.config import ConfigStore
+from mcpdeck.config import ConfigStore, parse_server_config
 from mcpdeck.events import Subscription
 from mcpdeck.server import ConfigFollower, ConfigReloaded, ConfigReloadFailed
-from tests.helpers import next_event, stdio_server
+from mcpdeck.store import ConfigNotices, History
+from tests.helpers import WAIT, next_event, stdio_server
+from tests.postgres import Postgres
 
 pytestmark = pytest.mark.anyio
 
@@ -59,6 +62,8 @@ async def test_an_added_entry_connects_and_the_others_are_untouched(followed: Fo
     followed.write({"one": stdio_server("basic"), "two": stdio_server("basic"), "three": stdio_server("basic")})
     done = await followed.applied()
     assert (done.added, done.updated, done.removed) == (["three"], [], [])
+    with anyio.fail_after(WAIT):
+        await followed.host.wait_settled("three")
     servers = followed.host.servers
     assert servers["three"].state == "connected"
     assert {name: servers[name].pid for name in pids} == pids
@@ -69,11 +74,29 @@ async def test_a_changed_entry_reconnects_only_that_server(followed: Followed) -
     followed.write({"one": stdio_server("basic", timeout=99), "two": stdio_server("basic")})
     done = await followed.applied()
     assert (done.added, done.updated, done.removed) == ([], ["one"], [])
+    with anyio.fail_after(WAIT):
+        await followed.host.wait_settled("one")
     servers = followed.host.servers
     assert servers["one"].pid not in (None, pid_one)
     assert servers["two"].pid == pid_two
     config = followed.host.config_of("one")
     assert getattr(config, "timeout", None) == 99
+
+
+async def test_a_server_that_never_answers_holds_up_no_later_edit(followed: Followed) -> None:
+    """An edit adding a server that never answers (its startup timeout far beyond the wait) is applied at once and
+    the next edit after it too: the follower starts servers and does not wait for them (it waited up to the
+    startup timeout, 30 s by default, and every replica saw later edits that much later)."""
+    slow = stdio_server("hang", startupTimeout=3 * WAIT)
+    followed.write({"one": stdio_server("basic"), "two": stdio_server("basic"), "slow": slow})
+    with anyio.fail_after(WAIT):
+        done = await followed.applied()
+        assert done.added == ["slow"] and followed.host.servers["slow"].state == "connecting"
+        followed.write(
+            {"one": stdio_server("basic"), "two": stdio_server("basic"), "slow": slow, "three": stdio_server("basic")}
+        )
+        done = await followed.applied()
+    assert done.added == ["three"]
 
 
 async def test_a_removed_entry_is_disconnected(followed: Followed) -> None:
@@ -146,3 +169,32 @@ async def test_while_a_change_of_ours_is_made_the_follower_holds_off(followed: F
     changing[0] = False
     assert await follower.check()
     assert "two" not in followed.host.servers
+
+
+async def test_on_postgresql_a_write_by_another_replica_wakes_the_follower_at_once(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    """Replica A writes the file through its store, which sends a NOTIFY; B's follower, whose own look comes only
+    every hour here, applies the edit at once (the interval is the fallback; the notice made it look)."""
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {}}))
+    writer = ConfigStore(path)
+    host = Host(store=ConfigStore(path), log_dir=tmp_path / "logs")
+    with postgres.database() as url, History(url, replica="a") as on_a, History(url, replica="b") as on_b:
+        told, heard = ConfigNotices(on_a.store, path, "a"), ConfigNotices(on_b.store, path, "b")
+        writer.written.append(told.notify)
+        try:
+            async with host, host.events.subscribe() as events, anyio.create_task_group() as tg:
+                follower = ConfigFollower(host, ConfigStore(path), interval=3600)
+                await follower.prime()
+                tg.start_soon(follower.run)
+                heard.listen(follower.wake)
+                with anyio.fail_after(WAIT):
+                    assert await anyio.to_thread.run_sync(heard.listening.wait, WAIT)
+                    late = parse_server_config("late", {"command": "no-such-command", "disabled": True})
+                    await anyio.to_thread.run_sync(writer.put_server, "late", late)
+                    reloaded = await next_event(events, ConfigReloaded)
+                assert reloaded.added == ["late"] and "late" in host.servers
+                tg.cancel_scope.cancel()
+        finally:
+            heard.close()

@@ -137,14 +137,13 @@ async def add_server(ctx: Ctx, request: Request, body: ServerIn, keep: bool | No
     if not body.saveAnyway and not config.disabled:
         await _try_first(ctx, request, body.name, config)
         _refuse_taken(ctx, body)  # another request may have added it meanwhile
-    with changing(ctx):
-        await ctx.host.add_server(body.name, config)
+    with changing(ctx):  # the follower holds off while the file is written and the server switched, not longer
+        await ctx.host.add_server(body.name, config, wait=False)
+    await ctx.host.wait_settled(body.name)
     return _detail(ctx, body.name)
 
 
-@router.put(
-    "/servers/{name}", response_model=ServerDetailOut, summary="Replace a server's config", dependencies=[Changing]
-)
+@router.put("/servers/{name}", response_model=ServerDetailOut, summary="Replace a server's config")
 async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
     """Save the server's whole new config and reconnect it. Masked values keep the stored ones; the name is locked."""
     require_server(ctx, name)
@@ -154,16 +153,13 @@ async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn, keep: bool |
     config = parse_server_config(
         name, restore_masked(moved_secrets(body.config, stored, partial=False, keep=keep), stored)
     )
-    await ctx.host.add_server(name, config)
+    with changing(ctx):
+        await ctx.host.add_server(name, config, wait=False)
+    await ctx.host.wait_settled(name)
     return _detail(ctx, name)
 
 
-@router.patch(
-    "/servers/{name}",
-    response_model=ServerDetailOut,
-    summary="Change some keys of a server's config",
-    dependencies=[Changing],
-)
+@router.patch("/servers/{name}", response_model=ServerDetailOut, summary="Change some keys of a server's config")
 async def update_server(
     ctx: Ctx, name: str, changes: dict[str, Any], keep: bool | None = KeepSecrets
 ) -> dict[str, Any]:
@@ -173,10 +169,12 @@ async def update_server(
         raise ApiError(400, "name-locked", "a server cannot be renamed; remove and add it")
     stored = await _stored(ctx, name)
     restored = restore_masked(moved_secrets(changes, stored, partial=True, keep=keep), stored)
-    if status.transport == "?":  # an entry that never parsed: the change must make it whole
-        await ctx.host.add_server(name, parse_server_config(name, {**stored, **restored}))
-    else:
-        await ctx.host.update_server(name, restored)
+    with changing(ctx):
+        if status.transport == "?":  # an entry that never parsed: the change must make it whole
+            await ctx.host.add_server(name, parse_server_config(name, {**stored, **restored}), wait=False)
+        else:
+            await ctx.host.update_server(name, restored, wait=False)
+    await ctx.host.wait_settled(name)
     return _detail(ctx, name)
 
 
@@ -188,11 +186,13 @@ async def remove_server(ctx: Ctx, name: str) -> dict[str, str]:
     return {"removed": name}
 
 
-@router.post("/servers/{name}/enable", response_model=ServerOut, summary="Enable a server", dependencies=[Changing])
+@router.post("/servers/{name}/enable", response_model=ServerOut, summary="Enable a server")
 async def enable_server(ctx: Ctx, name: str) -> dict[str, Any]:
     """Clear ``disabled`` in its config and connect it."""
     require_server(ctx, name)
-    return server_json(ctx, await ctx.host.set_server_disabled(name, False))
+    with changing(ctx):
+        await ctx.host.set_server_disabled(name, False, wait=False)
+    return server_json(ctx, await ctx.host.wait_settled(name))
 
 
 @router.post("/servers/{name}/disable", response_model=ServerOut, summary="Disable a server", dependencies=[Changing])

@@ -110,6 +110,9 @@ class ConfigStore:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
+        self.written: list[Callable[[], None]] = []
+        """Called after each change this store writes (in the writing thread): ``serve`` tells its other
+        replicas there (``mcpdeck.store``'s config notices on PostgreSQL)."""
 
     def read_raw(self) -> dict[str, Any]:
         """The whole document as JSON data; an absent file reads as empty.
@@ -154,6 +157,8 @@ class ConfigStore:
                 self._write(rewrite(text, raw, updated))
         except TimeoutError as error:
             raise ConfigError(str(error), path=str(self.path)) from None
+        for told in self.written:
+            told()
         return parse_config_document(updated, self.path)
 
     def put_server(self, name: str, config: ServerConfig, *, replace: bool = True) -> McpConfig:

@@ -184,12 +184,16 @@ class ServerConnection:
 
     async def reconnect(self, config: AnyServerConfig | InProcessServer | None = None) -> ServerStatus:
         """Drop the current session (if any) and connect again, with ``config`` if given."""
+        self.switch(config)
+        return await self.wait_settled()
+
+    def switch(self, config: AnyServerConfig | InProcessServer | None = None) -> None:
+        """Drop the current session (if any) and start connecting again, with ``config`` if given; no wait."""
         if config is not None:
             config = as_server_config(self.name, config)
             self._context.config = config
             self._requests.set_roots(self._context.own_roots())
         self._supervisor.command(want=True)
-        return await self.wait_settled()
 
     async def disconnect(self) -> ServerStatus:
         """Close the session and stay stopped until ``reconnect``."""

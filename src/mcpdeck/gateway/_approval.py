@@ -4,7 +4,8 @@ covers and is asked, as an elicitation, what an ``ask`` rule (or ``gateway.appro
 from __future__ import annotations
 
 import json
-from typing import Any
+import logging
+from typing import Any, Protocol
 
 import anyio
 from mcp import MCPError
@@ -12,9 +13,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import NoBackChannelError
 
 from mcpdeck.gateway._clients import Downstream
-from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest, CallingClient
+from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest, CallingClient, ClientKey, SharedApprovals
 
-__all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "calling_client"]
+__all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "ApprovalStore", "calling_client", "session_ended"]
+
+logger = logging.getLogger(__name__)
 
 APPROVAL_TIMEOUT = 120.0
 """Seconds a client has to answer the gate's question before the call is refused."""
@@ -57,10 +60,51 @@ def _question(request: ApprovalRequest) -> str:
     return f"mcpdeck: run the tool {request.original_name!r} of server {request.server!r} with arguments {arguments}?"
 
 
-def calling_client(ctx: ServerRequestContext[Any], client: Downstream, *, ask_all: bool) -> CallingClient:
+class ApprovalStore(Protocol):
+    """Where the clients' ``session`` answers are kept for every replica of a fleet (``mcpdeck.store``'s
+    ``SessionApprovals``): by client (``ClientKey``), each held by the gateway session that gave or used it."""
+
+    async def holds(self, who: ClientKey, tool: str, session: str) -> bool:
+        """Whether ``who`` allowed ``tool`` for a session of theirs; if so ``session`` holds it too."""
+        ...
+
+    async def give(self, who: ClientKey, tool: str, session: str) -> None:
+        """Keep ``who``'s approval of ``tool`` for ``session``, committed when this returns."""
+        ...
+
+    async def end(self, session: str) -> None:
+        """``session`` ended: the approvals it held go."""
+        ...
+
+
+class _Kept(SharedApprovals):
+    """One client's session answers in the ``ApprovalStore``."""
+
+    def __init__(self, store: ApprovalStore, client: Downstream):
+        self._store = store
+        self._client = client
+
+    def _who(self) -> ClientKey:
+        client = self._client
+        return ClientKey(client.token or "", client.profile or "", client.name)
+
+    async def holds(self, tool: str) -> bool:
+        held = await self._store.holds(self._who(), tool, self._client.key)
+        self._client.kept |= held
+        return held
+
+    async def give(self, tool: str) -> None:
+        self._client.kept = True
+        await self._store.give(self._who(), tool, self._client.key)
+
+
+def calling_client(
+    ctx: ServerRequestContext[Any], client: Downstream, *, ask_all: bool, store: ApprovalStore | None = None
+) -> CallingClient:
     """``client`` as the approver of one of its requests (``ctx``): asked by elicitation, if it takes them.
 
-    ``ask_all``: what no rule covers is asked about too (``gateway.approval: "ask"``).
+    ``ask_all``: what no rule covers is asked about too (``gateway.approval: "ask"``). ``store``: where its
+    ``session`` answers are kept for the other replicas (none: in this process only).
     """
     return CallingClient(
         client.name,
@@ -68,7 +112,18 @@ def calling_client(ctx: ServerRequestContext[Any], client: Downstream, *, ask_al
         ask_all=ASK_ALL if ask_all else None,
         session_allowed=client.session_allowed,
         lock=client.approving,
+        shared=_Kept(store, client) if store is not None else None,
     )
+
+
+async def session_ended(client: Downstream, store: ApprovalStore | None) -> None:
+    """A client's session (connection) ended: the approvals it held in ``store`` go with it."""
+    if store is None or not client.kept:
+        return
+    try:
+        await store.end(client.key)
+    except Exception as error:  # its rows are dropped with its replica's, as orphans
+        logger.warning("the session approvals of %s were not removed: %s", client.name, error)
 
 
 def _asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallback:

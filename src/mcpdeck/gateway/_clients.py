@@ -24,6 +24,7 @@ the servers of its profile be offered the roots capability (``roots_offered``).
 from __future__ import annotations
 
 import logging
+import uuid
 import warnings
 from collections.abc import Callable
 from contextvars import Context, ContextVar, Token
@@ -89,6 +90,10 @@ class Downstream:
     """What it allowed "for the rest of this session" when the gate asked it: for its own calls only."""
     approving: anyio.Lock = field(default_factory=anyio.Lock)
     """The gate's questions to it, one at a time."""
+    key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Its session, as the shared approvals know it."""
+    kept: bool = False
+    """Whether its session holds approvals in the shared store (to drop when it ends)."""
     _named: tuple[object, str, str] | None = field(default=None, init=False, repr=False)
     """The ``clientInfo`` its names were made from, its name and caller (asked for on every call)."""
 

@@ -38,6 +38,7 @@ from mcpdeck.events import (
     ServerLog,
     ToolsChanged,
 )
+from mcpdeck.gateway._approval import ApprovalStore, session_ended
 from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log, sole_face
 from mcpdeck.host import Host
 
@@ -53,8 +54,16 @@ UNSUBSCRIBE_LIMIT = 1.0
 class ConnectedClients:
     """Every client connected to the gateway, on any profile."""
 
-    def __init__(self, host: Host, calls: Calls, serves: Callable[[str | None, str], bool]):
+    def __init__(
+        self,
+        host: Host,
+        calls: Calls,
+        serves: Callable[[str | None, str], bool],
+        approvals: ApprovalStore | None = None,
+    ):
         self._host = host
+        self.approvals = approvals
+        """Where the clients' session approvals are shared with other replicas (None: nowhere)."""
         self._calls = calls
         self._serves = serves  # (profile, server) -> whether the profile has the server
         self._clients: list[Downstream] = []
@@ -89,6 +98,8 @@ class ConnectedClients:
         if self._calls.sole is client:
             self._calls.sole = None
         await self.unsubscribe_all(client, list(client.subscriptions))
+        with anyio.move_on_after(UNSUBSCRIBE_LIMIT, shield=True):  # also while the gateway stops
+            await session_ended(client, self.approvals)
 
     async def unsubscribe_all(self, client: Hashable, uris: Iterable[str]) -> None:
         """Drop a departing client's (or listen stream's) subscriptions, also while the gateway stops (shielded),

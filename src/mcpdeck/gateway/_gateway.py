@@ -39,6 +39,7 @@ from mcpdeck.config import (
 )
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
+from mcpdeck.gateway._approval import ApprovalStore
 from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
 from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._http import GatewayApp
@@ -97,6 +98,7 @@ class Gateway:
         name: str | None = None,
         instructions: str | None = None,
         replica: str | None = None,
+        approvals: ApprovalStore | None = None,
     ):
         """Create a gateway for an open host.
 
@@ -125,6 +127,9 @@ class Gateway:
                 (For a gateway that relays another one, which says it better.)
             replica: The replica id of the process (``serve --replica-id``): streamable HTTP session ids
                 begin with ``<replica>.`` so a load balancer can send each session to its replica.
+            approvals: Where the clients' "for this session" answers are kept for the other replicas of a
+                fleet (``mcpdeck.store.SessionApprovals``), so a client's approval holds on any replica; None:
+                in this process only.
         """
         self.host = host
         self.profile = profile
@@ -155,7 +160,8 @@ class Gateway:
         self.calls = Calls()
         self.parked: dict[str, Parked] = {}
         """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
-        self.clients = ConnectedClients(host, self.calls, self._serves)
+        self.approvals = approvals
+        self.clients = ConnectedClients(host, self.calls, self._serves, approvals)
         self._servers: dict[str | None, Server[Any]] = {}
         self._stack: AsyncExitStack | None = None
         self._news: MemoryObjectSendStream[Event] | None = None

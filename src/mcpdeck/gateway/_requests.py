@@ -175,7 +175,7 @@ class Requests:
     def approver(self, ctx: Ctx, who: Downstream) -> CallingClient:
         """``who`` as the approver of its request ``ctx``: it approves what no rule covers (unless the gateway's
         ``approval`` is ``ask``), and is asked what an ``ask`` rule asks about."""
-        return calling_client(ctx, who, ask_all=self.gateway.approval == "ask")
+        return calling_client(ctx, who, ask_all=self.gateway.approval == "ask", store=self.gateway.approvals)
 
     def denied_server(self, server: str) -> bool:
         """Whether a ``deny`` rule covers all of ``server``: it is sent no request, not even a log level."""

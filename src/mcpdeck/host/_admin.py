@@ -121,8 +121,8 @@ class ServerAdmin:
             tg, config.servers, wanted=lambda name: enabled and (only is None or name in only), wait=wait
         )
 
-    async def add(self, name: str, config: ServerSpec, *, save: bool) -> ServerStatus:
-        """Add a server or replace its config, (re)connect it, and wait until it has settled."""
+    async def add(self, name: str, config: ServerSpec, *, save: bool, wait: bool = True) -> ServerStatus:
+        """Add a server or replace its config, (re)connect it, and (with ``wait``) wait until it has settled."""
         validate_server_name(name)
         resolved = as_server_config(name, config)
         registry = self.registry
@@ -130,20 +130,20 @@ class ServerAdmin:
         if save and self.store is not None and not isinstance(resolved, InProcessServerConfig):
             await anyio.to_thread.run_sync(self.store.put_server, name, resolved)
         registry.problems.pop(name, None)
+        connection = registry.connections[name] if existed else registry.start(name, resolved, wanted=self.enabled)
         if existed:
-            status = await registry.connections[name].reconnect(resolved)
-        else:
-            status = await registry.start(name, resolved, wanted=self.enabled).wait_settled()
+            connection.switch(resolved)
+        status = await connection.wait_settled() if wait else connection.status()
         self._events.publish(ConfigChanged(server=name, change="updated" if existed else "added"))
         return status
 
-    async def update(self, name: str, changes: Mapping[str, Any], *, save: bool) -> ServerStatus:
-        """Change some keys of a server's config (JSON names) and reconnect it."""
+    async def update(self, name: str, changes: Mapping[str, Any], *, save: bool, wait: bool = True) -> ServerStatus:
+        """Change some keys of a server's config (JSON names) and reconnect it (``wait``: until it has settled)."""
         current = self.registry.get(name).config
         if isinstance(current, InProcessServerConfig):
             raise ConfigError(f"server {name!r} runs in-process; replace it with add_server", server=name)
         merged = {**current.to_json(), **changes}
-        return await self.add(name, parse_server_config(name, merged), save=save)
+        return await self.add(name, parse_server_config(name, merged), save=save, wait=wait)
 
     async def remove(self, name: str, *, save: bool) -> None:
         """Disconnect a server and delete its config (also an entry that could not be used)."""

@@ -408,23 +408,29 @@ class Host:
         await self._servers.roots_changed(servers, offer=offer)
 
     # ----- managing servers ------------------------------------------------------------
-    async def add_server(self, name: str, config: ServerSpec, *, save: bool = True) -> ServerStatus:
-        """Add a server, or replace its config, and (re)connect it. Waits until it has settled.
+    async def add_server(self, name: str, config: ServerSpec, *, save: bool = True, wait: bool = True) -> ServerStatus:
+        """Add a server, or replace its config, and (re)connect it. Waits until it has settled (``wait=False``:
+        returns once it is in the catalog's servers and connecting, as the config follower does).
 
         With a config file, the entry is saved first (``save=False`` keeps it in memory only)."""
-        return await self._admin.add(name, config, save=save)
+        return await self._admin.add(name, config, save=save, wait=wait)
 
-    async def update_server(self, name: str, changes: Mapping[str, Any], *, save: bool = True) -> ServerStatus:
-        """Change some keys of a server's config (JSON names, e.g. ``{"timeout": 120}``) and reconnect it."""
-        return await self._admin.update(name, changes, save=save)
+    async def update_server(
+        self, name: str, changes: Mapping[str, Any], *, save: bool = True, wait: bool = True
+    ) -> ServerStatus:
+        """Change some keys of a server's config (JSON names, e.g. ``{"timeout": 120}``) and reconnect it (``wait``:
+        until it has settled)."""
+        return await self._admin.update(name, changes, save=save, wait=wait)
 
     async def remove_server(self, name: str, *, save: bool = True) -> None:
         """Disconnect a server and delete its config."""
         await self._admin.remove(name, save=save)
 
-    async def set_server_disabled(self, name: str, disabled: bool, *, save: bool = True) -> ServerStatus:
-        """Disable (keep the config, don't connect) or enable a server."""
-        return await self._admin.update(name, {"disabled": disabled}, save=save)
+    async def set_server_disabled(
+        self, name: str, disabled: bool, *, save: bool = True, wait: bool = True
+    ) -> ServerStatus:
+        """Disable (keep the config, don't connect) or enable a server (``wait``: until it has settled)."""
+        return await self._admin.update(name, {"disabled": disabled}, save=save, wait=wait)
 
     async def wait_settled(self, name: str) -> ServerStatus:
         """Wait until the server has connected, failed, or is disabled or stopped (with ``Host(wait=False)``)."""

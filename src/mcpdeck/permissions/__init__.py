@@ -43,8 +43,10 @@ from mcpdeck.permissions._gate import (
     ApprovalRequest,
     ApprovedBy,
     CallingClient,
+    ClientKey,
     Decision,
     PermissionGate,
+    SharedApprovals,
 )
 from mcpdeck.permissions._rules import Access, PermissionRules, RuleKind, parse_permissions, pattern_matches
 
@@ -55,10 +57,12 @@ __all__ = [
     "ApprovalRequest",
     "ApprovedBy",
     "CallingClient",
+    "ClientKey",
     "Decision",
     "PermissionGate",
     "PermissionRules",
     "RuleKind",
+    "SharedApprovals",
     "parse_permissions",
     "pattern_matches",
 ]

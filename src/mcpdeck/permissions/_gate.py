@@ -8,11 +8,12 @@ answers (``Approval``), the client a call comes from when that client approves c
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from types import EllipsisType
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 import anyio
 import anyio.to_thread
@@ -38,9 +39,13 @@ __all__ = [
     "ApprovalRequest",
     "ApprovedBy",
     "CallingClient",
+    "ClientKey",
     "Decision",
     "PermissionGate",
+    "SharedApprovals",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,29 @@ class Approval:
 ApprovalCallback = Callable[[ApprovalRequest], Awaitable[Approval]]
 
 
+@dataclass(frozen=True)
+class ClientKey:
+    """Who a gateway client is, for the approvals it gives: the name of the token it used (``""``: none), the
+    profile it opened (``""``: none) and its ``clientInfo`` (``name version``)."""
+
+    token: str
+    profile: str
+    client: str
+
+
+class SharedApprovals(Protocol):
+    """Where one client's ``session`` answers are kept beyond this process (the store a fleet of ``serve``
+    replicas shares), so another replica serving the same client honours them."""
+
+    async def holds(self, tool: str) -> bool:
+        """Whether this client allowed ``tool`` for its session (on any replica)."""
+        ...
+
+    async def give(self, tool: str) -> None:
+        """Keep this client's ``session`` answer for ``tool`` (committed when this returns)."""
+        ...
+
+
 @dataclass(eq=False)
 class CallingClient:
     """The client a call comes from, when that client asks its own user before each call it makes (the
@@ -119,6 +147,8 @@ class CallingClient:
             why and how to change it (for the refusal when it cannot be asked).
         session_allowed: What it allowed for the rest of its session.
         lock: Its questions go one at a time (another client's wait for their own).
+        shared: Where its ``session`` answers are kept for the other replicas of a fleet, if anywhere; looked
+            up only for a call that would otherwise be asked about (and then remembered in ``session_allowed``).
     """
 
     name: str
@@ -127,6 +157,30 @@ class CallingClient:
     ask_all: str | None = None
     session_allowed: set[str] = field(default_factory=set[str])
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    shared: SharedApprovals | None = None
+
+    async def allowed_elsewhere(self, tool: str) -> bool:
+        """Whether it allowed ``tool`` for its session through another replica (then it is remembered here too).
+        A store that cannot be asked counts as no: the client is asked."""
+        if self.shared is None:
+            return False
+        try:
+            held = await self.shared.holds(tool)
+        except Exception as error:
+            logger.warning("the session approvals of %s could not be read: %s", self.name, error)
+            return False
+        if held:
+            self.session_allowed.add(tool)
+        return held
+
+    async def keep(self, tool: str) -> None:
+        """Allow ``tool`` for the rest of its session, here and, with ``shared``, on every replica."""
+        self.session_allowed.add(tool)
+        if self.shared is not None:
+            try:
+                await self.shared.give(tool)
+            except Exception as error:  # it holds here all the same
+                logger.warning("the session approval of %s by %s was not shared: %s", tool, self.name, error)
 
 
 @dataclass(frozen=True)
@@ -327,6 +381,8 @@ class PermissionGate:
         if decided is not None:
             return decided
         name = tool if isinstance(tool, str) else tool.name
+        if client is not None and await client.allowed_elsewhere(name):
+            return Decision(name, True, "user-session", f"allowed for this session by {client.name}", name)
         if self.yes_to_all:
             return Decision(name, True, "user-once", "approved for every call (yes to all)")
         if client is not None:
@@ -353,7 +409,10 @@ class PermissionGate:
                 return Decision(name, True, "user-once", f"approved by {who} for this call")
             if answer.kind == "always":
                 return await self._save(name)
-            (self.session_allowed if client is None else client.session_allowed).add(name)
+            if client is None:
+                self.session_allowed.add(name)
+            else:
+                await client.keep(name)
             return Decision(name, True, "user-session", f"approved by {who} for this session", name)
 
     def _nobody_to_ask(self, tool: Subject, client: CallingClient | None) -> str:

@@ -12,6 +12,9 @@ single unusable entry leaves that server running with its last good config. Both
 reported as a ``ConfigReloadFailed`` event and a warning in the log, and kept in
 ``ConfigFollower.problems`` until a later edit fixes them.
 
+On a PostgreSQL store, ``serve`` also wakes it when another replica says it wrote the file (a
+``NOTIFY``: ``mcpdeck.store.ConfigNotices``), so it looks at once; the interval stays the fallback.
+
 The host's own changes (``add_server`` and friends, as the API makes them) write the file
 and then switch what runs. While the API makes one, ``paused()`` is true and the follower
 holds off; afterwards it reads the file back, finds what runs, and does nothing.
@@ -19,6 +22,8 @@ holds off; afterwards it reads the file back, finds what runs, and does nothing.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -100,6 +105,8 @@ class ConfigFollower:
         """How many times the file was looked at (for tests and the cost measurement)."""
         self.reads = 0
         """How many times it was read (its size, mtime or inode had moved)."""
+        self._woken = anyio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def prime(self) -> None:
         """Remember the file as it is now (the host was just loaded from it)."""
@@ -107,10 +114,20 @@ class ConfigFollower:
         data = await anyio.to_thread.run_sync(_read, self._path)
         self._digest = hashlib.sha256(data).digest() if data is not None else None
 
+    def wake(self) -> None:
+        """Look at the file now rather than at the next interval (from any thread: a notice that it was written)."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody follows any more
+                loop.call_soon_threadsafe(self._woken.set)
+
     async def run(self) -> None:
-        """Check the file every ``interval`` seconds until cancelled."""
+        """Check the file every ``interval`` seconds, or when woken (``wake``), until cancelled."""
+        self._loop = asyncio.get_running_loop()
         while True:
-            await anyio.sleep(self.interval)
+            with anyio.move_on_after(self.interval):
+                await self._woken.wait()
+            self._woken = anyio.Event()
             try:
                 await self.check()
             except Exception:  # a bug here must not close the host
@@ -190,7 +207,7 @@ class ConfigFollower:
                 if name in removed:
                     await host.remove_server(name, save=False)
                 else:
-                    await host.add_server(name, config.servers[name], save=False)
+                    await host.add_server(name, config.servers[name], save=False, wait=False)
             except MCPDeckError as error:
                 self._fail(str(error), name)
 

@@ -44,7 +44,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
-from mcpdeck.store import Replica, check_replica_id, default_replica_id
+from mcpdeck.store import ConfigNotices, Replica, SessionApprovals, check_replica_id, default_replica_id
 from mcpdeck.traffic import Traffic
 
 if TYPE_CHECKING:
@@ -148,6 +148,11 @@ async def _run(
         raise
     parts = _assemble(options, store, config_path, sock, replica_id)
     context, server = parts.context, parts.server
+    notices = (
+        ConfigNotices(history.store, config_path, replica_id)
+        if history is not None and history.location.kind == "postgresql"
+        else None
+    )
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
@@ -160,6 +165,9 @@ async def _run(
             if options.follow_interval > 0:
                 await parts.follower.prime()
                 tg.start_soon(parts.follower.run, name="mcpdeck config follower")
+                if notices is not None:  # on PostgreSQL: the others say when they wrote the file
+                    store.written.append(notices.notify)
+                    notices.listen(parts.follower.wake)
             write_state(parts.state)
             serving = anyio.Event()
 
@@ -185,6 +193,8 @@ async def _run(
             await context.chats.aclose()
             tg.cancel_scope.cancel()
     finally:
+        if notices is not None:
+            notices.close()
         sock.close()
         remove_state(config_path, replica=replica_id, pid=os.getpid())
         _leave(fleet, history)
@@ -265,6 +275,7 @@ def _assemble(
         any_address=every,
         approval=options.approval,
         replica=replica,
+        approvals=SessionApprovals(options.history.store, replica) if options.history is not None else None,
     )
     gateway_app = gateway.asgi()
     context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)

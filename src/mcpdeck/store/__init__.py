@@ -11,33 +11,41 @@ applied at start under a lock). Inside:
 - ``_locks``: named locks taken without waiting, which a dead holder never keeps.
 - ``_store``: an open store: its connection behind the writer, and its locks.
 - ``_history``: ``History``, the records: calls, conversations, messages, secrets redacted.
+- ``_approvals``: ``SessionApprovals``, what gateway clients allowed for their session, for every replica.
+- ``_notices``: ``ConfigNotices``: on PostgreSQL, a ``NOTIFY`` after each config write, heard by the replicas.
 - ``_fleet``: ``Replica``: this process's heartbeat, the reaper of dead replicas' calls, retention.
 
 Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_locks`` ← ``_store`` ←
-``_history`` ← ``_fleet``.
+``_history`` ← ``_approvals`` ← ``_fleet``; ``_store`` ← ``_notices``.
 """
 
 from mcpdeck._util.masking import Redactor
 from mcpdeck.config import secrets_of
+from mcpdeck.store._approvals import ORPHANED_FOR, SessionApprovals
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
+from mcpdeck.store._notices import ConfigNotices, config_channel
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
 
 __all__ = [
     "CALL_STATUSES",
     "HEARTBEAT",
+    "ORPHANED_FOR",
     "RESULT_CHARS",
     "SCHEMA_VERSION",
     "STALE_AFTER",
+    "ConfigNotices",
     "History",
     "Redactor",
     "Replica",
+    "SessionApprovals",
     "Store",
     "StoreLocation",
     "ToolCallRecord",
     "check_replica_id",
+    "config_channel",
     "default_history_path",
     "default_replica_id",
     "parse_location",

@@ -6,9 +6,10 @@ its ``last_seen`` every ``HEARTBEAT`` seconds. Every heartbeat, a replica also t
 without waiting; the one that gets it looks at the other replicas' rows: one whose lock nobody holds
 (its process is gone: the lock went with it) or whose heartbeat is older than ``STALE_AFTER`` (a
 machine that vanished with its connection half open) is dead, its running calls are marked
-``interrupted`` and its row removed. Retention (``keep_days``) runs the same way, at most once per
-``RETENTION_EVERY`` for the whole fleet (the ``leases`` table says when it last ran). A replica that
-starts again under the same id marks the calls its earlier life left running.
+``interrupted``, its clients' session approvals orphaned (``_approvals``) and its row removed.
+Retention (``keep_days``) runs the same way, at most once per ``RETENTION_EVERY`` for the whole
+fleet (the ``leases`` table says when it last ran). A replica that starts again under the same id
+marks the calls (and orphans the approvals) its earlier life left.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import anyio
 import anyio.to_thread
 
 from mcpdeck.errors import ConfigError
+from mcpdeck.store._approvals import ORPHANED_FOR, orphan_approvals
 from mcpdeck.store._db import Database
 from mcpdeck.store._history import History, now
 from mcpdeck.store._location import check_replica_id
@@ -50,6 +52,10 @@ def default_replica_id(config: Path) -> str:
     return f"{label}-{digest}"
 
 
+def _ago(seconds: float) -> str:
+    return (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat()
+
+
 def _lock_name(replica: str) -> str:
     return f"replica-{replica}"
 
@@ -62,6 +68,7 @@ class Replica:
         heartbeat: Seconds between heartbeats and reaper runs.
         stale_after: Seconds without a heartbeat after which another replica is dead.
         keep_days: Delete calls and conversations older than this many days (None: keep everything).
+        orphaned_for: Seconds a dead replica's session approvals are kept for its clients (``ORPHANED_FOR``).
     """
 
     def __init__(
@@ -71,6 +78,7 @@ class Replica:
         heartbeat: float = HEARTBEAT,
         stale_after: float = STALE_AFTER,
         keep_days: float | None = None,
+        orphaned_for: float = ORPHANED_FOR,
     ):
         if history.replica is None:
             raise ValueError("the history must record a replica id")
@@ -79,6 +87,7 @@ class Replica:
         self.heartbeat = heartbeat
         self.stale_after = stale_after
         self.keep_days = keep_days
+        self.orphaned_for = orphaned_for
         self._store = history.store
 
     # ----- joining and leaving -------------------------------------------------------------------
@@ -100,6 +109,7 @@ class Replica:
             left = db.run(
                 _INTERRUPT, (f"its replica {self.id} stopped while the call ran (found when it started again)", self.id)
             )
+            orphan_approvals(db, self.id, before=_ago(ORPHANED_FOR))  # its earlier life's sessions are gone
             db.run(
                 "INSERT INTO replicas (id, pid, host, started_at, last_seen) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host,"
@@ -116,8 +126,13 @@ class Replica:
 
     def leave(self) -> None:
         """Remove this replica's row, then let its lock go (blocks)."""
+
+        def leave(db: Database) -> None:
+            db.run("DELETE FROM replicas WHERE id = ?", (self.id,))
+            orphan_approvals(db, self.id, before=_ago(self.orphaned_for))  # any its sessions did not take along
+
         try:
-            self._store.writer.call(lambda db: db.run("DELETE FROM replicas WHERE id = ?", (self.id,)), write=True)
+            self._store.writer.call(leave, write=True)
         finally:
             self._store.locks.release(_lock_name(self.id))
 
@@ -143,7 +158,8 @@ class Replica:
         if not locks.try_lock("reaper"):
             return {}
         try:
-            cutoff = (datetime.now(UTC) - timedelta(seconds=self.stale_after)).isoformat()
+            cutoff = _ago(self.stale_after)
+            orphaned = _ago(self.orphaned_for)
 
             def reap(db: Database) -> dict[str, int]:
                 others = db.rows("SELECT id, last_seen FROM replicas WHERE id <> ?", (self.id,))
@@ -153,7 +169,9 @@ class Replica:
                 for replica in dead:
                     error = f"its replica {replica} stopped while the call ran (found by {self.id})"
                     marked[replica] = db.run(_INTERRUPT, (error, replica))
+                    orphan_approvals(db, replica, before=orphaned)
                     db.run("DELETE FROM replicas WHERE id = ?", (replica,))
+                db.run("DELETE FROM approvals WHERE orphaned_at < ?", (orphaned,))
                 return marked
 
             marked = self._store.writer.call(reap, write=True)

@@ -92,6 +92,26 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX approvals_client ON approvals(client, tool)
     """,
+    # 6: the approvals gateway clients give for their session, as the replicas share them (the table of 5 was
+    # never used): keyed by the client (its token, profile and name), each row held by the session that gave
+    # it; a dead replica's rows are orphaned, kept a while for its clients to come back elsewhere, then dropped
+    """
+    DROP TABLE approvals;
+    CREATE TABLE approvals (
+        id {id},
+        token TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        client TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        session TEXT NOT NULL,
+        replica TEXT NOT NULL,
+        given_at TEXT NOT NULL,
+        orphaned_at TEXT
+    );
+    CREATE INDEX approvals_client ON approvals(client, token, profile, tool);
+    CREATE INDEX approvals_session ON approvals(session);
+    CREATE INDEX approvals_replica ON approvals(replica)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
