@@ -1,24 +1,26 @@
 """Replicas of ``mcpdeck serve`` as real processes, for the fleet's tests: one config, one shared state
-folder and the token ``MCPDECK_TOKEN`` gives; and a health check sent as raw bytes."""
+folder and the token ``MCPDECK_TOKEN`` gives, one at a time (``replica``) or several started at once and
+ready (``fleet``); and a health check sent as raw bytes."""
 
 from __future__ import annotations
 
 import json
 import socket
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from tests.helpers import ROOT, cli_environment, descendants, kill
 
-__all__ = ["BALANCER", "START", "TOKEN", "Replica", "raw_get", "replica"]
+__all__ = ["BALANCER", "START", "TOKEN", "Replica", "fleet", "raw_get", "ready", "replica"]
 
 TOKEN = "fleet-token-" + "t" * 32
 BALANCER = "mcp.balancer.test:8080"
@@ -55,6 +57,41 @@ async def replica(folder: Path, config: Path, name: str, *args: str, **env: str)
         with anyio.move_on_after(5, shield=True):
             await process.wait()
         await process.aclose()
+
+
+async def ready(one: Replica) -> None:
+    """Wait until the replica's ``/readyz`` answers 200 (its store reached, its servers settled)."""
+    with anyio.fail_after(START):
+        while (await anyio.to_thread.run_sync(raw_get, one.url, b"GET /readyz HTTP/1.0\r\n\r\n"))[0] != 200:  # noqa: ASYNC110
+            await anyio.sleep(0.1)
+
+
+@asynccontextmanager
+async def fleet(
+    folder: Path, config: Path, names: Sequence[str], *args: str, **env: str
+) -> AsyncGenerator[dict[str, Replica]]:
+    """The replicas ``names`` (``--replica-id NAME ARGS``), started at once and each ready, by name; all
+    stopped at the end."""
+    started: dict[str, Replica] = {}
+    all_ready = anyio.Event()
+    stop = anyio.Event()
+
+    async def one(name: str) -> None:
+        async with replica(folder, config, name, *args, "--replica-id", name, **env) as running:
+            await ready(running)
+            started[name] = running
+            if len(started) == len(names):
+                all_ready.set()
+            await stop.wait()
+
+    async with anyio.create_task_group() as tg:
+        for name in names:
+            tg.start_soon(one, name)
+        await all_ready.wait()
+        try:
+            yield {name: started[name] for name in names}
+        finally:
+            stop.set()
 
 
 def raw_get(url: str, request: bytes) -> tuple[int, dict[str, Any]]:
