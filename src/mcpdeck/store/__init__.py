@@ -12,9 +12,10 @@ applied at start under a lock). Inside:
 - ``_store``: an open store: its connection behind the writer, and its locks.
 - ``_history``: ``History``, the records: calls, conversations, messages, secrets redacted.
 - ``_fleet``: ``Replica``: this process's heartbeat, the reaper of dead replicas' calls, retention.
+- ``_rollups``: ``StoredMinutes``: each replica's calls a minute at a time (the console's Metrics page).
 
 Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_locks`` ← ``_store`` ←
-``_history`` ← ``_fleet``.
+``_history`` ← ``_fleet``, ``_rollups``.
 """
 
 from mcpdeck._util.masking import Redactor
@@ -22,6 +23,7 @@ from mcpdeck.config import secrets_of
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
+from mcpdeck.store._rollups import StoredMinutes
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
 
@@ -36,6 +38,7 @@ __all__ = [
     "Replica",
     "Store",
     "StoreLocation",
+    "StoredMinutes",
     "ToolCallRecord",
     "check_replica_id",
     "default_history_path",
