@@ -74,7 +74,7 @@ def test_the_metrics_page_shows_each_replica_s_figures_when_several_share_the_st
     servers = {"basic": stdio_server("basic")}
     console = console_for(servers, {"MCPDECK_REPLICA_ID": "r1"})
     (tmp_path / "r2").mkdir()
-    store = {"MCPDECK_STORE": str(tmp_path / "history.sqlite3"), "MCPDECK_REPLICA_ID": "r2"}
+    store: dict[str, str | None] = {"MCPDECK_STORE": str(tmp_path / "history.sqlite3"), "MCPDECK_REPLICA_ID": "r2"}
     other = start_serve(tmp_path / "r2", servers, store)
     try:
         with (

@@ -37,8 +37,11 @@ class Replica:
 
 
 @asynccontextmanager
-async def replica(folder: Path, config: Path, name: str, *args: str, **env: str) -> AsyncGenerator[Replica]:
-    """``mcpdeck serve --port 0 ARGS`` with ``env`` (its replica id among them), its state in ``folder/state``."""
+async def replica(
+    folder: Path, config: Path, name: str, *args: str, start: float = START, **env: str
+) -> AsyncGenerator[Replica]:
+    """``mcpdeck serve --port 0 ARGS`` with ``env`` (its replica id among them), its state in ``folder/state``;
+    it must say it serves within ``start`` seconds."""
     command = [sys.executable, "-m", "mcpdeck.cli", "--config", str(config), "serve", "--port", "0", *args]
     environment = cli_environment(folder, MCPDECK_STATE_DIR=str(folder / "state"), MCPDECK_TOKEN=TOKEN, **env)
     environment["MCPDECK_LOG_DIR"] = str(folder / "logs" / name)
@@ -46,7 +49,7 @@ async def replica(folder: Path, config: Path, name: str, *args: str, **env: str)
     try:
         assert process.stdout is not None
         lines = BufferedByteReceiveStream(process.stdout)
-        with anyio.fail_after(START):
+        with anyio.fail_after(start):
             while not (await lines.receive_until(b"\n", 1 << 16)).startswith(b"mcpdeck serves"):
                 pass
         (path,) = (folder / "state").glob(f"*.{name}.json")
@@ -68,7 +71,7 @@ async def ready(one: Replica) -> None:
 
 @asynccontextmanager
 async def fleet(
-    folder: Path, config: Path, names: Sequence[str], *args: str, **env: str
+    folder: Path, config: Path, names: Sequence[str], *args: str, start: float = START, **env: str
 ) -> AsyncGenerator[dict[str, Replica]]:
     """The replicas ``names`` (``--replica-id NAME ARGS``), started at once and each ready, by name; all
     stopped at the end."""
@@ -77,7 +80,7 @@ async def fleet(
     stop = anyio.Event()
 
     async def one(name: str) -> None:
-        async with replica(folder, config, name, *args, "--replica-id", name, **env) as running:
+        async with replica(folder, config, name, *args, "--replica-id", name, start=start, **env) as running:
             await ready(running)
             started[name] = running
             if len(started) == len(names):
