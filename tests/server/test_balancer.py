@@ -6,9 +6,6 @@ the session reaches that replica; when the replica is killed the session is not 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,92 +18,12 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import descendants, kill, stdio_server
-from tests.support.replicas import BALANCER, START, TOKEN, raw_get, replica
+from tests.support.balancer import haproxy, until_states
+from tests.support.replicas import BALANCER, TOKEN, ready, replica
 
-HAPROXY = os.environ.get("MCPDECK_HAPROXY", "/usr/sbin/haproxy")
-"""scripts/setup-tests installs it (Debian's ``haproxy``) when it is missing."""
 LIMIT = 150.0
 """Seconds the whole test may take: two serve processes start slowly on a busy 2-core machine."""
 CALLS = 6
-
-HAPROXY_CONFIG = """\
-global
-    maxconn 256
-
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    # Only a connection that never opened is tried again (the request never reached a replica);
-    # a POST that may have run is never sent twice.
-    retries 2
-    retry-on conn-failure
-    option redispatch 1
-
-frontend mcp
-    bind 127.0.0.1:{port}
-    default_backend replicas
-
-backend replicas
-    balance roundrobin
-    option httpchk GET /healthz
-    http-check expect status 200
-    http-request disable-l7-retry if METH_POST
-    # A handshake-era session lives in its replica's memory: its id names the replica.
-{rules}
-{servers}
-
-listen stats
-    bind 127.0.0.1:{stats}
-    stats enable
-    stats uri /stats
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def haproxy_config(port: int, stats: int, replicas: dict[str, int]) -> str:
-    rules = "\n".join(f"    use-server {name} if {{ req.hdr(mcp-session-id) -m beg {name}. }}" for name in replicas)
-    servers = "\n".join(
-        f"    server {name} 127.0.0.1:{at} check inter 300ms fall 2 rise 1" for name, at in replicas.items()
-    )
-    return HAPROXY_CONFIG.format(port=port, stats=stats, rules=rules, servers=servers)
-
-
-@asynccontextmanager
-async def haproxy(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, int]]:
-    """HAProxy in the foreground with a config of its own in front of ``replicas``; yields its port and stats port."""
-    assert shutil.which(HAPROXY), f"HAProxy is missing at {HAPROXY}: run scripts/setup-tests"
-    port, stats = free_port(), free_port()
-    config = folder / "haproxy.cfg"
-    config.write_text(haproxy_config(port, stats, replicas))
-    process = await anyio.open_process([HAPROXY, "-db", "-f", str(config)])
-    try:
-        yield port, stats
-    finally:
-        kill({process.pid, *descendants(process.pid)})
-        with anyio.move_on_after(5, shield=True):
-            await process.wait()
-        await process.aclose()
-
-
-async def server_states(stats: int) -> dict[str, str]:
-    """Each server's state as HAProxy sees it (``UP``, ``DOWN``, ...), from its stats page."""
-    async with httpx2.AsyncClient(timeout=5) as http:
-        csv = (await http.get(f"http://127.0.0.1:{stats}/stats;csv")).text
-    lines = [line.split(",") for line in csv.splitlines() if line and not line.startswith("#")]
-    return {row[1]: row[17] for row in lines if row[0] == "replicas" and row[1] not in ("FRONTEND", "BACKEND")}
-
-
-async def until_states(stats: int, wanted: dict[str, str]) -> None:
-    with anyio.fail_after(START):  # health checks every 300 ms; a busy machine answers them slowly
-        while {name: state.split()[0] for name, state in (await server_states(stats)).items()} != wanted:  # noqa: ASYNC110
-            await anyio.sleep(0.1)
 
 
 @dataclass
@@ -158,9 +75,7 @@ async def _through_haproxy(tmp_path: Path) -> None:
         replica(tmp_path, config, "r2", *flags, "--replica-id", "r2") as r2,
     ):
         for one in (r1, r2):  # ready once `basic` has settled
-            with anyio.fail_after(START):
-                while (await anyio.to_thread.run_sync(raw_get, one.url, b"GET /readyz HTTP/1.0\r\n\r\n"))[0] != 200:  # noqa: ASYNC110
-                    await anyio.sleep(0.1)
+            await ready(one)
         async with haproxy(tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, stats):
             await until_states(stats, {"r1": "UP", "r2": "UP"})
             async with AsyncExitStack() as stack:

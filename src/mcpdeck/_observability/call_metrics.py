@@ -8,22 +8,28 @@ semantic conventions' ``mcp.client.operation.duration``, as Prometheus names it)
 minute. A minute keeps the same buckets, so its p50 and p99 are read the way Prometheus reads the histogram.
 Native tools of an agent (no server) are not MCP calls and are left out.
 
-Everything is in this process's memory: each replica of a fleet has its own (Prometheus scrapes each; the
-fleet's store is where the per-minute rollups of every replica will meet).
+The counters are this process's own: each replica of a fleet has its own (Prometheus scrapes each and sums
+them; a killed process's counts die with it, docs/fleet.md). The per-minute rollups are also written to a
+shared place when one is given (``shared``: the store's ``call_minutes``, ``mcpdeck.store.StoredMinutes``),
+the minutes that changed each time ``flush`` runs (``serve``: every 2 s and when asked for them), so the
+Metrics page of any replica shows every replica's minutes (``fleet_minutes``), a dead one's included.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from mcpdeck._observability.metrics import DURATION_BUCKETS, Exposition, Histogram, store_commits
+import anyio.to_thread
+
+from mcpdeck._observability.metrics import DURATION_BUCKETS, Exposition, Histogram, MinuteCounts, store_commits
 from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
 
-__all__ = ["MINUTES", "CallMetrics", "outcome_of"]
+__all__ = ["MINUTES", "CallMetrics", "SharedMinutes", "outcome_of"]
 
 MINUTES = 60
 """Minutes of rollups kept (the last hour)."""
@@ -37,6 +43,18 @@ def outcome_of(event: ToolCallFinished) -> str:
     if event.error:
         return "error"
     return "tool-error" if event.is_error else "ok"
+
+
+class SharedMinutes(Protocol):
+    """Where the replicas' minutes meet (``mcpdeck.store.StoredMinutes``)."""
+
+    def save(self, rows: Sequence[MinuteCounts]) -> None:
+        """Queue these rows (each whole: it replaces its earlier self); returns at once."""
+        ...
+
+    def load(self, since: int) -> list[MinuteCounts]:
+        """Every replica's rows from the minute ``since`` on, after every save queued before (blocks)."""
+        ...
 
 
 @dataclass
@@ -57,6 +75,7 @@ class CallMetrics:
         replica: This process's replica name: a ``replica`` label on every figure and in every rollup.
         sessions: Reads the gateway's open sessions, by profile (``""``: the default one), when asked.
         clock: Seconds since the epoch (the minutes are cut from it).
+        shared: Where every replica's minutes meet (needs ``replica``); None: this process's alone.
     """
 
     def __init__(
@@ -65,10 +84,17 @@ class CallMetrics:
         replica: str | None = None,
         sessions: Callable[[], Mapping[str, int]] | None = None,
         clock: Callable[[], float] = time.time,
+        shared: SharedMinutes | None = None,
     ) -> None:
+        if shared is not None and replica is None:
+            raise ValueError("minutes shared with other replicas need this one's replica id")
         self.replica = replica
+        self.shared = shared
+        self.life = uuid.uuid4().hex[:12]
+        """This run of the process, apart from the replica's earlier and later ones in the shared minutes."""
         self._sessions = sessions
         self._clock = clock
+        self._changed: set[tuple[str, int]] = set()
         self._calls: dict[tuple[str, str, str], int] = {}
         self._durations: dict[tuple[str, str, str], Histogram] = {}
         self._in_flight: dict[str, int] = {}
@@ -89,6 +115,7 @@ class CallMetrics:
         key = (server, event.tool, outcome)
         self._calls[key] = self._calls.get(key, 0) + 1
         minute = self._minute(server)
+        self._changed.add((server, minute.start))
         minute.calls += 1
         if outcome != "ok":
             minute.errors += 1
@@ -144,20 +171,71 @@ class CallMetrics:
         return out.text()
 
     def minutes(self) -> dict[str, Any]:
-        """The last hour by server, one value a minute: calls, errors, p50 and p99 (seconds; None: no call)."""
-        now = int(self._clock()) // 60 * 60
+        """The last hour by server, one value a minute: calls, errors, p50 and p99 (seconds; None: no call);
+        this process's own."""
+        rows = [
+            MinuteCounts(self.replica or "", self.life, server, m.start, m.calls, m.errors, tuple(m.durations.counts))
+            for server, kept in self._minutes.items()
+            for m in kept
+        ]
+        return self._series(rows, lambda _: self.replica)
+
+    def flush(self) -> None:
+        """Queue the minutes that changed since the last flush to ``shared`` (returns at once)."""
+        if self.shared is None or not self._changed:
+            return
+        changed, self._changed = self._changed, set()
+        rows: list[MinuteCounts] = []
+        for server, start in sorted(changed):
+            minute = next((m for m in self._minutes.get(server, ()) if m.start == start), None)
+            if minute is not None:  # else: older than the hour kept
+                counts = tuple(minute.durations.counts)
+                rows.append(
+                    MinuteCounts(self.replica or "", self.life, server, start, minute.calls, minute.errors, counts)
+                )
+        self.shared.save(rows)
+
+    async def fleet_minutes(self) -> dict[str, Any]:
+        """As ``minutes``, for every replica that wrote to ``shared`` in the hour (each a series of its own, a
+        replica's runs added up), this one's latest minutes included; ``minutes()`` without ``shared``."""
+        shared = self.shared
+        if shared is None:
+            return self.minutes()
+        self.flush()
+        since = self._now() - 60 * (MINUTES - 1)
+        rows = await anyio.to_thread.run_sync(shared.load, since)
+        return self._series(rows, lambda replica: replica)
+
+    def _now(self) -> int:
+        return int(self._clock()) // 60 * 60
+
+    def _series(self, rows: Iterable[MinuteCounts], name: Callable[[str], str | None]) -> dict[str, Any]:
+        now = self._now()
         starts = [now - 60 * back for back in range(MINUTES - 1, -1, -1)]
-        series: list[dict[str, Any]] = []
-        for server, kept in sorted(self._minutes.items()):
-            by_start = {minute.start: minute for minute in kept}
-            if not any(start in by_start for start in starts):
+        first = starts[0]
+        grouped: dict[tuple[str, str], dict[int, _Minute]] = {}
+        for row in rows:
+            if row.minute < first or row.minute > now:
                 continue
-            row: dict[str, list[Any]] = {"calls": [], "errors": [], "p50": [], "p99": []}
+            by_start = grouped.setdefault((row.replica, row.server), {})
+            minute = by_start.get(row.minute)
+            if minute is None:
+                minute = by_start[row.minute] = _Minute(row.minute)
+            minute.calls += row.calls
+            minute.errors += row.errors
+            counted = Histogram(DURATION_BUCKETS)
+            if len(row.durations) == len(counted.counts):  # else: buckets of another version: left out
+                counted.counts = list(row.durations)
+                counted.count = sum(row.durations)
+                minute.durations.add(counted)
+        series: list[dict[str, Any]] = []
+        for (replica, server), by_start in sorted(grouped.items(), key=lambda item: (item[0][1], item[0][0])):
+            data: dict[str, list[Any]] = {"calls": [], "errors": [], "p50": [], "p99": []}
             for start in starts:
                 minute = by_start.get(start)
-                row["calls"].append(minute.calls if minute else 0)
-                row["errors"].append(minute.errors if minute else 0)
-                row["p50"].append(minute.durations.quantile(0.5) if minute else None)
-                row["p99"].append(minute.durations.quantile(0.99) if minute else None)
-            series.append({"server": server, "replica": self.replica, **row})
+                data["calls"].append(minute.calls if minute else 0)
+                data["errors"].append(minute.errors if minute else 0)
+                data["p50"].append(minute.durations.quantile(0.5) if minute else None)
+                data["p99"].append(minute.durations.quantile(0.99) if minute else None)
+            series.append({"server": server, "replica": name(replica), **data})
         return {"minutes": starts, "series": series}

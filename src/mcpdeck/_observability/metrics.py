@@ -15,6 +15,7 @@ import math
 import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 __all__ = [
     "COMMIT_BUCKETS",
@@ -22,6 +23,7 @@ __all__ = [
     "STORE_COMMITS",
     "Exposition",
     "Histogram",
+    "MinuteCounts",
     "observe_store_commit",
     "quantile",
     "store_commits",
@@ -102,6 +104,23 @@ def quantile(q: float, bounds: Sequence[float], counts: Sequence[int]) -> float 
             return low + (bounds[index] - low) * (rank - seen) / count
         seen += count
     return bounds[-1]
+
+
+@dataclass(frozen=True)
+class MinuteCounts:
+    """One server's calls in one minute on one replica (one life of its process): a row of the store's
+    ``call_minutes``, which the console's Metrics page reads for every replica."""
+
+    replica: str
+    life: str
+    """Which run of the replica's process counted them (each writes rows of its own, whole)."""
+    server: str
+    minute: int
+    """The minute's start, seconds since the epoch."""
+    calls: int
+    errors: int
+    durations: tuple[int, ...]
+    """The calls sent that minute counted by ``DURATION_BUCKETS`` (then over the last), as ``Histogram.counts``."""
 
 
 STORE_COMMITS = Histogram(COMMIT_BUCKETS)

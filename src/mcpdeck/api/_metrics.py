@@ -1,7 +1,9 @@
 """``/api/metrics``: the host's tool calls per minute over the last hour, by server (the console's Metrics page).
 
-The same figures ``GET /metrics`` gives Prometheus (``_observability.call_metrics``), rolled up per minute in this
-process's memory: calls, errors, and the p50 and p99 of the calls' durations read from the minute's buckets.
+The same figures ``GET /metrics`` gives Prometheus (``_observability.call_metrics``), rolled up per minute: calls,
+errors, and the p50 and p99 of the calls' durations read from the minute's buckets. Under ``serve`` every
+replica writes its minutes to the store, so each replica answers with all of theirs, one series per server and
+replica; elsewhere, this process's own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ router = APIRouter(tags=["metrics"])
 
 @router.get("/metrics", summary="Tool calls per minute, the last hour")
 async def metrics(ctx: Ctx) -> MetricsOut:
-    """Per server: calls, errors, p50 and p99 durations, one value per minute for the last 60 minutes."""
+    """Per server and replica: calls, errors, p50 and p99 durations, one value per minute for the last 60
+    minutes."""
     if ctx.metrics is None:
         raise ApiError(404, "not-found", "this host's calls are not counted; they are by `mcpdeck serve`")
-    return MetricsOut.model_validate(ctx.metrics.minutes())
+    return MetricsOut.model_validate(await ctx.metrics.fleet_minutes())

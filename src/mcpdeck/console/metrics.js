@@ -1,13 +1,13 @@
-// Metrics: per server (and replica), the last hour of tool calls a minute at a time: calls, p50/p99
-// latency and errors, as small uPlot charts, live. The figures are the ones /metrics gives Prometheus,
-// rolled up per minute by this process (GET /api/metrics).
+// Metrics: per server (and replica, when several share the store), the last hour of tool calls a minute
+// at a time: calls, p50/p99 latency and errors, as small uPlot charts, live. The figures are the ones
+// /metrics gives Prometheus, rolled up per minute by each replica and kept in the store (GET /api/metrics).
 // uPlot (MIT, pinned in package.json) is a plain file of this folder: loaded once, no build step.
 import { get, on } from './api.js';
 import { add, breakable, clear, h } from './dom.js';
 
 export default { title: 'Metrics', mount };
 
-const REFRESH_MS = 15000; // a new minute shows up even when no call ends
+const REFRESH_MS = 5000; // another replica's calls (in the store within 2 s) and a new minute show up without an event here
 let loading = null;
 
 /** uPlot's script and styles, added to the page once. */
@@ -54,12 +54,12 @@ function chartOptions(title, width, series, yLabel) {
   };
 }
 
-function card(series, minutes, UPlot, width) {
+function card(series, minutes, UPlot, width, fleet) {
   const calls = sum(series.calls);
   const errors = sum(series.errors);
   const p50 = series.p50.map(ms);
   const p99 = series.p99.map(ms);
-  const who = series.replica ? [' ', h('span', { class: 'badge' }, `replica ${series.replica}`)] : [];
+  const who = fleet && series.replica ? [' ', h('span', { class: 'badge' }, `replica ${series.replica}`)] : [];
   const head = h('div', { class: 'card-head' },
     h('h2', {}, breakable(series.server)), who,
     h('span', { class: 'metric-totals muted' },
@@ -90,8 +90,9 @@ function mount(root) {
   const body = h('div', { class: 'metric-cards' });
   add(root,
     h('div', { class: 'page-head' }, h('h1', {}, 'Metrics'), status),
-    h('p', { class: 'hint' }, 'Tool calls of this mcpdeck, a minute at a time over the last hour, by server: the figures ',
-      h('code', {}, '/metrics'), ' gives Prometheus. Live: a chart moves as calls end.'),
+    h('p', { class: 'hint' }, 'Tool calls a minute at a time over the last hour, by server, and by replica when several ',
+      'mcpdeck serve share this store: the figures ', h('code', {}, '/metrics'),
+      ' gives Prometheus. Live: a chart moves as calls end (another replica\'s within a few seconds).'),
     body);
   let plots = [];
   let stopped = false;
@@ -123,8 +124,9 @@ function mount(root) {
       return;
     }
     const width = chartWidth();
+    const fleet = new Set(data.series.map((series) => series.replica)).size > 1;
     for (const series of data.series) {
-      const made = card(series, data.minutes, UPlot, width);
+      const made = card(series, data.minutes, UPlot, width, fleet);
       add(body, made.el);
       plots.push(...made.plots);
     }

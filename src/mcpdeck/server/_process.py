@@ -44,7 +44,15 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
-from mcpdeck.store import ConfigNotices, Replica, SessionApprovals, check_replica_id, default_replica_id
+from mcpdeck.store import (
+    HEARTBEAT,
+    ConfigNotices,
+    Replica,
+    SessionApprovals,
+    StoredMinutes,
+    check_replica_id,
+    default_replica_id,
+)
 from mcpdeck.traffic import Traffic
 
 if TYPE_CHECKING:
@@ -162,6 +170,8 @@ async def _run(
                 history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
             if fleet is not None:
                 tg.start_soon(fleet.run, name="mcpdeck replica heartbeat")
+            if context.metrics is not None and context.metrics.shared is not None:
+                tg.start_soon(_flush_minutes, context.metrics, name="mcpdeck metrics to the store")
             if options.follow_interval > 0:
                 await parts.follower.prime()
                 tg.start_soon(parts.follower.run, name="mcpdeck config follower")
@@ -198,6 +208,16 @@ async def _run(
         sock.close()
         remove_state(config_path, replica=replica_id, pid=os.getpid())
         _leave(fleet, history)
+
+
+async def _flush_minutes(metrics: CallMetrics) -> None:
+    """Write this replica's changed minutes to the store every heartbeat, and once more when it stops."""
+    try:
+        while True:
+            await anyio.sleep(HEARTBEAT)
+            metrics.flush()
+    finally:
+        metrics.flush()
 
 
 def _leave(fleet: Replica | None, history: History | None) -> None:
@@ -278,7 +298,8 @@ def _assemble(
         approvals=SessionApprovals(options.history.store, replica) if options.history is not None else None,
     )
     gateway_app = gateway.asgi()
-    context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)
+    shared = StoredMinutes(context.history) if context.history is not None else None
+    context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open, shared=shared)
     app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway_app, any_address=every)
     config = uvicorn.Config(
         app,

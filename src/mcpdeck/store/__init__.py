@@ -14,9 +14,10 @@ applied at start under a lock). Inside:
 - ``_approvals``: ``SessionApprovals``, what gateway clients allowed for their session, for every replica.
 - ``_notices``: ``ConfigNotices``: on PostgreSQL, a ``NOTIFY`` after each config write, heard by the replicas.
 - ``_fleet``: ``Replica``: this process's heartbeat, the reaper of dead replicas' calls, retention.
+- ``_rollups``: ``StoredMinutes``: each replica's calls a minute at a time (the console's Metrics page).
 
 Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_locks`` ← ``_store`` ←
-``_history`` ← ``_approvals`` ← ``_fleet``; ``_store`` ← ``_notices``.
+``_history`` ← ``_approvals`` ← ``_fleet``, ``_rollups``; ``_store`` ← ``_notices``.
 """
 
 from mcpdeck._util.masking import Redactor
@@ -26,6 +27,7 @@ from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replic
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
 from mcpdeck.store._notices import ConfigNotices, config_channel
+from mcpdeck.store._rollups import StoredMinutes
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
 
@@ -43,6 +45,7 @@ __all__ = [
     "SessionApprovals",
     "Store",
     "StoreLocation",
+    "StoredMinutes",
     "ToolCallRecord",
     "check_replica_id",
     "config_channel",

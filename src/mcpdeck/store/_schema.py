@@ -112,6 +112,22 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX approvals_session ON approvals(session);
     CREATE INDEX approvals_replica ON approvals(replica)
     """,
+    # 7: each replica's calls a minute at a time, by server (the console's Metrics page across a fleet): one row
+    # per life of a replica (its process), which only that process writes; durations are the bucket counts
+    # of mcpdeck._observability.metrics.DURATION_BUCKETS, as JSON
+    """
+    CREATE TABLE call_minutes (
+        replica TEXT NOT NULL,
+        life TEXT NOT NULL,
+        server TEXT NOT NULL,
+        minute {bigint} NOT NULL,
+        calls {bigint} NOT NULL,
+        errors {bigint} NOT NULL,
+        durations TEXT NOT NULL,
+        PRIMARY KEY (replica, life, server, minute)
+    );
+    CREATE INDEX call_minutes_minute ON call_minutes(minute)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
