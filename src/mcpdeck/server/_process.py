@@ -24,6 +24,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from functools import partial
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
-from mcpdeck.store import Replica, check_replica_id, default_replica_id
+from mcpdeck.store import Relay, Replica, check_replica_id, default_replica_id
 from mcpdeck.traffic import Traffic
 
 if TYPE_CHECKING:
@@ -146,7 +147,9 @@ async def _run(
     except BaseException:
         _leave(fleet, history)
         raise
-    parts = _assemble(options, store, config_path, sock, replica_id)
+    # On PostgreSQL, a 2026-07-28 call's round that reaches this replica but is held by another is relayed there
+    relay = Relay(fleet) if fleet is not None and fleet.history.store.location.kind == "postgresql" else None
+    parts = _assemble(options, store, config_path, sock, replica_id, relay)
     context, server = parts.context, parts.server
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
@@ -157,6 +160,8 @@ async def _run(
                 history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
             if fleet is not None:
                 tg.start_soon(fleet.run, name="mcpdeck replica heartbeat")
+            if relay is not None:
+                await tg.start(partial(relay.run, parts.gateway.answer_relayed), name="mcpdeck relay")
             if options.follow_interval > 0:
                 await parts.follower.prime()
                 tg.start_soon(parts.follower.run, name="mcpdeck config follower")
@@ -229,7 +234,12 @@ class _Parts:
 
 
 def _assemble(
-    options: ServeOptions, store: ConfigStore, config_path: Path, sock: socket.socket, replica: str
+    options: ServeOptions,
+    store: ConfigStore,
+    config_path: Path,
+    sock: socket.socket,
+    replica: str,
+    relay: Relay | None = None,
 ) -> _Parts:
     """The host, the API's context, the config follower, the gateway and the HTTP server over ``sock``."""
     port: int = sock.getsockname()[1]
@@ -265,6 +275,7 @@ def _assemble(
         any_address=every,
         approval=options.approval,
         replica=replica,
+        relay=relay,
     )
     gateway_app = gateway.asgi()
     context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open)

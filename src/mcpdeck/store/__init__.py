@@ -12,15 +12,17 @@ applied at start under a lock). Inside:
 - ``_store``: an open store: its connection behind the writer, and its locks.
 - ``_history``: ``History``, the records: calls, conversations, messages, secrets redacted.
 - ``_fleet``: ``Replica``: this process's heartbeat, the reaper of dead replicas' calls, retention.
+- ``_relay``: ``Relay``: messages between replicas on PostgreSQL (a row and a NOTIFY), answered or given up on.
 
 Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_locks`` ← ``_store`` ←
-``_history`` ← ``_fleet``.
+``_history`` ← ``_fleet`` ← ``_relay``.
 """
 
 from mcpdeck._util.masking import Redactor
 from mcpdeck.config import secrets_of
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
+from mcpdeck.store._relay import Relay, Unreachable
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
@@ -33,10 +35,12 @@ __all__ = [
     "STALE_AFTER",
     "History",
     "Redactor",
+    "Relay",
     "Replica",
     "Store",
     "StoreLocation",
     "ToolCallRecord",
+    "Unreachable",
     "check_replica_id",
     "default_history_path",
     "default_replica_id",
