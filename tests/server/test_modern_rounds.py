@@ -28,7 +28,7 @@ LIMIT = 180.0
 """Seconds a whole test may take: two serve processes start slowly on a busy 2-core machine."""
 WAIT = 30.0
 """Seconds one round may take (it is answered at once, or by a live replica in well under a second)."""
-ANSWER = {"username": "ada", "email": "ada@example.com"}
+ANSWER: dict[str, str | int | float | bool | list[str] | None] = {"username": "ada", "email": "ada@example.com"}
 
 
 def _config(folder: Path) -> Path:
