@@ -22,8 +22,8 @@ from mcpdeck._util.masking import Redactor
 from mcpdeck.config import secrets_of
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
-from mcpdeck.store._relay import Relay, Unreachable
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
+from mcpdeck.store._relay import Relay, Unreachable
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
 

@@ -162,10 +162,17 @@ class Relay:
     ) -> None:
         """Until cancelled: take the messages for this replica, answer each with ``handler(body)``, and hand the
         answers to the ``ask`` waiting for them. A lost connection is made again (``RECONNECT``)."""
+
+        self._handler = handler
+        try:
+            await self._listen(task_status)
+        finally:
+            await self.aclose()
+
+    async def _listen(self, task_status: TaskStatus[None]) -> None:
         import psycopg
         from psycopg import sql
 
-        self._handler = handler
         first = True
         async with anyio.create_task_group() as tg:
             while True:
@@ -195,6 +202,13 @@ class Relay:
                 except psycopg.Error as error:
                     logger.error("replica %s: the relay lost the store: %s", self.id, error)
                     await anyio.sleep(RECONNECT)
+
+    async def aclose(self) -> None:
+        """Close the connection it sends with (``run`` does, when it ends)."""
+        sending, self._sending = self._sending, None
+        if sending is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                await sending.close()
 
     async def _take(self, row: int) -> None:
         """Take one message (it is gone from the table once taken) and deal with it."""
