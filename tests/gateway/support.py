@@ -93,7 +93,10 @@ def client(
     name: str = "test-client",
     **options: Any,
 ) -> Client:
-    """An SDK client that records what it is sent and answers elicitation with ``answer`` (accept)."""
+    """An SDK client that records what it is sent and answers elicitation with ``answer`` (accept); of the
+    handshake era unless ``mode`` says otherwise (the gateway offers both; most tests here are about the
+    handshake era's back-channel and notifications, the 2026-07-28 ones say ``mode="auto"``)."""
+    options.setdefault("mode", "legacy")
 
     async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         seen.elicitations.append(params)

@@ -56,11 +56,15 @@ async def test_the_calling_client_approves_what_no_rule_covers_and_the_history_s
     assert ("test_error_handling", "denied", "denied-by-rule", "claude-ai 1.0 (via profile conf)") in records
 
 
-async def test_an_ask_rule_asks_the_client_in_words_for_what_is_asked(log_dir: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake-client", "2026-client"])
+async def test_an_ask_rule_asks_the_client_in_words_for_what_is_asked(log_dir: Path, mode: str) -> None:
+    """On the handshake era the gate asks on the request's stream; a 2026-07-28 client (no back-channel) is
+    asked in its call's next round."""
     rules = {"ask": ["mcp__conf__test_simple_text", "mcp__conf__resource:*", "mcp__conf__prompt:*"]}
     seen = Seen()
     async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:
-        async with client(served.url("conf"), seen, answer={"decision": "once"}) as via:
+        async with client(served.url("conf"), seen, answer={"decision": "once"}, mode=mode) as via:
+            assert (via.protocol_version == "2026-07-28") is (mode == "auto")
             with anyio.fail_after(WAIT):
                 called = await via.call_tool("test_simple_text", {})
                 await via.read_resource("test://static-text")

@@ -98,7 +98,7 @@ async def test_fastmcp_client_sees_through_the_gateway_what_it_sees_directly(log
             # the server (it speaks both), where the server's questions over the back-channel fail.
             async with _client(_direct(), direct_seen, mode="legacy") as direct:
                 want = await _session(direct)
-            async with _client(served.url("conf"), via_seen) as via:
+            async with _client(served.url("conf"), via_seen, mode="legacy") as via:  # the same era through it
                 got = await _session(via)
                 info = via.initialize_result
     assert info is not None and info.server_info.name == "mcpdeck/conf"

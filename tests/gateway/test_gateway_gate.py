@@ -112,7 +112,7 @@ async def test_a_deny_on_some_resources_keeps_their_subscriptions_but_not_the_ot
 async def test_a_2026_listen_stream_does_not_subscribe_to_a_denied_resource(log_dir: Path) -> None:
     rules = {"allow": ["mcp__*"], "deny": ["mcp__conf__resource:test://watched-*"]}
     async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX, modern=True) as served:
-        async with client(served.url("conf"), Seen()) as via:
+        async with client(served.url("conf"), Seen(), mode="auto") as via:
             with anyio.fail_after(WAIT):
                 assert via.protocol_version == "2026-07-28"
                 with pytest.raises(MCPError) as refused:

@@ -345,7 +345,7 @@ async def test_a_2026_client_is_asked_the_servers_questions_in_rounds(log_dir: P
     seen = Seen()
     answer = {"username": "m", "email": "m@example.com"}
     async with served_gateway(log_dir, profiles=NO_PREFIX, modern=True) as served:
-        async with client(served.url("conf"), seen, answer=answer) as via:
+        async with client(served.url("conf"), seen, answer=answer, mode="auto") as via:
             with anyio.fail_after(WAIT):
                 asked = await via.call_tool("test_elicitation", {"message": "in rounds?"})
                 sampled = await via.call_tool("test_sampling", {"prompt": "hello"})
@@ -380,7 +380,7 @@ async def test_resources_and_prompts_the_rules_deny_are_neither_listed_nor_serve
 
 async def test_a_2026_client_listens_for_list_changes_and_resource_updates(log_dir: Path) -> None:
     servers = {"features": stdio_server("features", "--legacy")}
-    async with served_gateway(log_dir, servers, modern=True) as served, client(served.url(), Seen()) as via:
+    async with served_gateway(log_dir, servers) as served, client(served.url(), Seen(), mode="auto") as via:
         events: list[object] = []
         with anyio.fail_after(WAIT):
             assert via.protocol_version == "2026-07-28"

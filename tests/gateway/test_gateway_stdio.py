@@ -149,8 +149,9 @@ async def test_the_stdio_clients_roots_reach_the_servers_and_so_do_their_changes
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changed.set()
 
-    gateway = Client(
+    gateway = Client(  # the handshake era: a 2026-07-28 client is asked for its roots in its calls' rounds only
         _gateway(tmp_path, command=("gateway", "--stdio")),
+        mode="legacy",
         list_roots_callback=roots,
         logging_callback=on_log,
         message_handler=on_message,

@@ -39,8 +39,9 @@ class Seen:
 
 
 @asynccontextmanager
-async def session(port: int) -> AsyncGenerator[tuple[Client, httpx2.AsyncClient, Seen]]:
-    """A handshake-era SDK client through HAProxy (by the balancer's name), noting what each answer said."""
+async def session(port: int, mode: str = "legacy") -> AsyncGenerator[tuple[Client, httpx2.AsyncClient, Seen]]:
+    """An SDK client through HAProxy (by the balancer's name), of the handshake era unless ``mode`` says
+    otherwise, noting what each answer said."""
     seen = Seen()
 
     async def note(response: httpx2.Response) -> None:
@@ -50,7 +51,7 @@ async def session(port: int) -> AsyncGenerator[tuple[Client, httpx2.AsyncClient,
     headers = {"Authorization": f"Bearer {TOKEN}", "Host": BALANCER}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [note]}) as http,
-        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), mode=mode) as client,
     ):
         yield client, http, seen
 
@@ -79,18 +80,20 @@ async def _through_haproxy(tmp_path: Path) -> None:
         async with haproxy(tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, stats):
             await until_states(stats, {"r1": "UP", "r2": "UP"})
             async with AsyncExitStack() as stack:
-                # Round-robin spreads the requests without a session id over both replicas. A handshake-era
-                # SDK client sends two (its server/discover probe, then initialize), so each new session would
-                # land where the last did: one request in between (a health check) moves the rotation on.
+                # Round-robin spreads the requests without a session id over both replicas: a handshake-era
+                # session opens with one (initialize). Whether the next session lands on the other replica
+                # depends on what else passed the balancer since; one request in between (a health check)
+                # turns the rotation by one, so the tries alternate with and without one.
                 a, http, seen_a = await stack.enter_async_context(session(port))
                 b, _, seen_b = a, http, seen_a
-                for _ in range(4):
-                    await http.get(f"http://127.0.0.1:{port}/healthz")
+                for attempt in range(4):
+                    if attempt % 2:
+                        await http.get(f"http://127.0.0.1:{port}/healthz")
                     b, _, seen_b = await stack.enter_async_context(session(port))
                     if seen_b.replica != seen_a.replica:
                         break
                 assert sorted((seen_a.replica, seen_b.replica)) == ["r1", "r2"], (seen_a.id, seen_b.id)
-                seen_a.statuses.clear()  # opening, the probe for 2026-07-28 (server/discover) was a 404: handshake only
+                seen_a.statuses.clear()
                 seen_b.statuses.clear()
                 for n in range(CALLS):  # alternating, so that without the rules every other call would go astray
                     for client, seen in ((a, seen_a), (b, seen_b)):
@@ -103,6 +106,18 @@ async def _through_haproxy(tmp_path: Path) -> None:
                 landed = {call["arguments"]["text"]: call["replica"] for call in listed.json()["toolCalls"]}
                 for seen in (seen_a, seen_b):
                     assert {landed.get(f"{seen.id} {n}") for n in range(CALLS)} == {seen.replica}, landed
+
+                # A 2026-07-28 client needs no affinity: no session, each call goes to either replica.
+                async with session(port, mode="auto") as (modern, _, seen_m):
+                    assert modern.protocol_version == "2026-07-28" and not seen_m.id
+                    for n in range(CALLS):
+                        result = await modern.call_tool("mcp__basic__echo", {"text": f"modern {n}"})
+                        assert not result.is_error, result
+                listed = await http.get(
+                    f"http://127.0.0.1:{port}/api/history/calls", params={"server": "basic", "limit": 100}
+                )
+                landed = {call["arguments"]["text"]: call["replica"] for call in listed.json()["toolCalls"]}
+                assert {landed.get(f"modern {n}") for n in range(CALLS)} == {"r1", "r2"}, landed
 
                 # b's replica dies: HAProxy marks it down and skips its rule; the other replica does not
                 # know the session: 404 "Session not found".

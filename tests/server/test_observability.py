@@ -145,7 +145,7 @@ async def test_a_gateway_call_is_one_trace_from_the_client_through_mcpdeck_to_th
                 async with httpx2.AsyncClient(headers=token, timeout=WAIT) as authorized:
                     transport = streamable_http_client(f"{run.state['url']}/mcp", http_client=authorized)
                     with anyio.fail_after(WAIT):
-                        async with Client(transport) as mcp:
+                        async with Client(transport, mode="legacy") as mcp:  # a session, which /metrics counts
                             meta: Any = {"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"}
                             result = await mcp.call_tool("mcp__up__traceparent", {}, meta=meta)
                             await mcp.call_tool("mcp__up__traceparent", {})  # a trace of its own

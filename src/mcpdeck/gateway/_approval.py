@@ -8,11 +8,13 @@ import logging
 from typing import Any, Protocol
 
 import anyio
+import mcp_types as types
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import NoBackChannelError
+from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcpdeck.gateway._clients import Downstream
+from mcpdeck.gateway._clients import Downstream, parked_call
 from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest, CallingClient, ClientKey, SharedApprovals
 
 __all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "ApprovalStore", "calling_client", "session_ended"]
@@ -131,7 +133,7 @@ def _asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallba
         schema: Any = _approval_schema(request.kind)
         with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever
             try:
-                answer = await ctx.session.elicit_form(_question(request), schema, related_request_id=ctx.request_id)
+                answer = await _elicit(ctx, _question(request), schema)
             except (MCPError, NoBackChannelError) as error:  # it failed to ask: no one said no
                 return Approval.undecided(f"{client.name} could not ask: {error}")
             if answer.action != "accept":
@@ -150,3 +152,15 @@ def _asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallba
         return Approval.undecided(f"{client.name} did not answer within {APPROVAL_TIMEOUT:g} s")
 
     return ask
+
+
+async def _elicit(ctx: ServerRequestContext[Any], message: str, schema: Any) -> types.ElicitResult:
+    """Ask the client a form: in its call's next round for a 2026-07-28 client, else on the request's stream."""
+    parked = parked_call()
+    if parked is None:
+        return await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+    params = types.ElicitRequestFormParams.model_validate({"message": message, "requestedSchema": schema})
+    answer = await parked.ask(types.ElicitRequest(params=params))
+    if not isinstance(answer, types.ElicitResult):
+        raise MCPError(code=INVALID_PARAMS, message="the answer to the approval question was not an elicitation result")
+    return answer

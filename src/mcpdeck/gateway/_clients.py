@@ -49,6 +49,7 @@ __all__ = [
     "Parked",
     "Running",
     "install_forwarding",
+    "parked_call",
     "send_log",
     "sole_face",
 ]
@@ -239,8 +240,26 @@ class Parked:
             self._step = anyio.Event()
             await self._step.wait()
 
+    async def round(self, parked: dict[str, Parked]) -> Any:
+        """The outcome of the client's round: once the call ends, its result (or its error, raised), and it is
+        taken out of ``parked``; until then, an ``InputRequiredResult`` with the questions it waits for."""
+        await self.next_step()
+        if self.done:
+            parked.pop(self.key, None)
+            if self.error is not None:
+                raise self.error
+            return self.result
+        return types.InputRequiredResult(input_requests=dict(self.questions), request_state=self.key)
+
 
 _current: ContextVar[Running | None] = ContextVar("mcpdeck_gateway_request", default=None)
+
+
+def parked_call() -> Parked | None:
+    """The 2026-07-28 call the current task runs in rounds, if it does: its questions go to the client's
+    next round (the gate's approval questions as well as the servers')."""
+    running = _current.get()
+    return running.parked if running is not None else None
 
 
 class Calls:

@@ -43,6 +43,7 @@ from mcpdeck.gateway._approval import ApprovalStore
 from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
 from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._http import GatewayApp
+from mcpdeck.gateway._relayed import RoundRelay, answer_relayed
 from mcpdeck.gateway._server import build_server
 from mcpdeck.gateway._stdio import stdio_streams
 from mcpdeck.gateway._view import ProfileView
@@ -94,11 +95,12 @@ class Gateway:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         any_address: bool = False,
-        modern: bool = False,
+        modern: bool = True,
         name: str | None = None,
         instructions: str | None = None,
         replica: str | None = None,
         approvals: ApprovalStore | None = None,
+        relay: RoundRelay | None = None,
     ):
         """Create a gateway for an open host.
 
@@ -117,19 +119,26 @@ class Gateway:
             allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
             any_address: HTTP listens on every address: a ``Host`` that is an IP address with the
                 listening port is accepted too (it cannot be a DNS rebinding), and its own ``Origin``.
-            modern: Also serve protocol 2026-07-28 to clients that ask for it. Off by default: in
-                that era a server cannot ask the client anything in the middle of a call, so the
-                servers' elicitation and sampling would be answered by the host instead of the
-                client. Clients that probe (``server/discover``) fall back to the handshake.
+            modern: Offer protocol 2026-07-28 to clients that ask for it (``server/discover``, or a request
+                that names that version), beside the handshake era. A server's question in the middle of such
+                a client's call (elicitation, sampling, roots) ends the call's round with an
+                ``InputRequiredResult``; the client's next round carries the answers and a ``requestState``
+                naming the call, which goes on here (see ``relay`` for a round that reaches another replica).
+                False: the handshake era only; a client that probes gets 404 for ``server/discover`` and
+                falls back to ``initialize``.
             name: What it calls itself to clients (``serverInfo.name``); default ``mcpdeck``, or
                 ``mcpdeck/<profile>`` for a profile.
             instructions: What it tells clients in ``initialize``; default one line saying what it serves.
                 (For a gateway that relays another one, which says it better.)
             replica: The replica id of the process (``serve --replica-id``): streamable HTTP session ids
-                begin with ``<replica>.`` so a load balancer can send each session to its replica.
+                begin with ``<replica>.`` so a load balancer can send each session to its replica, and so do the
+                ``requestState`` of 2026-07-28 calls waiting for their client's next round.
             approvals: Where the clients' "for this session" answers are kept for the other replicas of a
                 fleet (``mcpdeck.store.SessionApprovals``), so a client's approval holds on any replica; None:
                 in this process only.
+            relay: How a 2026-07-28 round that names another replica's call reaches it (``serve`` on PostgreSQL:
+                ``mcpdeck.store.Relay``, whose ``run`` takes ``answer_relayed``); None: such a round is answered
+                at once with an error saying the call is lost and to call again.
         """
         self.host = host
         self.profile = profile
@@ -137,6 +146,7 @@ class Gateway:
         self._approval: GatewayApproval | None = approval
         self.modern = modern
         self.replica = replica
+        self.relay = relay
         self.tokens = dict(tokens or {})
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins
@@ -355,6 +365,11 @@ class Gateway:
             async with anyio.create_task_group() as tg:
                 for name in starting:
                     tg.start_soon(self.host.wait_settled, name)
+
+    async def answer_relayed(self, body: str) -> str:
+        """A round of one of this replica's parked 2026-07-28 calls that another replica relayed (``relay``):
+        answered here, its outcome the answer to send back."""
+        return await answer_relayed(self.parked, body)
 
     @property
     def task_group(self) -> TaskGroup:

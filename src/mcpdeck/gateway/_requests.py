@@ -33,6 +33,7 @@ from mcpdeck.errors import (
 from mcpdeck.events import CLIENT_META
 from mcpdeck.gateway._approval import calling_client
 from mcpdeck.gateway._clients import Downstream, Parked, Running
+from mcpdeck.gateway._relayed import holder_of, relay_round, responses
 from mcpdeck.gateway._view import ProfileView
 from mcpdeck.permissions import Access, CallingClient
 from mcpdeck.status import ServerState
@@ -103,27 +104,6 @@ def relayed_client(params: types.CallToolRequestParams) -> str | None:
         return None
     text = safe_text(stated.strip())
     return text if len(text) <= RELAYED_NAME else text[: RELAYED_NAME - 1] + "\u2026"
-
-
-def _responses(raw: object) -> dict[str, types.InputResponse]:
-    """The client's answers of a 2026-07-28 round, each read as the kind of answer it is."""
-    if not isinstance(raw, dict):
-        return {}
-    kinds: tuple[type[Any], ...] = (
-        types.ElicitResult,
-        types.ListRootsResult,
-        types.CreateMessageResultWithTools,
-        types.CreateMessageResult,
-    )
-    answers: dict[str, types.InputResponse] = {}
-    for key, value in cast(dict[str, object], raw).items():
-        for kind in kinds:
-            try:
-                answers[key] = kind.model_validate(value)
-                break
-            except ValueError:
-                continue
-    return answers
 
 
 def _token_of(ctx: Ctx) -> str | None:
@@ -207,7 +187,8 @@ class Requests:
 
     async def _in_rounds(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
         """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
-        server asks ends this round with an ``InputRequiredResult``; the client's next round answers."""
+        server asks ends this round with an ``InputRequiredResult``; the client's next round answers (relayed
+        to the replica that holds the call when its ``requestState`` names another: ``_relayed``)."""
         gateway = self.gateway
         params: Mapping[str, Any] = ctx.params or {}
         state: object = params.get("requestState")
@@ -215,20 +196,21 @@ class Requests:
         token = _token_of(ctx)
         if parked is not None and parked.owner != token:  # another token's call: for this one, no call at all
             parked = None
+        if parked is None and isinstance(state, str) and (holder := holder_of(state, gateway.replica)) is not None:
+            assert gateway.replica is not None
+            raw = params.get("inputResponses")
+            outcome = await relay_round(gateway.relay, gateway.replica, holder, state, token, raw)
+            if outcome is not None:
+                return outcome
         if parked is None:
-            parked = Parked(uuid.uuid4().hex, token)
+            key = uuid.uuid4().hex
+            parked = Parked(f"{gateway.replica}.{key}" if gateway.replica else key, token)
             gateway.parked[parked.key] = parked
             running = Running(who, server, ctx, parked=parked)
             gateway.task_group.start_soon(self._park, running, parked, work)
         else:
-            parked.answer(_responses(params.get("inputResponses")))
-        await parked.next_step()
-        if parked.done:
-            gateway.parked.pop(parked.key, None)
-            if parked.error is not None:
-                raise parked.error
-            return parked.result
-        return types.InputRequiredResult(input_requests=dict(parked.questions), request_state=parked.key)
+            parked.answer(responses(params.get("inputResponses")))
+        return await parked.round(gateway.parked)
 
     async def _park(self, running: Running, parked: Parked, work: Callable[[], Awaitable[Any]]) -> None:
         """Run a 2026-07-28 call to its end, then keep its result for a client that may come back for it."""

@@ -25,6 +25,7 @@ import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,7 @@ from mcpdeck.server._state import ServeState, read_state, remove_state, write_st
 from mcpdeck.store import (
     HEARTBEAT,
     ConfigNotices,
+    Relay,
     Replica,
     SessionApprovals,
     StoredMinutes,
@@ -154,7 +156,9 @@ async def _run(
     except BaseException:
         _leave(fleet, history)
         raise
-    parts = _assemble(options, store, config_path, sock, replica_id)
+    # On PostgreSQL, a 2026-07-28 call's round that reaches this replica but is held by another is relayed there
+    relay = Relay(fleet) if fleet is not None and fleet.history.store.location.kind == "postgresql" else None
+    parts = _assemble(options, store, config_path, sock, replica_id, relay)
     context, server = parts.context, parts.server
     notices = (
         ConfigNotices(history.store, config_path, replica_id)
@@ -172,6 +176,8 @@ async def _run(
                 tg.start_soon(fleet.run, name="mcpdeck replica heartbeat")
             if context.metrics is not None and context.metrics.shared is not None:
                 tg.start_soon(_flush_minutes, context.metrics, name="mcpdeck metrics to the store")
+            if relay is not None:
+                await tg.start(partial(relay.run, parts.gateway.answer_relayed), name="mcpdeck relay")
             if options.follow_interval > 0:
                 await parts.follower.prime()
                 tg.start_soon(parts.follower.run, name="mcpdeck config follower")
@@ -259,7 +265,12 @@ class _Parts:
 
 
 def _assemble(
-    options: ServeOptions, store: ConfigStore, config_path: Path, sock: socket.socket, replica: str
+    options: ServeOptions,
+    store: ConfigStore,
+    config_path: Path,
+    sock: socket.socket,
+    replica: str,
+    relay: Relay | None = None,
 ) -> _Parts:
     """The host, the API's context, the config follower, the gateway and the HTTP server over ``sock``."""
     port: int = sock.getsockname()[1]
@@ -296,6 +307,7 @@ def _assemble(
         approval=options.approval,
         replica=replica,
         approvals=SessionApprovals(options.history.store, replica) if options.history is not None else None,
+        relay=relay,
     )
     gateway_app = gateway.asgi()
     shared = StoredMinutes(context.history) if context.history is not None else None

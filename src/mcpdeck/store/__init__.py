@@ -15,9 +15,10 @@ applied at start under a lock). Inside:
 - ``_notices``: ``ConfigNotices``: on PostgreSQL, a ``NOTIFY`` after each config write, heard by the replicas.
 - ``_fleet``: ``Replica``: this process's heartbeat, the reaper of dead replicas' calls, retention.
 - ``_rollups``: ``StoredMinutes``: each replica's calls a minute at a time (the console's Metrics page).
+- ``_relay``: ``Relay``: messages between replicas on PostgreSQL (a row and a NOTIFY), answered or given up on.
 
 Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_locks`` ← ``_store`` ←
-``_history`` ← ``_approvals`` ← ``_fleet``, ``_rollups``; ``_store`` ← ``_notices``.
+``_history`` ← ``_approvals`` ← ``_fleet`` ← ``_relay``; ``_history`` ← ``_rollups``; ``_store`` ← ``_notices``.
 """
 
 from mcpdeck._util.masking import Redactor
@@ -27,6 +28,7 @@ from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replic
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
 from mcpdeck.store._notices import ConfigNotices, config_channel
+from mcpdeck.store._relay import Relay, Unreachable
 from mcpdeck.store._rollups import StoredMinutes
 from mcpdeck.store._schema import SCHEMA_VERSION
 from mcpdeck.store._store import Store, default_history_path
@@ -41,12 +43,14 @@ __all__ = [
     "ConfigNotices",
     "History",
     "Redactor",
+    "Relay",
     "Replica",
     "SessionApprovals",
     "Store",
     "StoreLocation",
     "StoredMinutes",
     "ToolCallRecord",
+    "Unreachable",
     "check_replica_id",
     "config_channel",
     "default_history_path",

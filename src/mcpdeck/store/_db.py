@@ -199,11 +199,11 @@ class PostgresDatabase(Database):
         self.run("UPDATE mcpdeck_schema SET version = ?", (version,))
 
 
-def connect_postgres(location: StoreLocation) -> psycopg.Connection[Row]:
-    """An autocommit connection to the PostgreSQL store.
+def postgres_arguments(location: StoreLocation) -> tuple[str, dict[str, Any]]:
+    """The URL and the keyword arguments psycopg connects to the PostgreSQL store with (sync or async).
 
     Raises:
-        ConfigError: psycopg is not installed, or the database cannot be reached or refused us.
+        ConfigError: psycopg is not installed, or the URL cannot be read.
     """
     assert location.url is not None
     try:
@@ -223,17 +223,34 @@ def connect_postgres(location: StoreLocation) -> psycopg.Connection[Row]:
         given = conninfo_to_dict(url)
     except psycopg.ProgrammingError as error:
         raise ConfigError(f"the store URL {location.shown} cannot be read: {error}") from None
-    extra: dict[str, Any] = {"application_name": "mcpdeck"}
+    extra: dict[str, Any] = {"application_name": "mcpdeck", "autocommit": True}
     if "connect_timeout" not in given:
         extra["connect_timeout"] = CONNECT_TIMEOUT
+    return url, extra
+
+
+def unreachable(location: StoreLocation, error: Exception) -> ConfigError:
+    """The error for a PostgreSQL store that cannot be reached or refused us."""
+    reason = " ".join(str(error).split())
+    return ConfigError(
+        f"cannot connect to the store {location.shown}: {reason}; check that PostgreSQL runs there and "
+        "that the user, password (PGPASSWORD or ~/.pgpass) and database are right"
+    )
+
+
+def connect_postgres(location: StoreLocation) -> psycopg.Connection[Row]:
+    """An autocommit connection to the PostgreSQL store.
+
+    Raises:
+        ConfigError: psycopg is not installed, or the database cannot be reached or refused us.
+    """
+    url, extra = postgres_arguments(location)
+    import psycopg
+
     try:
-        return psycopg.connect(url, autocommit=True, **extra)
+        return psycopg.connect(url, **extra)
     except psycopg.Error as error:
-        reason = " ".join(str(error).split())
-        raise ConfigError(
-            f"cannot connect to the store {location.shown}: {reason}; check that PostgreSQL runs there and "
-            "that the user, password (PGPASSWORD or ~/.pgpass) and database are right"
-        ) from None
+        raise unreachable(location, error) from None
 
 
 def open_database(location: StoreLocation) -> Database:

@@ -136,6 +136,17 @@ class Replica:
         finally:
             self._store.locks.release(_lock_name(self.id))
 
+    def alive(self, other: str) -> bool:
+        """Whether the replica ``other`` runs (blocks): its row is there, its heartbeat is younger than
+        ``stale_after`` and its lock is held (a process that died let it go at once)."""
+        if other == self.id:
+            return True
+        cutoff = (datetime.now(UTC) - timedelta(seconds=self.stale_after)).isoformat()
+        row = self._store.writer.call(lambda db: db.one("SELECT last_seen FROM replicas WHERE id = ?", (other,)))
+        if row is None or row[0] < cutoff:
+            return False
+        return bool(self._store.locks.held_elsewhere([_lock_name(other)]))
+
     # ----- what it does every heartbeat ----------------------------------------------------------
 
     def beat(self) -> None:
@@ -171,6 +182,7 @@ class Replica:
                     marked[replica] = db.run(_INTERRUPT, (error, replica))
                     orphan_approvals(db, replica, before=orphaned)
                     db.run("DELETE FROM replicas WHERE id = ?", (replica,))
+                    db.run("DELETE FROM relayed WHERE recipient = ?", (replica,))  # nobody will read them
                 db.run("DELETE FROM approvals WHERE orphaned_at < ?", (orphaned,))
                 return marked
 

@@ -128,6 +128,19 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX call_minutes_minute ON call_minutes(minute)
     """,
+    # 8: a 2026-07-28 call's round relayed to the replica that holds the call, and the outcome sent back
+    # (PostgreSQL only: each row is announced by NOTIFY on its recipient's channel, and deleted when read)
+    """
+    CREATE TABLE relayed (
+        id {id},
+        recipient TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        reply_to {bigint},
+        body TEXT NOT NULL,
+        sent_at TEXT NOT NULL
+    );
+    CREATE INDEX relayed_recipient ON relayed(recipient)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
