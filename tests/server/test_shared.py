@@ -38,7 +38,8 @@ def test_an_edit_and_a_session_approval_made_on_one_replica_hold_on_the_other(
 
 
 def _client(url: str, name: str, asked: list[str], answer: str) -> tuple[httpx2.AsyncClient, Client]:
-    """An SDK client named ``name`` that answers the gate's question with ``answer`` (serve offers the handshake)."""
+    """An SDK client named ``name`` on the handshake era (an approval "for this session" needs a session) that
+    answers the gate's question with ``answer``."""
 
     async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
@@ -47,7 +48,7 @@ def _client(url: str, name: str, asked: list[str], answer: str) -> tuple[httpx2.
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
     transport = streamable_http_client(f"{url}/mcp", http_client=http)
     info = types.Implementation(name=name, version="1.0")
-    client = Client(transport, elicitation_callback=on_elicit, client_info=info)
+    client = Client(transport, elicitation_callback=on_elicit, client_info=info, mode="legacy")
     return http, client
 
 
