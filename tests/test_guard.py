@@ -21,7 +21,7 @@ import httpx2
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from mcpdeck._guard import MAX_BODY
+from mcpdeck._http_faces.guard import MAX_BODY
 from tests.helpers import ROOT, WAIT, cli_environment, descendants, kill
 from tests.support.serve_process import serving
 
