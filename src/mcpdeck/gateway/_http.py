@@ -26,10 +26,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from mcpdeck._http_faces.guard import CREDENTIAL
+from mcpdeck._sdk.streamable_server import GatewaySessionManager
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway._event_store import MemoryEventStore
 from mcpdeck.gateway._requests import TOKEN_STATE
-from mcpdeck.gateway._streamable import GatewaySessionManager
 
 if TYPE_CHECKING:
     from mcpdeck.gateway._gateway import Gateway
