@@ -116,7 +116,7 @@ async def measure(calls: int, blocks: int) -> dict[str, list[float]]:
             async with host:
                 ctx = ApiContext(host=host, store=store, chats=chats)
                 off = ctx.attach()
-                app = build_app(ctx, token=TOKEN, hosts={f"127.0.0.1:{port}"}, port=port)
+                app = build_app(ctx, token=TOKEN, hosts={f"127.0.0.1:{port}"})
                 server = uvicorn.Server(
                     uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
                 )

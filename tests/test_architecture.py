@@ -106,7 +106,7 @@ def test_no_part_imports_a_part_in_its_own_row_or_below() -> None:
 
 def test_the_check_sees_relative_type_only_and_package_imports() -> None:
     # The import reader itself, on files whose imports are known, so a broken reader cannot pass the checks above.
-    assert imported(PACKAGE / "_stdio.py") == {"_child_process", "_transports"}
+    assert imported(PACKAGE / "traffic.py") == {"_sdk"}
     assert "history" in imported(PACKAGE / "__init__.py")
     assert imported(PACKAGE / "errors.py") == set()
     assert "host" in actual()["agent"]
@@ -209,7 +209,7 @@ def test_the_cycle_check_finds_a_cycle_and_resolves_imports_to_modules() -> None
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert cycles({"a": {"b"}, "b": set()}) == []
     modules = {module_of(path) for path in PACKAGE.rglob("*.py")}
-    assert "mcpdeck.gateway._streamable" in module_imports(PACKAGE / "gateway" / "_http.py", modules)
+    assert "mcpdeck._sdk.streamable_server" in module_imports(PACKAGE / "gateway" / "_http.py", modules)
     assert "mcpdeck.errors" in module_imports(PACKAGE / "gateway" / "_http.py", modules)
 
 

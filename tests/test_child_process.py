@@ -15,7 +15,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
-from mcpdeck._child_process import StdinPipe, StdoutPipe
+from mcpdeck._sdk.child_process import StdinPipe, StdoutPipe
 from tests.helpers import WAIT
 
 pytestmark = pytest.mark.anyio

@@ -84,7 +84,7 @@ async def test_a_server_that_never_answers_the_delete_holds_up_the_exit_only_unt
     counter = SessionCounter(HandshakeOnly(basic.build_server().streamable_http_app()), stall_delete=True)
     async with serve_asgi(counter) as base:
         host = Host({"s": {"type": "http", "url": f"{base}/mcp"}}, log_dir=log_dir)
-        with caplog.at_level(logging.INFO, logger="mcpdeck._http_transports"), anyio.fail_after(WAIT):
+        with caplog.at_level(logging.INFO, logger="mcpdeck._sdk.http_transports"), anyio.fail_after(WAIT):
             async with host:  # the DELETE is never answered: an exit that waited for it would never end
                 assert host.servers["s"].state is ServerState.CONNECTED
         assert counter.deletes == 1  # it was sent, and waited for up to END_SESSION_TIMEOUT

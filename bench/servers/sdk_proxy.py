@@ -44,7 +44,7 @@ async def main(name: str, command: str, args: list[str], pipes: bool = False, po
     upstream_target: Any = params
     serve_stdio: Callable[[], AbstractAsyncContextManager[Any]] = stdio_server
     if pipes:
-        from mcpdeck._stdio import stdio_transport
+        from mcpdeck._sdk.stdio import stdio_transport
         from mcpdeck.gateway._spans import drop_idle_client_spans
         from mcpdeck.gateway._stdio import stdio_streams
 

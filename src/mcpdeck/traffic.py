@@ -26,11 +26,10 @@ from typing import Any, Literal, Self
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client._transport import Transport, TransportStreams
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import Around
+from mcpdeck._sdk import ReadStream, Transport, TransportStreams, WriteStream
+from mcpdeck._sdk.transports import Around
 
 __all__ = ["Traffic", "TrafficMessage", "tapped"]
 

@@ -112,7 +112,7 @@ async def running_api(
             off = ctx.attach()
             host.history = db
             host.events.on(ctx.metrics.record, ToolCallStarted, ToolCallFinished)
-            app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}", f"localhost:{port}"}, port=port)
+            app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}", f"localhost:{port}"})
             server = uvicorn.Server(
                 uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
             )

@@ -232,7 +232,7 @@ def serve_in_process(folder: Path, setup: Callable[[Host], Any]) -> Generator[In
             await setup(host)
             ctx = ApiContext(host=host, store=store)
             off = ctx.attach()
-            app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}"}, port=port)
+            app = build_app(ctx, token=token, hosts={f"127.0.0.1:{port}"})
             server = uvicorn.Server(
                 uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
             )

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from mcpdeck.gateway import _streamable
+from mcpdeck._sdk import streamable_server as _streamable
 from mcpdeck.gateway._event_store import MemoryEventStore
 from tests.gateway.support import served_gateway
 from tests.helpers import WAIT, serve_asgi

@@ -2,8 +2,8 @@
 
 ``create_api(context)`` returns the ASGI app mounted at ``/api``; its OpenAPI description
 is at ``/api/openapi.json``. (No Swagger page: it would run scripts from a CDN in an
-origin that can start programs.) ``Guard`` is the security
-middleware the whole process sits behind (token, Host, Origin, rate limit). See
+origin that can start programs.) The whole process sits behind ``mcpdeck._http_faces.guard.Guard``
+(Host, Origin, token, rate limit, body size), given ``serve_credentials`` and ``sign_in``. See
 ``docs/api.md`` for every endpoint.
 """
 
@@ -15,10 +15,9 @@ from mcpdeck._util.version import __version__
 from mcpdeck.api._context import ApiContext, CallStats
 from mcpdeck.api._errors import ApiError, error_response, install_error_handlers
 from mcpdeck.api._events import event_json
-from mcpdeck.api._login import Logins
+from mcpdeck.api._login import Logins, serve_credentials, sign_in
 from mcpdeck.api._models import ErrorOut
 from mcpdeck.api._respond import Redacting, SafeJSONResponse
-from mcpdeck.api._security import Guard, allowed_hosts
 from mcpdeck.api._sessions import ChatRoom
 
 __all__ = [
@@ -26,13 +25,13 @@ __all__ = [
     "ApiError",
     "CallStats",
     "ChatRoom",
-    "Guard",
     "Logins",
     "SafeJSONResponse",
-    "allowed_hosts",
     "create_api",
     "error_response",
     "event_json",
+    "serve_credentials",
+    "sign_in",
 ]
 
 _ERRORS = {
@@ -40,10 +39,11 @@ _ERRORS = {
     for status, description in {
         400: "The request or a config in it cannot be used.",
         401: "No token, or a wrong one (`Authorization: Bearer TOKEN`: the state file's, or a console session's).",
-        403: "The Host header does not name this server, or a change came from another origin.",
+        403: "A request from another site's page (its Origin), or a rule denies the read or prompt.",
         404: "No such server, tool, prompt, resource or call.",
         409: "Conflicts with what exists or runs (a server that is not connected, a name taken).",
         413: "The request body is over 4 MiB.",
+        421: "The Host header does not name this server.",
         422: "The request does not fit its schema.",
         429: "Too many wrong tokens from this address: wait `Retry-After` seconds.",
         502: "The server failed the request.",
@@ -53,7 +53,7 @@ _ERRORS = {
 
 
 def create_api(context: ApiContext) -> Redacting:
-    """The API app for one running host (mount it at ``/api``, behind ``Guard``)."""
+    """The API app for one running host (mount it at ``/api``, behind ``mcpdeck._http_faces.guard.Guard``)."""
     from mcpdeck.api import (
         _chat_routes,
         _content_routes,

@@ -16,16 +16,30 @@ clients, sent as ``Authorization: Bearer``. A browser never gets it. Instead:
 
 A URL the browser keeps in its history holds a spent code: replayed, it signs nothing in.
 Codes and sessions are kept as SHA-256 digests, in memory: they end with the process.
+
+``serve_credentials`` and ``sign_in`` are what ``serve``'s guard (``mcpdeck._http_faces.guard``) is given: which
+bearer tokens are right (the state file's, a session's), and the trade of a code for a session, where
+a wrong code counts as a wrong token.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, cast
 
-__all__ = ["CODE_TTL", "Logins"]
+from starlette.types import Receive, Scope, Send
+
+from mcpdeck._http_faces.guard import Guard, Refusal, SignIn, answer_json, bounded, same_secret
+
+__all__ = ["CODE_TTL", "SIGN_IN_PATH", "Logins", "serve_credentials", "sign_in"]
+
+SIGN_IN_PATH = "/api/session"
+"""Where a browser trades a login code for a session (``POST``, ``{"code": CODE}``)."""
 
 CODE_TTL = 600.0
 """Seconds a login code is good for (once)."""
@@ -71,3 +85,55 @@ class Logins:
     def session(self, token: str) -> bool:
         """Whether ``token`` is a session a login code opened."""
         return _digest(token) in self._sessions
+
+
+def serve_credentials(token: str, logins: Logins) -> Callable[[str], str | None]:
+    """Which bearer tokens ``serve`` takes: its own (``"token"``) and a console session's (``"session"``)."""
+
+    def named(given: str) -> str | None:
+        if same_secret(given, token):
+            return "token"
+        return "session" if logins.session(given) else None
+
+    return named
+
+
+def sign_in(logins: Logins) -> SignIn:
+    """``POST /api/session`` with ``{"code": CODE}``, from a page of this server: the code spent, ``{"token":
+    SESSION}`` answered. A wrong code counts as a wrong token."""
+
+    async def answer(scope: Scope, receive: Receive, send: Send, guard: Guard) -> Refusal | None:
+        if scope.get("method") != "POST":
+            return Refusal(405, "method-not-allowed", f'sign in with POST {SIGN_IN_PATH} and {{"code": CODE}}')
+        if not any(key.lower() == b"origin" for key, _ in scope.get("headers", [])):
+            return Refusal(403, "bad-origin", "a login code is traded from the console's page (its Origin) only")
+        read = await bounded(scope, receive, 4096)
+        if isinstance(read, Refusal):
+            return read
+        message = await read()
+        try:
+            data: object = json.loads(message.get("body", b"") or b"null")
+        except ValueError:
+            data = None
+        code = cast(dict[str, Any], data).get("code") if isinstance(data, dict) else None
+        if not isinstance(code, str):
+            return Refusal(400, "invalid-request", 'send {"code": CODE}, the login code of a console link')
+        opened: list[str] = []
+
+        def redeem() -> bool:
+            session = logins.redeem(code)
+            opened.extend([session] if session else [])
+            return session is not None
+
+        spent = Refusal(
+            401,
+            "unauthorized",
+            "that login code is unknown, spent or expired: each opens one tab, once; run `mcpdeck ui` for a new one",
+        )
+        refusal = guard.judged(scope, redeem, spent)
+        if refusal is not None:
+            return refusal
+        await answer_json(send, 200, {"token": opened[0]})
+        return None
+
+    return SignIn(SIGN_IN_PATH, answer)

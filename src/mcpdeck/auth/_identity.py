@@ -38,10 +38,10 @@ from mcp.client.auth.utils import (
     handle_protected_resource_response,
     issuers_match,
 )
-from mcp.shared._httpx_utils import RedirectAwareAuth
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
+from mcpdeck._sdk.oauth import RedirectAwareAuth
 from mcpdeck.auth._errors import AuthorizationError
 from mcpdeck.auth._storage import ConfiguredClient, ServerTokenStorage
 

@@ -191,20 +191,16 @@ async def serve_http(
     """
     import uvicorn
 
+    from mcpdeck._http_faces.guard import allowed_hosts
     from mcpdeck._http_faces.listening import ANY_ADDRESS, quiet_server, serve_until_cancelled
     from mcpdeck.gateway import Gateway
-    from mcpdeck.gateway._http import LOOPBACK_HOSTS
 
     if sock is None:
         sock = _listening(address, port, tokens)
     every = address in ANY_ADDRESS
-    if every:  # loopback names, the machine's names, and (the gateway's own check) its IP addresses
-        import socket
-
-        names = {socket.gethostname(), socket.getfqdn()}
-        allowed = [*LOOPBACK_HOSTS, *(f"{name.lower()}:*" for name in sorted(names))]
-    else:
-        allowed = None if _is_loopback(address) else [address, f"{address}:*"]
+    # The Host names of this port exactly, as serve's (on every address the machine's names too, and
+    # the guard lets in its IP addresses).
+    allowed = sorted(allowed_hosts(address, sock.getsockname()[1]))
     if not _is_loopback(address):
         click.echo(f"warning: the gateway listens on {address}: other machines can reach it (with a token)", err=True)
     with sock:

@@ -26,7 +26,6 @@ from mcpdeck._util.listed_tool import ListedTool
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
 from mcpdeck.config import AnyServerConfig, InProcessServer, as_server_config
 from mcpdeck.connection._context import ServerContext
-from mcpdeck.connection._deadlines import Deadlines
 from mcpdeck.connection._errors import describe_error, session_expired
 from mcpdeck.connection._opening import Opener
 from mcpdeck.connection._server_lists import ListKind, ServerLists
@@ -52,16 +51,15 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 class _ProgressRelay:
     """Restarts a call's timeout on each progress notification, then passes it on."""
 
-    __slots__ = ("_deadlines", "_limit", "_progress", "_scope")
+    __slots__ = ("_limit", "_progress", "_scope")
 
-    def __init__(self, deadlines: Deadlines, scope: anyio.CancelScope, limit: float, progress: ProgressCallback | None):
-        self._deadlines = deadlines
+    def __init__(self, scope: anyio.CancelScope, limit: float, progress: ProgressCallback | None):
         self._scope = scope
         self._limit = limit
         self._progress = progress
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self._deadlines.start(self._scope, self._limit)
+        self._scope.deadline = anyio.current_time() + self._limit
         if self._progress is not None:
             await self._progress(progress, total, message)
 
@@ -111,7 +109,6 @@ class ServerConnection:
         self._supervisor = Supervisor(
             context, self._lists, self._opener, retry=retry or RetryPolicy(), publish=publish, want=wanted
         )
-        self._deadlines = Deadlines()
 
     # ----- what callers read -------------------------------------------------------
 
@@ -267,38 +264,33 @@ class ServerConnection:
             ServerCrashedError: The connection was lost during the request.
             ServerError: The server answered with a protocol error, or an invalid result.
         """
-        supervisor, hide, deadlines = self._supervisor, self._context.hide, self._deadlines
+        supervisor, hide = self._supervisor, self._context.hide
         limit = timeout if timeout is not None else self.request_timeout
         # One scope is the whole timeout: the wait for a reconnect, both attempts, and the
-        # restarts on progress (the SDK's own read timeout cannot be restarted). Its deadline is kept
-        # by the connection's `Deadlines`: one timer for all its requests, none in the loop's heap per request.
-        with anyio.CancelScope() as scope, self._requests.running():
-            deadlines.start(scope, limit)
-            try:
-                relay = _ProgressRelay(deadlines, scope, limit, progress)
-                for attempt in (1, 2):
-                    session, client = supervisor.session, supervisor.client
-                    if (
-                        session is None
-                        or client is None
-                        or self.state is not ServerState.CONNECTED
-                        or session.ended.is_set()
-                    ):
-                        session, client = await supervisor.ready()  # not connected now: wait for a reconnect, or fail
-                    try:
-                        return await send(client, relay)
-                    except MCPError as error:
-                        if session_expired(error, session.last_http_status) and attempt == 1:
-                            logger.info("server %r: its HTTP session expired; reconnecting", self.name)
-                            if client is supervisor.client:  # (not a session that ended meanwhile)
-                                supervisor.lost(session, "its HTTP session expired", at_once=True)
-                            continue
-                        raise self._failure(what, error, method, session, client) from error
-                    except (ValidationError, RuntimeError) as error:
-                        message = f"{what}: the server sent an invalid result: {error}"
-                        raise ServerError(self.name, hide(message)) from error
-            finally:
-                deadlines.end(scope)
+        # restarts on progress (the SDK's own read timeout cannot be restarted).
+        with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope, self._requests.running():
+            relay = _ProgressRelay(scope, limit, progress)
+            for attempt in (1, 2):
+                session, client = supervisor.session, supervisor.client
+                if (
+                    session is None
+                    or client is None
+                    or self.state is not ServerState.CONNECTED
+                    or session.ended.is_set()
+                ):
+                    session, client = await supervisor.ready()  # not connected now: wait for a reconnect, or fail
+                try:
+                    return await send(client, relay)
+                except MCPError as error:
+                    if session_expired(error, session.last_http_status) and attempt == 1:
+                        logger.info("server %r: its HTTP session expired; reconnecting", self.name)
+                        if client is supervisor.client:  # (not a session that ended meanwhile)
+                            supervisor.lost(session, "its HTTP session expired", at_once=True)
+                        continue
+                    raise self._failure(what, error, method, session, client) from error
+                except (ValidationError, RuntimeError) as error:
+                    message = f"{what}: the server sent an invalid result: {error}"
+                    raise ServerError(self.name, hide(message)) from error
         raise ServerTimeoutError(
             self.name, f'did not answer {what} within {limit:g} s; if it needs longer, raise "timeout" in its config'
         )

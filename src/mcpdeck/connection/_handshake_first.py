@@ -25,12 +25,11 @@ from typing import Any, Self
 
 import anyio
 import mcp_types as types
-from mcp.client._transport import Transport, TransportStreams
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import METHOD_NOT_FOUND
 
-from mcpdeck._transports import Around
+from mcpdeck._sdk import ReadStream, Transport, TransportStreams, WriteStream
+from mcpdeck._sdk.transports import Around
 
 __all__ = ["DISCOVER", "HandshakeFirst"]
 

@@ -16,12 +16,12 @@ from typing import Literal
 
 import mcp_types as types
 from mcp import Client, StdioServerParameters
-from mcp.client._transport import Transport
 
-from mcpdeck._child_process import StdioProcess
-from mcpdeck._http_transports import http_transport, sse_transport
-from mcpdeck._stdio import stdio_transport
-from mcpdeck._transports import watched
+from mcpdeck._sdk import Transport
+from mcpdeck._sdk.child_process import StdioProcess
+from mcpdeck._sdk.http_transports import http_transport, sse_transport
+from mcpdeck._sdk.stdio import stdio_transport
+from mcpdeck._sdk.transports import watched
 from mcpdeck._util.version import __version__
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore, build_auth, is_auth_error
 from mcpdeck.config import (

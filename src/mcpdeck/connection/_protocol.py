@@ -17,10 +17,10 @@ from contextlib import asynccontextmanager
 from typing import Literal
 
 from mcp import Client, MCPError
-from mcp.client._transport import Transport
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcpdeck._sdk import Transport
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._handshake_first import DISCOVER, HandshakeFirst
 from mcpdeck.errors import ServerError, leaf_errors, protocol_error_text

@@ -18,8 +18,8 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpdeck._child_process import StdioProcess
-from mcpdeck._transports import MessageTooLargeError, NotAMessageError
+from mcpdeck._sdk.child_process import StdioProcess
+from mcpdeck._sdk.transports import MessageTooLargeError, NotAMessageError
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._errors import describe_error
 from mcpdeck.connection._flag import Flag

@@ -30,6 +30,7 @@ from mcp.server.subscriptions import (
 )
 from mcp.server.subscriptions import ResourceUpdated as ResourceChanged
 
+from mcpdeck._sdk import session_connection
 from mcpdeck.events import (
     Event,
     PromptsChanged,
@@ -81,7 +82,7 @@ class ConnectedClients:
 
     def get(self, ctx: ServerRequestContext[Any], profile: str | None, token: str | None) -> Downstream:
         """The client a request comes from, registered on its first request."""
-        connection = ctx.session._connection  # pyright: ignore[reportPrivateUsage]
+        connection = session_connection(ctx.session)
         found: object = connection.state.get(_STATE_KEY)
         if isinstance(found, Downstream):
             found.session = ctx.session

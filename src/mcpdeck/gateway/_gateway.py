@@ -29,6 +29,7 @@ from mcp.server import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 
+from mcpdeck._http_faces.guard import LOOPBACK_HOSTS, Guard, same_secret
 from mcpdeck.config import (
     DEFAULT_APPROVAL,
     ConfigStore,
@@ -115,8 +116,10 @@ class Gateway:
             approval: Who approves a call no rule covers: ``client``, the calling client (which asks its
                 own user), or ``ask``, the gateway asks the client as for an ``ask`` rule. Default: the
                 config file's ``gateway.approval`` (followed when the file changes), else ``client``.
-            allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection); default: loopback names.
-            allowed_origins: ``Origin`` headers HTTP accepts; default: loopback origins.
+            allowed_hosts: ``Host`` headers HTTP accepts (DNS-rebinding protection; ``NAME:*``: any port);
+                default: the loopback names with any port (``gateway --port`` gives exactly its own).
+            allowed_origins: ``Origin`` headers HTTP accepts; default: ``http://`` and ``https://`` with each
+                of ``allowed_hosts``.
             any_address: HTTP listens on every address: a ``Host`` that is an IP address with the
                 listening port is accepted too (it cannot be a DNS rebinding), and its own ``Origin``.
             modern: Offer protocol 2026-07-28 to clients that ask for it (``server/discover``, or a request
@@ -409,6 +412,24 @@ class Gateway:
         finally:
             sole_face.reset(face)
 
-    def asgi(self, prefix: str = "/mcp") -> GatewayApp:
-        """The streamable HTTP face: ``<prefix>`` and ``<prefix>/<profile>``; see ``GatewayApp``."""
-        return GatewayApp(self, prefix)
+    def asgi(self, prefix: str = "/mcp") -> Guard:
+        """The streamable HTTP face: ``<prefix>`` and ``<prefix>/<profile>`` (``GatewayApp``) behind mcpdeck's
+        guard (``mcpdeck._http_faces.guard``): ``allowed_hosts`` and ``allowed_origins`` (421 and 403), the gateway's
+        tokens when it has any (401, 429 past the wrong ones), request bodies up to 4 MiB (413)."""
+        return Guard(
+            GatewayApp(self, prefix),
+            hosts=self.allowed_hosts or LOOPBACK_HOSTS,
+            origins=self.allowed_origins,
+            any_address=self.any_address,
+            credentials=self.token_named if self.tokens else None,
+            mcp_prefix="",
+            token_hint=" (one of the gateway's tokens: the config's gateway.tokens, or the one it printed at start)",
+        )
+
+    def token_named(self, given: str) -> str | None:
+        """The name of the gateway token ``given`` is, or None; every token is compared, in constant time."""
+        found: str | None = None
+        for name, token in self.tokens.items():
+            if same_secret(given, token.secret):
+                found = name
+        return found

@@ -25,7 +25,7 @@ from typing import Self
 import anyio
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import PipeReading, StreamEnd, parse_message
+from mcpdeck._sdk.transports import PipeReading, StreamEnd, parse_message
 
 __all__ = ["StdinLines", "StdoutLines", "stdio_streams"]
 

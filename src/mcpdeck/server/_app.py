@@ -3,10 +3,10 @@ the Prometheus figures at ``/metrics``.
 
 The console is files of the package, served by ``_console`` (its page at ``/``, the rest under ``/console/``).
 
-Everything sits behind ``Guard`` (token, Host, Origin, rate limit) but a load balancer's two
-questions, ``/healthz`` and ``/readyz`` (``_health``), answered in front of it. The gateway (``mcpdeck.gateway``,
-opened by the process for the host it runs) gets every path under ``/mcp`` unchanged: it
-serves ``/mcp`` and ``/mcp/<profile>`` itself, and a plain ``Mount`` would redirect ``/mcp``.
+Everything sits behind ``mcpdeck._http_faces.guard.Guard`` (Host, Origin, token, rate limit, body size) but a
+load balancer's two questions, ``/healthz`` and ``/readyz`` (``_health``), answered in front of it. The gateway
+(``mcpdeck.gateway``, opened by the process for the host it runs) gets every path under ``/mcp`` unchanged:
+it serves ``/mcp`` and ``/mcp/<profile>`` itself, and a plain ``Mount`` would redirect ``/mcp``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpdeck._http_faces.guard import Guard
 from mcpdeck._observability.metrics import Exposition
-from mcpdeck.api import ApiContext, Guard, SafeJSONResponse, create_api, error_response
-from mcpdeck.server._console import console_routes
+from mcpdeck.api import ApiContext, SafeJSONResponse, create_api, error_response, serve_credentials, sign_in
+from mcpdeck.server._console import console_routes, public
 from mcpdeck.server._health import Health
 
 __all__ = ["build_app"]
@@ -69,7 +70,6 @@ def build_app(
     *,
     token: str,
     hosts: set[str],
-    port: int,
     gateway: ASGIApp | None = None,
     any_address: bool = False,
 ) -> ASGIApp:
@@ -80,10 +80,12 @@ def build_app(
     )
     guard = Guard(
         _Paths(inner, gateway or _no_gateway),
-        token=token,
         hosts=hosts,
-        port=port,
         any_address=any_address,
-        logins=context.logins,
+        credentials=serve_credentials(token, context.logins),
+        public=public,
+        sign_in=sign_in(context.logins),
+        mcp_prefix="/mcp",
+        token_hint=" (the token is in the state file); for the console, run `mcpdeck ui`, which opens a signed-in tab",
     )
     return Health(guard, context)

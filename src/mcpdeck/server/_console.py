@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from mcpdeck.api import error_response
 
-__all__ = ["CONSOLE_DIR", "CSP", "console_routes"]
+__all__ = ["CONSOLE_DIR", "CSP", "console_routes", "public"]
 
 CONSOLE_DIR = Path(__file__).resolve().parent.parent / "console"
 """Where the console's files are (inside the installed package)."""
@@ -48,6 +48,12 @@ _HEADERS = {"content-security-policy": CSP, "cache-control": "no-cache"}
 
 _FILES = {path.name: path for path in CONSOLE_DIR.iterdir() if path.suffix in _TYPES and path.is_file()}
 """The files the console ships, by name: a request names one of these or nothing (no path is built from it)."""
+
+
+def public(method: str, path: str) -> bool:
+    """Whether a request is for the console's own files, which the guard serves without a token: the
+    package's code, no data in them."""
+    return method in ("GET", "HEAD") and (path == "/" or path.startswith("/console/"))
 
 
 def _file(path: Path) -> Response:

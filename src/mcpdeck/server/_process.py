@@ -32,11 +32,12 @@ from typing import TYPE_CHECKING
 import anyio
 import uvicorn
 
+from mcpdeck._http_faces.guard import allowed_hosts
 from mcpdeck._http_faces.listening import ANY_ADDRESS, bind, quiet_server
 from mcpdeck._observability.call_metrics import CallMetrics
 from mcpdeck._observability.tracing import exporting
 from mcpdeck._util.version import __version__
-from mcpdeck.api import ApiContext, ChatRoom, allowed_hosts
+from mcpdeck.api import ApiContext, ChatRoom
 from mcpdeck.config import ConfigStore, GatewayApproval
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
@@ -292,27 +293,23 @@ def _assemble(
     )
     follower = ConfigFollower(host, store, interval=options.follow_interval or 0.5, paused=lambda: context.changing > 0)
     context.problems = lambda: follower.problems
-    from mcpdeck.gateway import Gateway
+    from mcpdeck.gateway import Gateway, GatewayApp
 
-    # The gateway sits behind the same guard as the API (token, Host header): it needs no
-    # tokens of its own here; its own DNS-rebinding check gets the same host names.
+    # The gateway sits behind the one guard of the whole app (Host, Origin, token, body size): its
+    # routes unguarded, no tokens of its own.
     every = options.host in ANY_ADDRESS
     hosts = allowed_hosts(options.host, port, options.allowed_hosts)
-    origins = sorted(f"{scheme}://{name}" for name in hosts for scheme in ("http", "https"))
     gateway = Gateway(
         host,
-        allowed_hosts=sorted(hosts),
-        allowed_origins=origins,
-        any_address=every,
         approval=options.approval,
         replica=replica,
         approvals=SessionApprovals(options.history.store, replica) if options.history is not None else None,
         relay=relay,
     )
-    gateway_app = gateway.asgi()
+    gateway_app = GatewayApp(gateway)
     shared = StoredMinutes(context.history) if context.history is not None else None
     context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open, shared=shared)
-    app = build_app(context, token=token, hosts=hosts, port=port, gateway=gateway_app, any_address=every)
+    app = build_app(context, token=token, hosts=hosts, gateway=gateway_app, any_address=every)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -37,7 +37,7 @@ from mcp_types import (
 )
 from mcp_types import jsonrpc_message_adapter as _message_adapter
 
-from mcpdeck._transports import Around, MessageTooLargeError, NotAMessageError, unreadable_reason
+from mcpdeck._sdk.transports import Around, MessageTooLargeError, NotAMessageError, unreadable_reason
 
 __all__ = ["END_SESSION_TIMEOUT", "http_transport", "sse_transport"]
 

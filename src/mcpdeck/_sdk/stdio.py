@@ -46,8 +46,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCResponse
 
-from mcpdeck._child_process import StderrPipe, StdinPipe, StdioProcess, StdoutPipe, end_child
-from mcpdeck._transports import (
+from mcpdeck._sdk.child_process import StderrPipe, StdinPipe, StdioProcess, StdoutPipe, end_child
+from mcpdeck._sdk.transports import (
     TOO_DEEP,
     EndSignal,
     MessageTooLargeError,

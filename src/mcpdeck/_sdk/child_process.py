@@ -19,7 +19,7 @@ from collections.abc import Callable
 import anyio
 from anyio.abc import Process
 
-from mcpdeck._transports import PipeReading
+from mcpdeck._sdk.transports import PipeReading
 
 __all__ = ["STDIN_GRACE", "TERM_GRACE", "StderrPipe", "StdinPipe", "StdioProcess", "StdoutPipe", "end_child"]
 
