@@ -30,7 +30,7 @@ from mcp.client._transport import Transport, TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
-from mcpdeck._transports import Around
+from mcpdeck._transports import StreamWrapper
 
 __all__ = ["Traffic", "TrafficMessage", "tapped"]
 
@@ -183,7 +183,7 @@ class Traffic:
             send.close()
 
 
-class _TappedRead(Around[ReadStream[SessionMessage | Exception]]):
+class _TappedRead(StreamWrapper[ReadStream[SessionMessage | Exception]]):
     __slots__ = ("_record", "_server")
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], traffic: Traffic, server: str):
@@ -207,7 +207,7 @@ class _TappedRead(Around[ReadStream[SessionMessage | Exception]]):
         return item
 
 
-class _TappedWrite(Around[WriteStream[SessionMessage]]):
+class _TappedWrite(StreamWrapper[WriteStream[SessionMessage]]):
     __slots__ = ("_record", "_server")
 
     def __init__(self, inner: WriteStream[SessionMessage], traffic: Traffic, server: str):
