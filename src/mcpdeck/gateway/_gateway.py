@@ -40,7 +40,7 @@ from mcpdeck.config import (
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._approval import ApprovalStore
-from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
+from mcpdeck.gateway._clients import Calls, MultiRoundCall, install_forwarding, sole_face
 from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._relayed import RoundRelay, answer_relayed
@@ -168,7 +168,7 @@ class Gateway:
         self._everything = ProfileConfig()
         self._views: dict[str | None, ProfileView] = {}
         self.calls = Calls()
-        self.parked: dict[str, Parked] = {}
+        self.parked: dict[str, MultiRoundCall] = {}
         """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
         self.approvals = approvals
         self.clients = ConnectedClients(host, self.calls, self._serves, approvals)
