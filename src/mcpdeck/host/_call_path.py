@@ -173,7 +173,7 @@ class CallPath:
         self.recorder = recorder
         """Where calls are recorded (the host's history), if anywhere."""
 
-    def _told(self) -> bool:
+    def _anyone_listens(self) -> bool:
         """Whether anyone listens for a call's events, or records them."""
         events = self._events
         return (
@@ -247,7 +247,7 @@ class CallPath:
                 if span is not None:
                     note_approval(span, approved_by)
                     note_outcome(span, is_error=True, denied=True)
-                if self._told():  # on the record: who refused what
+                if self._anyone_listens():  # on the record: who refused what
                     refused = _OnRecord(self._events, self.recorder, name, server, original, approved_by, _trace(span))
                     refused.start(arguments)
                     refused.finish(is_error=True, error=decision.message)
@@ -255,7 +255,7 @@ class CallPath:
                 raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
         if span is not None:
             note_approval(span, approved_by)
-        if not self._told():  # the common case in a hot loop: nothing to tell anyone
+        if not self._anyone_listens():  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
             raw = await send(progress)
             duration = time.perf_counter() - started

@@ -204,9 +204,9 @@ class ServerRegistry:
                 prompts={c.name: c.prompts for c in live},
             )
         for server, kind in sorted(changes):
-            self._events.publish(self._news(server, kind))
+            self._events.publish(self._list_changed_event(server, kind))
 
-    def _news(self, server: str, kind: ListKind) -> Event:
+    def _list_changed_event(self, server: str, kind: ListKind) -> Event:
         connection = self.connections.get(server)
         if kind == "tools":
             count = len(connection.tools) if connection else 0
