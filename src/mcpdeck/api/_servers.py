@@ -56,7 +56,7 @@ def _detail(ctx: ApiContext, name: str) -> dict[str, Any]:
     status = require_server(ctx, name)
     config: dict[str, Any] | None = None
     disabled: list[str] = []
-    if status.transport != "?":
+    if not status.unreadable:
         running = ctx.host.config_of(name)
         if not isinstance(running, InProcessServerConfig):  # an in-process server has no entry to show
             config = mask_config(running)
@@ -73,7 +73,7 @@ async def _stored(ctx: ApiContext, name: str) -> dict[str, Any]:
         entry: object = servers.get(name)
         if isinstance(entry, dict):
             return cast(dict[str, Any], entry)
-    if ctx.host.servers.get(name) is not None and ctx.host.servers[name].transport != "?":
+    if ctx.host.servers.get(name) is not None and not ctx.host.servers[name].unreadable:
         running = ctx.host.config_of(name)
         if not isinstance(running, InProcessServerConfig):
             return running.to_json()
@@ -174,7 +174,7 @@ async def update_server(
     stored = await _stored(ctx, name)
     restored = restore_masked(moved_secrets(changes, stored, partial=True, keep=keep), stored)
     with changing(ctx):
-        if status.transport == "?":  # an entry that never parsed: the change must make it whole
+        if status.unreadable:  # an entry that never parsed: the change must make it whole
             await ctx.host.add_server(name, parse_server_config(name, {**stored, **restored}), wait=False)
         else:
             await ctx.host.update_server(name, restored, wait=False)
@@ -238,7 +238,7 @@ def _test_json(ctx: ApiContext, name: str, report: ServerTest) -> dict[str, Any]
 async def test_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """Connect the server's config apart from the running one, list its tools, disconnect (``mcpdeck test``)."""
     status = require_server(ctx, name)
-    if status.transport == "?":
+    if status.unreadable:
         raise ApiError(400, "config-error", status.error or f"server {name!r} has no usable config")
     return _test_json(ctx, name, await ctx.host.test_server(name))
 
@@ -262,7 +262,7 @@ async def test_config(ctx: ApiContextDep, body: ServerTestIn, keep: bool | None 
 
 def _tool_filter(ctx: ApiContext, name: str) -> ToolFilter:
     status = require_server(ctx, name)
-    config = ctx.host.config_of(name) if status.transport != "?" else None
+    config = ctx.host.config_of(name) if not status.unreadable else None
     if config is None or isinstance(config, InProcessServerConfig):
         raise ApiError(400, "config-error", f"server {name!r} has no config file entry to change")
     return config.tools.model_copy(deep=True) if config.tools else ToolFilter()

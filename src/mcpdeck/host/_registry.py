@@ -178,7 +178,7 @@ class ServerRegistry:
         result = {name: connection.status() for name, connection in self.connections.items()}
         for name, problem in self.problems.items():
             result[name] = ServerStatus(
-                name=name, state=ServerState.FAILED, transport="?", target="", error=str(problem)
+                name=name, state=ServerState.FAILED, transport="?", target="", error=str(problem), unreadable=True
             )
         return result
 

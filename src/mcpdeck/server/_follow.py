@@ -194,7 +194,7 @@ class ConfigFollower:
             if name not in (None, "permissions") and name not in config.problems:
                 del self.problems[name]
         for name, server in config.servers.items():
-            if name not in running or running[name].transport == "?":
+            if name not in running or running[name].unreadable:
                 added.append(name)
             elif not _same(host.config_of(name), server):
                 updated.append(name)
