@@ -19,7 +19,6 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -38,7 +37,7 @@ from mcpdeck.events import (
     current_caller,
     current_conversation,
 )
-from mcpdeck.permissions import Access, ApprovalCallback, CallingClient, PermissionGate
+from mcpdeck.permissions import GATE_APPROVER, Access, ApprovalCallback, CallingClient, GateApprover, PermissionGate
 from mcpdeck.results import ToolResult
 
 __all__ = ["CallPath", "CallRecorder", "Send", "new_call_id"]
@@ -187,7 +186,7 @@ class CallPath:
         self,
         access: Access,
         arguments: Mapping[str, Any],
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> None:
         """Pass the gate for a resource read or a prompt (not a call: no events).
 
@@ -205,7 +204,7 @@ class CallPath:
         send: Send,
         *,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
         progress: ProgressCallback | None = None,
     ) -> ToolResult:
         """Call ``tool`` (a catalog tool, or a native tool's name: its server is ``""``) with ``send``.
@@ -234,7 +233,7 @@ class CallPath:
         arguments: dict[str, Any],
         send: Send,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | GateApprover | None,
         progress: ProgressCallback | None,
         span: Span | None = None,
     ) -> ToolResult:
@@ -295,7 +294,7 @@ class CallPath:
         run: Callable[[dict[str, Any]], Awaitable[ToolResult]],
         *,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> ToolResult:
         """Call a native tool: ``run(arguments)``, its result taken as an MCP tool's answer."""
 
