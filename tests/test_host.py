@@ -495,8 +495,10 @@ async def test_an_unusable_entry_is_reported_as_failed_and_the_others_connect(
     )
     async with Host.from_file(path, log_dir=log_dir) as host:
         assert host.servers["good"].state is ServerState.CONNECTED
+        assert not host.servers["good"].unreadable
         broken = host.servers["broken"]
         assert broken.state is ServerState.FAILED
+        assert broken.unreadable  # a typed state: no config behind it, nothing to connect
         assert broken.error is not None and "carrier-pigeon" in broken.error
         await host.remove_server("broken")
         assert "broken" not in host.servers

@@ -15,6 +15,7 @@ from mcpdeck.catalog import CatalogTool, build_catalog
 from mcpdeck.config import ConfigStore
 from mcpdeck.errors import ConfigError
 from mcpdeck.permissions import (
+    GATE_APPROVER,
     Access,
     Approval,
     ApprovalRequest,
@@ -179,6 +180,17 @@ def test_a_prompt_is_named_like_a_resource_and_a_tool_cannot_pose_as_either() ->
     [sneaky] = [entry for entry in HASHED if entry.server == "sneaky"]
     assert not pattern_matches("mcp__sneaky__resource:*", sneaky)
     assert pattern_matches("mcp__sneaky", sneaky)
+
+
+async def test_the_default_approver_is_a_named_sentinel_that_asks_the_gates_own_approver() -> None:
+    assert repr(GATE_APPROVER) == "GATE_APPROVER"
+    approver = Approver(Approval.once())
+    gate = PermissionGate(approver=approver)
+    assert (await gate.check(tool("mcp__fs__write_file"), {}, approver=GATE_APPROVER)).approved_by == "user-once"
+    assert (await gate.check(tool("mcp__fs__write_file"), {})).approved_by == "user-once"
+    assert len(approver.requests) == 2
+    assert (await gate.check(tool("mcp__fs__write_file"), {}, approver=None)).approved_by == "no-approver"
+    assert len(approver.requests) == 2
 
 
 async def test_a_denied_server_denies_its_resources_and_prompts_and_reads_are_asked_about() -> None:

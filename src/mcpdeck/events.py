@@ -33,6 +33,8 @@ __all__ = [
     "ApprovedBy",
     "ConfigChange",
     "ConfigChanged",
+    "ConfigReloadFailed",
+    "ConfigReloaded",
     "Event",
     "EventBus",
     "PromptsChanged",
@@ -236,6 +238,25 @@ class ConfigChanged(Event):
     server: str | None
     """The server concerned; None for the global switch (``enabled`` / ``disabled``)."""
     change: ConfigChange
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigReloaded(Event):
+    """The config file changed on disk and the changes were applied."""
+
+    path: str
+    added: list[str] = field(default_factory=list[str])
+    updated: list[str] = field(default_factory=list[str])
+    removed: list[str] = field(default_factory=list[str])
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigReloadFailed(Event):
+    """An edit of the config file could not be applied (whole file, or one ``server``); what ran keeps running."""
+
+    path: str
+    error: str
+    server: str | None = None
 
 
 class Subscription:

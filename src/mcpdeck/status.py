@@ -48,6 +48,8 @@ class ServerStatus:
         warnings: What is missing although the server is connected: a resource, template or
             prompt list it failed to give ("could not list prompts: ..."). Each is asked for
             again on that list's change notice and at the next connect.
+        unreadable: The server's entry in the config file could not be read (``error`` says why):
+            it is failed, with no config behind it (``transport`` shows ``?``) until the entry is fixed.
     """
 
     name: str
@@ -65,6 +67,7 @@ class ServerStatus:
     log_path: Path | None = None
     pid: int | None = None
     warnings: tuple[str, ...] = ()
+    unreadable: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A stable JSON shape (used by ``--json`` output and the web API)."""

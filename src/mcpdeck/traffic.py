@@ -29,7 +29,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from mcpdeck._sdk import ReadStream, Transport, TransportStreams, WriteStream
-from mcpdeck._sdk.transports import Around
+from mcpdeck._sdk.transports import StreamWrapper
 
 __all__ = ["Traffic", "TrafficMessage", "tapped"]
 
@@ -182,7 +182,7 @@ class Traffic:
             send.close()
 
 
-class _TappedRead(Around[ReadStream[SessionMessage | Exception]]):
+class _TappedRead(StreamWrapper[ReadStream[SessionMessage | Exception]]):
     __slots__ = ("_record", "_server")
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], traffic: Traffic, server: str):
@@ -206,7 +206,7 @@ class _TappedRead(Around[ReadStream[SessionMessage | Exception]]):
         return item
 
 
-class _TappedWrite(Around[WriteStream[SessionMessage]]):
+class _TappedWrite(StreamWrapper[WriteStream[SessionMessage]]):
     __slots__ = ("_record", "_server")
 
     def __init__(self, inner: WriteStream[SessionMessage], traffic: Traffic, server: str):

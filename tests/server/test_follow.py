@@ -13,8 +13,8 @@ import pytest
 
 from mcpdeck import Host
 from mcpdeck.config import ConfigStore, parse_server_config
-from mcpdeck.events import Subscription
-from mcpdeck.server import ConfigFollower, ConfigReloaded, ConfigReloadFailed
+from mcpdeck.events import ConfigReloaded, ConfigReloadFailed, Subscription
+from mcpdeck.server import ConfigFollower
 from mcpdeck.store import ConfigNotices, History
 from tests.helpers import WAIT, next_event, stdio_server
 from tests.postgres import Postgres

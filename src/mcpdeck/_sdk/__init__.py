@@ -6,7 +6,7 @@ that version: when the SDK moves, this package is where to look, and ``tests/tes
 names each private member it relies on (docs/architecture.md, "The SDK and its pins", lists them).
 Nothing outside this package reaches into the SDK (``auth``'s OAuth flow excepted: see that table).
 
-- ``transports``: what every transport of a server shares (the watched read stream, ``Around``, the
+- ``transports``: what every transport of a server shares (the watched read stream, ``StreamWrapper``, the
   stdio ends, pipe reading, the size bound's and unreadable answer's errors), on the SDK's
   ``Transport`` and stream protocols;
 - ``child_process``: a stdio server's child process and its pipes;

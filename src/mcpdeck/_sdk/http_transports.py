@@ -37,7 +37,7 @@ from mcp_types import (
 )
 from mcp_types import jsonrpc_message_adapter as _message_adapter
 
-from mcpdeck._sdk.transports import Around, MessageTooLargeError, NotAMessageError, unreadable_reason
+from mcpdeck._sdk.transports import MessageTooLargeError, NotAMessageError, StreamWrapper, unreadable_reason
 
 __all__ = ["END_SESSION_TIMEOUT", "http_transport", "sse_transport"]
 
@@ -138,7 +138,7 @@ class _BoundedStreamableHTTP(StreamableHTTPTransport):
 _Task = Callable[..., Coroutine[Any, Any, None]]
 
 
-class _Outgoing(Around[MemoryObjectReceiveStream[SessionMessage]]):
+class _Outgoing(StreamWrapper[MemoryObjectReceiveStream[SessionMessage]]):
     """The HTTP transport's side of the session's write stream: the messages, without their sender's context.
 
     Given a sender's context (``last_context``), the SDK's transport sends each message in a

@@ -29,12 +29,12 @@ from pydantic import ValidationError
 
 __all__ = [
     "TOO_DEEP",
-    "Around",
     "EndSignal",
     "MessageTooLargeError",
     "NotAMessageError",
     "PipeReading",
     "StreamEnd",
+    "StreamWrapper",
     "parse_message",
     "size_text",
     "unreadable_reason",
@@ -120,7 +120,7 @@ class StreamEnd:
         return None
 
 
-class Around(Generic[_Inner]):
+class StreamWrapper(Generic[_Inner]):
     """A stream around another (``_inner``): closing it, or leaving ``async with``, closes the inner one.
 
     The wrappers that watch, tap or probe a transport's streams are one of these each.
@@ -207,7 +207,7 @@ def let_go(response: JSONRPCResponse) -> None:
     response.result = {}
 
 
-class _WatchedReadStream(Around[ReadStream[_Item]]):
+class _WatchedReadStream(StreamWrapper[ReadStream[_Item]]):
     """A read stream that reports its end (EOF or close) and transport errors."""
 
     __slots__ = ("_ended", "_held", "_on_error")

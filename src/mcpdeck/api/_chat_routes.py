@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from starlette.responses import StreamingResponse
 
 from mcpdeck.agent import Agent
-from mcpdeck.api._common import Ctx, require_server
+from mcpdeck.api._common import ApiContextDep, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
@@ -105,7 +105,7 @@ async def _config(ctx: ApiContext) -> dict[str, Any]:
 
 
 @router.get("/chat/models", response_model=ModelsOut, summary="Models the chat can use")
-async def models(ctx: Ctx) -> dict[str, Any]:
+async def models(ctx: ApiContextDep) -> dict[str, Any]:
     """The default model, models used before, and every provider with whether it is ready (a key where one is
     needed; a local provider, such as Ollama, answering: a TCP connect of at most a second)."""
     raw = await _config(ctx)
@@ -133,13 +133,13 @@ def _session(ctx: ApiContext, chat_id: str) -> ChatSession:
 
 
 @router.get("/chats", response_model=list[ChatOut], summary="Open chats")
-async def list_chats(ctx: Ctx) -> list[dict[str, Any]]:
+async def list_chats(ctx: ApiContextDep) -> list[dict[str, Any]]:
     """The chats open in this process (past conversations: ``/api/history/conversations``)."""
     return [s.to_json() for s in ctx.chats.chats.values()]
 
 
 @router.post("/chats", response_model=ChatOut, status_code=201, summary="Start a chat")
-async def start_chat(ctx: Ctx, body: ChatIn) -> dict[str, Any]:
+async def start_chat(ctx: ApiContextDep, body: ChatIn) -> dict[str, Any]:
     """A new chat with a model; with ``conversation``, one that goes on from a past conversation."""
     raw = await _config(ctx)
     past: list[dict[str, Any]] = []
@@ -200,14 +200,14 @@ class ChatToolsOut(BaseModel):
 
 
 @router.get("/chats/{chat_id}/tools", response_model=ChatToolsOut, summary="What a chat offers the model")
-async def chat_tools(ctx: Ctx, chat_id: str) -> dict[str, list[str]]:
+async def chat_tools(ctx: ApiContextDep, chat_id: str) -> dict[str, list[str]]:
     """The names of the tools the chat's model can use now (``mcpdeck chat``'s ``/tools``)."""
     agent = _session(ctx, chat_id).agent
     return {"native": [t.name for t in agent.native_tools], "mcp": agent.catalog.names()}
 
 
 @router.delete("/chats/{chat_id}", status_code=204, summary="Close a chat")
-async def close_chat(ctx: Ctx, chat_id: str) -> None:
+async def close_chat(ctx: ApiContextDep, chat_id: str) -> None:
     """Stop its run, close its model; the history keeps the conversation."""
     _session(ctx, chat_id)
     await ctx.chats.close(chat_id)
@@ -219,7 +219,7 @@ async def close_chat(ctx: Ctx, chat_id: str) -> None:
     response_class=StreamingResponse,
     responses={200: {"content": {"text/event-stream": {}}, "description": "The run's events."}},
 )
-async def send_prompt(ctx: Ctx, chat_id: str, body: PromptIn) -> StreamingResponse:
+async def send_prompt(ctx: ApiContextDep, chat_id: str, body: PromptIn) -> StreamingResponse:
     """Run the prompt; events as they happen, ``done`` last. Closing the stream stops the run."""
     session = _session(ctx, chat_id)
     if session.running:
@@ -247,19 +247,19 @@ async def send_prompt(ctx: Ctx, chat_id: str, body: PromptIn) -> StreamingRespon
 
 
 @router.post("/chats/{chat_id}/stop", summary="Stop the running answer")
-async def stop_chat(ctx: Ctx, chat_id: str) -> dict[str, bool]:
+async def stop_chat(ctx: ApiContextDep, chat_id: str) -> dict[str, bool]:
     """Cancel the run in progress (its stream ends with ``done``, reason ``stopped``)."""
     return {"stopped": _session(ctx, chat_id).stop()}
 
 
 @router.get("/asks", summary="Open questions for the user")
-async def list_asks(ctx: Ctx) -> list[dict[str, Any]]:
+async def list_asks(ctx: ApiContextDep) -> list[dict[str, Any]]:
     """Approvals, elicitations and sampling requests waiting for an answer."""
     return [ask.to_json() for ask in ctx.chats.asks.pending()]
 
 
 @router.post("/asks/{ask_id}", summary="Answer a question")
-async def answer_ask(ctx: Ctx, ask_id: str, body: AnswerIn) -> dict[str, bool]:
+async def answer_ask(ctx: ApiContextDep, ask_id: str, body: AnswerIn) -> dict[str, bool]:
     """Answer an approval (``answer``: once, session, always, deny), an elicitation (``action``,
     ``content``) or a sampling request (``answer``: approve, deny)."""
     ask = ctx.chats.asks.get(ask_id)

@@ -14,7 +14,15 @@ from mcpdeck.api._errors import ApiError
 from mcpdeck.api._secrets import mask_url
 from mcpdeck.status import ServerState, ServerStatus
 
-__all__ = ["Changing", "Ctx", "changing", "get_ctx", "require_server", "server_json", "until_disconnected"]
+__all__ = [
+    "ApiContextDep",
+    "ChangesConfig",
+    "changing",
+    "get_ctx",
+    "require_server",
+    "server_json",
+    "until_disconnected",
+]
 
 
 async def get_ctx(request: Request) -> ApiContext:
@@ -22,12 +30,13 @@ async def get_ctx(request: Request) -> ApiContext:
     return request.app.state.ctx
 
 
-Ctx = Annotated[ApiContext, Depends(get_ctx)]
+ApiContextDep = Annotated[ApiContext, Depends(get_ctx)]
+"""An endpoint's parameter for the API's shared state: ``ctx: ApiContextDep``."""
 
 
 @contextmanager
 def changing(ctx: ApiContext) -> Generator[None]:
-    """While the host changes the config file (for ``Changing``, or around a part of an endpoint)."""
+    """While the host changes the config file (for ``ChangesConfig``, or around a part of an endpoint)."""
     # The host writes the file before (not atomically with) switching what runs; while such
     # a change is in flight the config follower holds off, so it never applies a half-made change.
     ctx.changing += 1
@@ -42,8 +51,8 @@ async def _changing(request: Request) -> AsyncGenerator[None]:
         yield
 
 
-Changing = Depends(_changing)
-"""For endpoints that change the config file: ``dependencies=[Changing]``."""
+ChangesConfig = Depends(_changing)
+"""For endpoints that change the config file: ``dependencies=[ChangesConfig]``."""
 
 
 async def until_disconnected(request: Request) -> None:

@@ -22,7 +22,7 @@ from mcpdeck.api._login import Logins
 from mcpdeck.api._sessions import ChatRoom, model_from_config
 from mcpdeck.auth import TokenStore
 from mcpdeck.config import ConfigStore, InProcessServerConfig, McpConfig
-from mcpdeck.events import Event, ToolCallFinished, ToolCallStarted
+from mcpdeck.events import ConfigChanged, ConfigReloaded, Event, ToolCallFinished, ToolCallStarted
 from mcpdeck.history import History, Redactor, secrets_of
 from mcpdeck.host import Host
 from mcpdeck.providers import ChatModel, default_model
@@ -131,7 +131,7 @@ class ApiContext:
             stats.calls += 1
             stats.errors += bool(event.is_error or event.error)
             stats.last_call_at = event.at
-        elif type(event).__name__ in ("ConfigChanged", "ConfigReloaded"):
+        elif isinstance(event, ConfigChanged | ConfigReloaded):
             self._redactor = None
 
     # ----- event feeds ---------------------------------------------------------------------

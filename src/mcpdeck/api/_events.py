@@ -18,7 +18,7 @@ import anyio
 from fastapi import APIRouter
 from starlette.responses import StreamingResponse
 
-from mcpdeck.api._common import Ctx
+from mcpdeck.api._common import ApiContextDep
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._respond import dumps
 from mcpdeck.events import Event
@@ -72,7 +72,7 @@ def stream_response(stream: AsyncIterator[bytes]) -> StreamingResponse:
     response_class=StreamingResponse,
     responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
 )
-async def events(ctx: Ctx) -> StreamingResponse:
+async def events(ctx: ApiContextDep) -> StreamingResponse:
     """Every host event as it happens: server status, tools/resources/prompts changed, tool calls and
     their progress, resource updates, server log messages, config changes and reload failures."""
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from mcpdeck.api._common import Ctx
+from mcpdeck.api._common import ApiContextDep
 
 __all__ = ["router"]
 
@@ -21,7 +21,7 @@ class LoginOut(BaseModel):
 
 
 @router.post("/login", response_model=LoginOut, summary="A one-time login link for the console")
-async def login_code(ctx: Ctx, request: Request) -> dict[str, Any]:
+async def login_code(ctx: ApiContextDep, request: Request) -> dict[str, Any]:
     """A login code and the console URL that spends it: open the URL in a browser to sign that tab in.
 
     ``mcpdeck ui`` asks for one; the code is spent by the first tab that opens it, or expires.

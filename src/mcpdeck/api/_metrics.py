@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from mcpdeck.api._common import Ctx
+from mcpdeck.api._common import ApiContextDep
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._models import MetricsOut
 
@@ -20,7 +20,7 @@ router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", summary="Tool calls per minute, the last hour")
-async def metrics(ctx: Ctx) -> MetricsOut:
+async def metrics(ctx: ApiContextDep) -> MetricsOut:
     """Per server and replica: calls, errors, p50 and p99 durations, one value per minute for the last 60
     minutes."""
     if ctx.metrics is None:

@@ -12,7 +12,7 @@ from typing import Any
 import anyio.to_thread
 from fastapi import APIRouter
 
-from mcpdeck.api._common import Changing, Ctx
+from mcpdeck.api._common import ApiContextDep, ChangesConfig
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._models import ProfileIn, ProfileListOut, ProfileOut
@@ -60,7 +60,7 @@ def _not_found(name: str, profiles: dict[str, ProfileConfig]) -> ApiError:
 
 
 @router.get("/profiles", response_model=ProfileListOut, summary="List profiles")
-async def list_profiles(ctx: Ctx) -> dict[str, Any]:
+async def list_profiles(ctx: ApiContextDep) -> dict[str, Any]:
     """Every profile of the config file, with the servers and tools it serves now."""
     if ctx.store is None:
         return {"config": None, "profiles": []}
@@ -69,7 +69,7 @@ async def list_profiles(ctx: Ctx) -> dict[str, Any]:
 
 
 @router.get("/profiles/{name}", response_model=ProfileOut, summary="Get a profile")
-async def get_profile(ctx: Ctx, name: str) -> dict[str, Any]:
+async def get_profile(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """One profile, with the servers and tools it serves now."""
     profiles = await _profiles(ctx)
     if name not in profiles:
@@ -77,8 +77,10 @@ async def get_profile(ctx: Ctx, name: str) -> dict[str, Any]:
     return _out(ctx, name, profiles[name])
 
 
-@router.put("/profiles/{name}", response_model=ProfileOut, summary="Add or replace a profile", dependencies=[Changing])
-async def put_profile_(ctx: Ctx, name: str, body: ProfileIn) -> dict[str, Any]:
+@router.put(
+    "/profiles/{name}", response_model=ProfileOut, summary="Add or replace a profile", dependencies=[ChangesConfig]
+)
+async def put_profile_(ctx: ApiContextDep, name: str, body: ProfileIn) -> dict[str, Any]:
     """Write the profile into the config file (other keys untouched); its clients are told to list again.
 
     Every server it names must be configured (a misspelt name would serve nothing).
@@ -95,8 +97,8 @@ async def put_profile_(ctx: Ctx, name: str, body: ProfileIn) -> dict[str, Any]:
     return _out(ctx, name, saved)
 
 
-@router.delete("/profiles/{name}", status_code=204, summary="Delete a profile", dependencies=[Changing])
-async def delete_profile(ctx: Ctx, name: str) -> None:
+@router.delete("/profiles/{name}", status_code=204, summary="Delete a profile", dependencies=[ChangesConfig])
+async def delete_profile(ctx: ApiContextDep, name: str) -> None:
     """Take the profile out of the config file; its clients are told, and refused by name from then on."""
     store = _store(ctx)
     profiles = await _profiles(ctx)

@@ -14,7 +14,7 @@ from starlette.responses import StreamingResponse
 
 from mcpdeck._util.log_tail import last_lines, read_new
 from mcpdeck._util.version import __version__
-from mcpdeck.api._common import Changing, Ctx, require_server
+from mcpdeck.api._common import ApiContextDep, ChangesConfig, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import sse, stream_response
@@ -51,7 +51,7 @@ def _log_path(ctx: ApiContext, name: str) -> Path:
 
 
 @router.get("/servers/{name}/logs", response_model=LogOut, tags=["logs"], summary="Tail a server's log")
-async def tail_log(ctx: Ctx, name: str, lines: int = Query(default=50, ge=0, le=100_000)) -> dict[str, Any]:
+async def tail_log(ctx: ApiContextDep, name: str, lines: int = Query(default=50, ge=0, le=100_000)) -> dict[str, Any]:
     """The last lines of the server's log: its stderr, its MCP log messages, the host's notes (``mcpdeck logs``)."""
     path = _log_path(ctx, name)
     return {"server": name, "path": str(path), "lines": await anyio.to_thread.run_sync(last_lines, path, lines)}
@@ -64,7 +64,9 @@ async def tail_log(ctx: Ctx, name: str, lines: int = Query(default=50, ge=0, le=
     response_class=StreamingResponse,
     responses={200: {"content": {"text/event-stream": {}}, "description": "One `line` event per log line."}},
 )
-async def follow_log(ctx: Ctx, name: str, lines: int = Query(default=50, ge=0, le=100_000)) -> StreamingResponse:
+async def follow_log(
+    ctx: ApiContextDep, name: str, lines: int = Query(default=50, ge=0, le=100_000)
+) -> StreamingResponse:
     """The last ``lines`` lines, then every new line as it is written: one ``line`` event each, ``{"line": ...}``."""
     path = _log_path(ctx, name)
 
@@ -97,7 +99,7 @@ def _history(ctx: ApiContext) -> History:
 
 @router.get("/history/calls", response_model=HistoryOut, tags=["history"], summary="Tool calls")
 async def history_calls(
-    ctx: Ctx,
+    ctx: ApiContextDep,
     limit: int = Query(default=50, ge=1, le=10_000),
     server: str | None = None,
     status: Literal["running", "ok", "tool-error", "error", "denied", "interrupted"] | None = None,
@@ -117,7 +119,7 @@ async def history_calls(
 
 
 @router.get("/history/calls/{call_id}", response_model=HistoryCallOut, tags=["history"], summary="One tool call")
-async def history_call(ctx: Ctx, call_id: str) -> dict[str, Any]:
+async def history_call(ctx: ApiContextDep, call_id: str) -> dict[str, Any]:
     """One call by its id (``callId`` in the list), with ``result``: the start of its result as text, as the
     history keeps it (``RESULT_CHARS``; absent for a call that failed, or one recorded before results were)."""
     db = _history(ctx)
@@ -128,7 +130,7 @@ async def history_call(ctx: Ctx, call_id: str) -> dict[str, Any]:
 
 
 @router.get("/history/conversations", response_model=ConversationsOut, tags=["history"], summary="Conversations")
-async def history_conversations(ctx: Ctx, limit: int = Query(default=30, ge=1, le=10_000)) -> dict[str, Any]:
+async def history_conversations(ctx: ApiContextDep, limit: int = Query(default=30, ge=1, le=10_000)) -> dict[str, Any]:
     """Conversations, newest first (``mcpdeck history --conversations --json``)."""
     db = _history(ctx)
     found = await anyio.to_thread.run_sync(lambda: db.conversations(limit=limit))
@@ -138,7 +140,7 @@ async def history_conversations(ctx: Ctx, limit: int = Query(default=30, ge=1, l
 @router.get(
     "/history/conversations/{conversation}", response_model=ConversationOut, tags=["history"], summary="A conversation"
 )
-async def history_conversation(ctx: Ctx, conversation: int) -> dict[str, Any]:
+async def history_conversation(ctx: ApiContextDep, conversation: int) -> dict[str, Any]:
     """One conversation's messages (``mcpdeck history --conversation ID --json``)."""
     db = _history(ctx)
     messages = await anyio.to_thread.run_sync(lambda: db.messages(conversation))
@@ -155,7 +157,7 @@ def _rules_json(rules: PermissionRules, problem: str | None) -> dict[str, Any]:
 
 
 @router.get("/permissions", response_model=PermissionsOut, tags=["permissions"], summary="Read the rules")
-async def get_permissions(ctx: Ctx) -> dict[str, Any]:
+async def get_permissions(ctx: ApiContextDep) -> dict[str, Any]:
     """The ``permissions`` rules in force (``allow`` / ``ask`` / ``deny`` patterns)."""
     gate = ctx.host.permissions
     return _rules_json(gate.rules, gate.problem)
@@ -166,9 +168,9 @@ async def get_permissions(ctx: Ctx) -> dict[str, Any]:
     response_model=PermissionsOut,
     tags=["permissions"],
     summary="Replace the rules",
-    dependencies=[Changing],
+    dependencies=[ChangesConfig],
 )
-async def put_permissions(ctx: Ctx, body: PermissionsIn) -> dict[str, Any]:
+async def put_permissions(ctx: ApiContextDep, body: PermissionsIn) -> dict[str, Any]:
     """Check the new rules, save them to the config file's ``permissions`` object, and apply them."""
     section = {kind: patterns for kind, patterns in body.model_dump().items() if patterns}
     rules = parse_permissions({"permissions": section})
@@ -204,15 +206,15 @@ def _host_json(ctx: ApiContext) -> dict[str, Any]:
 
 
 @router.get("/host", response_model=HostOut, tags=["host"], summary="The process")
-async def host_info(ctx: Ctx) -> dict[str, Any]:
+async def host_info(ctx: ApiContextDep) -> dict[str, Any]:
     """Version, pid, config file, the global switch, and what the last config edit could not apply."""
     return _host_json(ctx)
 
 
 @router.post(
-    "/host/{switch}", response_model=HostOut, tags=["host"], summary="The global switch", dependencies=[Changing]
+    "/host/{switch}", response_model=HostOut, tags=["host"], summary="The global switch", dependencies=[ChangesConfig]
 )
-async def host_switch(ctx: Ctx, switch: Literal["enable", "disable"]) -> dict[str, Any]:
+async def host_switch(ctx: ApiContextDep, switch: Literal["enable", "disable"]) -> dict[str, Any]:
     """Turn every server off (``disable``: saved as ``mcpEnabled: false``) or on again."""
     await ctx.host.set_enabled(switch == "enable")
     return _host_json(ctx)

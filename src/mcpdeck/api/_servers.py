@@ -9,7 +9,7 @@ from typing import Any, cast
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request
 
-from mcpdeck.api._common import Changing, Ctx, changing, require_server, server_json, until_disconnected
+from mcpdeck.api._common import ApiContextDep, ChangesConfig, changing, require_server, server_json, until_disconnected
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._models import (
@@ -56,7 +56,7 @@ def _detail(ctx: ApiContext, name: str) -> dict[str, Any]:
     status = require_server(ctx, name)
     config: dict[str, Any] | None = None
     disabled: list[str] = []
-    if status.transport != "?":
+    if not status.unreadable:
         running = ctx.host.config_of(name)
         if not isinstance(running, InProcessServerConfig):  # an in-process server has no entry to show
             config = mask_config(running)
@@ -73,7 +73,7 @@ async def _stored(ctx: ApiContext, name: str) -> dict[str, Any]:
         entry: object = servers.get(name)
         if isinstance(entry, dict):
             return cast(dict[str, Any], entry)
-    if ctx.host.servers.get(name) is not None and ctx.host.servers[name].transport != "?":
+    if ctx.host.servers.get(name) is not None and not ctx.host.servers[name].unreadable:
         running = ctx.host.config_of(name)
         if not isinstance(running, InProcessServerConfig):
             return running.to_json()
@@ -81,14 +81,14 @@ async def _stored(ctx: ApiContext, name: str) -> dict[str, Any]:
 
 
 @router.get("/servers", response_model=ServerListOut, summary="List servers")
-async def list_servers(ctx: Ctx) -> dict[str, Any]:
+async def list_servers(ctx: ApiContextDep) -> dict[str, Any]:
     """Every configured server with its status, tool count, transport, target, last error, uptime and call counts."""
     path = str(ctx.store.path) if ctx.store is not None else None
     return {"config": path, "servers": [server_json(ctx, s) for s in ctx.host.servers.values()]}
 
 
 @router.get("/servers/{name}", response_model=ServerDetailOut, summary="Get a server")
-async def get_server(ctx: Ctx, name: str) -> dict[str, Any]:
+async def get_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """One server: its config (secrets masked), status and tool names (``mcpdeck get NAME --json``)."""
     return _detail(ctx, name)
 
@@ -126,7 +126,9 @@ async def _try_first(ctx: ApiContext, request: Request, name: str, config: AnySe
 
 
 @router.post("/servers", response_model=ServerDetailOut, status_code=201, summary="Add a server")
-async def add_server(ctx: Ctx, request: Request, body: ServerIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
+async def add_server(
+    ctx: ApiContextDep, request: Request, body: ServerIn, keep: bool | None = KeepSecrets
+) -> dict[str, Any]:
     """Try a new server and save it to the config file if it connects (or anyway, with ``saveAnyway``);
     then connect it. Answers once it has connected or failed."""
     validate_server_name(body.name)
@@ -144,7 +146,9 @@ async def add_server(ctx: Ctx, request: Request, body: ServerIn, keep: bool | No
 
 
 @router.put("/servers/{name}", response_model=ServerDetailOut, summary="Replace a server's config")
-async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
+async def replace_server(
+    ctx: ApiContextDep, name: str, body: ServerConfigIn, keep: bool | None = KeepSecrets
+) -> dict[str, Any]:
     """Save the server's whole new config and reconnect it. Masked values keep the stored ones; the name is locked."""
     require_server(ctx, name)
     if body.name is not None and body.name != name:
@@ -161,7 +165,7 @@ async def replace_server(ctx: Ctx, name: str, body: ServerConfigIn, keep: bool |
 
 @router.patch("/servers/{name}", response_model=ServerDetailOut, summary="Change some keys of a server's config")
 async def update_server(
-    ctx: Ctx, name: str, changes: dict[str, Any], keep: bool | None = KeepSecrets
+    ctx: ApiContextDep, name: str, changes: dict[str, Any], keep: bool | None = KeepSecrets
 ) -> dict[str, Any]:
     """Change the given keys (JSON names, e.g. ``{"timeout": 120}``), keep the rest, reconnect."""
     status = require_server(ctx, name)
@@ -170,7 +174,7 @@ async def update_server(
     stored = await _stored(ctx, name)
     restored = restore_masked(moved_secrets(changes, stored, partial=True, keep=keep), stored)
     with changing(ctx):
-        if status.transport == "?":  # an entry that never parsed: the change must make it whole
+        if status.unreadable:  # an entry that never parsed: the change must make it whole
             await ctx.host.add_server(name, parse_server_config(name, {**stored, **restored}), wait=False)
         else:
             await ctx.host.update_server(name, restored, wait=False)
@@ -178,8 +182,8 @@ async def update_server(
     return _detail(ctx, name)
 
 
-@router.delete("/servers/{name}", summary="Remove a server", dependencies=[Changing])
-async def remove_server(ctx: Ctx, name: str) -> dict[str, str]:
+@router.delete("/servers/{name}", summary="Remove a server", dependencies=[ChangesConfig])
+async def remove_server(ctx: ApiContextDep, name: str) -> dict[str, str]:
     """Disconnect the server and delete its config."""
     require_server(ctx, name)
     await ctx.host.remove_server(name)
@@ -187,7 +191,7 @@ async def remove_server(ctx: Ctx, name: str) -> dict[str, str]:
 
 
 @router.post("/servers/{name}/enable", response_model=ServerOut, summary="Enable a server")
-async def enable_server(ctx: Ctx, name: str) -> dict[str, Any]:
+async def enable_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """Clear ``disabled`` in its config and connect it."""
     require_server(ctx, name)
     with changing(ctx):
@@ -195,15 +199,17 @@ async def enable_server(ctx: Ctx, name: str) -> dict[str, Any]:
     return server_json(ctx, await ctx.host.wait_settled(name))
 
 
-@router.post("/servers/{name}/disable", response_model=ServerOut, summary="Disable a server", dependencies=[Changing])
-async def disable_server(ctx: Ctx, name: str) -> dict[str, Any]:
+@router.post(
+    "/servers/{name}/disable", response_model=ServerOut, summary="Disable a server", dependencies=[ChangesConfig]
+)
+async def disable_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """Set ``disabled`` in its config and disconnect it (the config is kept)."""
     require_server(ctx, name)
     return server_json(ctx, await ctx.host.set_server_disabled(name, True))
 
 
 @router.post("/servers/{name}/reconnect", response_model=ServerOut, summary="Reconnect a server")
-async def reconnect_server(ctx: Ctx, name: str) -> dict[str, Any]:
+async def reconnect_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """Close its session and connect again; answers once it has connected or failed. A disabled server is a 409."""
     status = require_server(ctx, name)
     if status.state is ServerState.DISABLED:
@@ -217,7 +223,7 @@ async def reconnect_server(ctx: Ctx, name: str) -> dict[str, Any]:
 
 
 @router.post("/servers/{name}/disconnect", response_model=ServerOut, summary="Disconnect a server")
-async def disconnect_server(ctx: Ctx, name: str) -> dict[str, Any]:
+async def disconnect_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """Close its session and leave it stopped until reconnected (its config is kept)."""
     require_server(ctx, name)
     return server_json(ctx, await ctx.host.disconnect(name))
@@ -229,16 +235,16 @@ def _test_json(ctx: ApiContext, name: str, report: ServerTest) -> dict[str, Any]
 
 
 @router.post("/servers/{name}/test", response_model=TestOut, summary="Test a configured server")
-async def test_server(ctx: Ctx, name: str) -> dict[str, Any]:
+async def test_server(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """Connect the server's config apart from the running one, list its tools, disconnect (``mcpdeck test``)."""
     status = require_server(ctx, name)
-    if status.transport == "?":
+    if status.unreadable:
         raise ApiError(400, "config-error", status.error or f"server {name!r} has no usable config")
     return _test_json(ctx, name, await ctx.host.test_server(name))
 
 
 @router.post("/test", response_model=TestOut, summary="Test a config without saving it")
-async def test_config(ctx: Ctx, body: ServerTestIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
+async def test_config(ctx: ApiContextDep, body: ServerTestIn, keep: bool | None = KeepSecrets) -> dict[str, Any]:
     """Connect a server from its config, list its tools, disconnect. Nothing is saved.
 
     Masked values are taken from the server of the same name, so a console can test an edit.
@@ -256,7 +262,7 @@ async def test_config(ctx: Ctx, body: ServerTestIn, keep: bool | None = KeepSecr
 
 def _tool_filter(ctx: ApiContext, name: str) -> ToolFilter:
     status = require_server(ctx, name)
-    config = ctx.host.config_of(name) if status.transport != "?" else None
+    config = ctx.host.config_of(name) if not status.unreadable else None
     if config is None or isinstance(config, InProcessServerConfig):
         raise ApiError(400, "config-error", f"server {name!r} has no config file entry to change")
     return config.tools.model_copy(deep=True) if config.tools else ToolFilter()
@@ -273,9 +279,9 @@ async def _save_tool_filter(ctx: ApiContext, name: str, filters: ToolFilter) -> 
     "/servers/{name}/tools/{tool}/disable",
     response_model=ServerDetailOut,
     summary="Disable a tool",
-    dependencies=[Changing],
+    dependencies=[ChangesConfig],
 )
-async def disable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
+async def disable_tool(ctx: ApiContextDep, name: str, tool: str) -> dict[str, Any]:
     """Add the tool (its original name) to the server's ``tools.exclude`` in the config, and reload the server."""
     filters = _tool_filter(ctx, name)
     if tool not in filters.exclude:
@@ -287,9 +293,9 @@ async def disable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
     "/servers/{name}/tools/{tool}/enable",
     response_model=ServerDetailOut,
     summary="Enable a tool",
-    dependencies=[Changing],
+    dependencies=[ChangesConfig],
 )
-async def enable_tool(ctx: Ctx, name: str, tool: str) -> dict[str, Any]:
+async def enable_tool(ctx: ApiContextDep, name: str, tool: str) -> dict[str, Any]:
     """Take the tool out of ``tools.exclude`` (and into ``tools.include`` if there is one), and reload the server."""
     filters = _tool_filter(ctx, name)
     filters.exclude = [pattern for pattern in filters.exclude if pattern != tool]
@@ -312,7 +318,7 @@ def _read_import(body: ImportIn) -> ImportResult:
 
 
 @router.post("/import/preview", response_model=ImportPreviewOut, tags=["import"], summary="Preview an import")
-async def preview_import(ctx: Ctx, body: ImportIn) -> dict[str, Any]:
+async def preview_import(ctx: ApiContextDep, body: ImportIn) -> dict[str, Any]:
     """What importing from another host's config would add (secrets masked); nothing is changed."""
     result = await anyio.to_thread.run_sync(_read_import, body)
     known = ctx.host.servers
@@ -336,8 +342,10 @@ async def preview_import(ctx: Ctx, body: ImportIn) -> dict[str, Any]:
     }
 
 
-@router.post("/import", response_model=ImportOut, tags=["import"], summary="Import servers", dependencies=[Changing])
-async def import_(ctx: Ctx, body: ImportIn) -> dict[str, Any]:
+@router.post(
+    "/import", response_model=ImportOut, tags=["import"], summary="Import servers", dependencies=[ChangesConfig]
+)
+async def import_(ctx: ApiContextDep, body: ImportIn) -> dict[str, Any]:
     """Add the servers of another host's config (all, or ``names``) and connect them."""
     result = await anyio.to_thread.run_sync(_read_import, body)
     skipped = dict(result.skipped)

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from mcp.shared.auth import AuthorizationCodeResult
 
-from mcpdeck.api._common import Ctx, require_server, server_json
+from mcpdeck.api._common import ApiContextDep, require_server, server_json
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import status_of
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
@@ -84,7 +84,7 @@ async def _run(ctx: ApiContext, name: str, send: MemoryObjectSendStream[Item], t
     responses={200: {"content": {"text/event-stream": {}}, "description": "authorize, then signed-in or error."}},
 )
 async def sign_in_server(
-    ctx: Ctx,
+    ctx: ApiContextDep,
     name: str,
     timeout: Annotated[float, Query(gt=0, le=3600, description="Seconds to wait for the browser.")] = LOGIN_TIMEOUT,
 ) -> StreamingResponse:

@@ -20,7 +20,7 @@ from fastapi import Path as PathParam
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from mcpdeck.api._asks import Asker, current_asker
-from mcpdeck.api._common import Ctx, require_server
+from mcpdeck.api._common import ApiContextDep, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._cut import cut_result
 from mcpdeck.api._errors import ApiError, status_of
@@ -49,7 +49,7 @@ def _matches(tool: CatalogTool, text: str) -> bool:
 
 @router.get("/tools", response_model=list[ToolOut], summary="List tools")
 async def list_tools(
-    ctx: Ctx,
+    ctx: ApiContextDep,
     server: Annotated[list[str] | None, Query(description="Only these servers' tools (repeatable).")] = None,
     q: Annotated[str | None, Query(description="Only tools whose name, title or description holds this text.")] = None,
 ) -> list[dict[str, Any]]:
@@ -65,7 +65,7 @@ async def list_tools(
 
 
 @router.get("/tools/{name}", response_model=ToolOut, summary="Get a tool and its schema")
-async def get_tool(ctx: Ctx, name: str) -> dict[str, Any]:
+async def get_tool(ctx: ApiContextDep, name: str) -> dict[str, Any]:
     """One tool: description, input and output schemas, annotations."""
     tool = ctx.host.catalog.get(name)
     if tool is None:
@@ -80,7 +80,7 @@ async def get_tool(ctx: Ctx, name: str) -> dict[str, Any]:
     summary="Call a tool",
     responses={200: {"content": {"text/event-stream": {}}, "description": "With `Accept: text/event-stream`."}},
 )
-async def call_tool(ctx: Ctx, name: str, body: CallIn, request: Request) -> Any:
+async def call_tool(ctx: ApiContextDep, name: str, body: CallIn, request: Request) -> Any:
     """Call a tool and answer with its result (``mcpdeck call --json``), ``isError`` when the tool failed.
 
     While it runs, ``ToolCallStarted``, ``ToolCallProgress`` and ``ToolCallFinished`` events
@@ -180,7 +180,7 @@ def _streamed_call(ctx: ApiContext, name: str, body: CallIn, call_id: str) -> St
 
 
 @router.post("/calls/{call_id}/cancel", summary="Cancel a running call")
-async def cancel_call(ctx: Ctx, call_id: str) -> dict[str, str]:
+async def cancel_call(ctx: ApiContextDep, call_id: str) -> dict[str, str]:
     """Cancel a tool call in flight, by the ``callId`` it was made with (or the host's id from its events)."""
     if not ctx.cancel_call(call_id):
         raise ApiError(404, "call-not-found", f"no call {call_id!r} is running")
@@ -216,7 +216,9 @@ CallIdPath = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9_.:-]+$", description
 
 
 @router.get("/calls/{call_id}/result", response_model=ToolResultOut, summary="The whole result of a call answered cut")
-async def call_result(ctx: Ctx, call_id: CallIdPath, download: Annotated[bool, _DOWNLOAD] = False) -> Response:
+async def call_result(
+    ctx: ApiContextDep, call_id: CallIdPath, download: Annotated[bool, _DOWNLOAD] = False
+) -> Response:
     """The whole result of a recent call made with ``cut`` that was cut, as the call would have answered it."""
     result = _kept(ctx, call_id)
     body = await anyio.to_thread.run_sync(lambda: dumps(result.to_json() | {"callId": call_id}))
@@ -230,7 +232,7 @@ async def call_result(ctx: Ctx, call_id: CallIdPath, download: Annotated[bool, _
     responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "The text."}},
 )
 async def call_result_text(
-    ctx: Ctx, call_id: CallIdPath, index: int, download: Annotated[bool, _DOWNLOAD] = False
+    ctx: ApiContextDep, call_id: CallIdPath, index: int, download: Annotated[bool, _DOWNLOAD] = False
 ) -> Response:
     """The whole text of content block ``index`` (from 0) of a kept result, as ``text/plain``."""
     result = _kept(ctx, call_id)
@@ -247,7 +249,7 @@ async def call_result_text(
     responses={200: {"content": {"application/json": {"schema": {}}}, "description": "The structured content."}},
 )
 async def call_result_structured(
-    ctx: Ctx, call_id: CallIdPath, download: Annotated[bool, _DOWNLOAD] = False
+    ctx: ApiContextDep, call_id: CallIdPath, download: Annotated[bool, _DOWNLOAD] = False
 ) -> Response:
     """The whole structured content of a kept result, as indented JSON."""
     result = _kept(ctx, call_id)

@@ -16,7 +16,7 @@ import anyio
 from fastapi import APIRouter, Query
 from starlette.responses import StreamingResponse
 
-from mcpdeck.api._common import Ctx, require_server
+from mcpdeck.api._common import ApiContextDep, require_server
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._events import HEARTBEAT, sse, stream_response
@@ -43,7 +43,7 @@ def _out(traffic: Traffic, messages: list[TrafficMessage]) -> TrafficOut:
 
 
 @router.get("/servers/{name}/traffic", summary="A server's recent JSON-RPC messages")
-async def server_traffic(ctx: Ctx, name: str, after: After = 0, limit: Limit = 500) -> TrafficOut:
+async def server_traffic(ctx: ApiContextDep, name: str, after: After = 0, limit: Limit = 500) -> TrafficOut:
     """The messages kept for one server, oldest first, both directions, with timing."""
     require_server(ctx, name)
     traffic = _traffic(ctx)
@@ -51,7 +51,7 @@ async def server_traffic(ctx: Ctx, name: str, after: After = 0, limit: Limit = 5
 
 
 @router.get("/traffic", summary="Every server's recent JSON-RPC messages")
-async def all_traffic(ctx: Ctx, after: After = 0, limit: Limit = 500) -> TrafficOut:
+async def all_traffic(ctx: ApiContextDep, after: After = 0, limit: Limit = 500) -> TrafficOut:
     """The messages kept for every server, oldest first (by `seq`)."""
     traffic = _traffic(ctx)
     return _out(traffic, traffic.recent(after=after, limit=limit))
@@ -63,7 +63,7 @@ async def all_traffic(ctx: Ctx, after: After = 0, limit: Limit = 500) -> Traffic
     response_class=StreamingResponse,
     responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
 )
-async def traffic_stream(ctx: Ctx, server: str | None = None) -> StreamingResponse:
+async def traffic_stream(ctx: ApiContextDep, server: str | None = None) -> StreamingResponse:
     """Each message (event `message`, data as in `GET /api/traffic`) from now on; of one server with `server`."""
     if server is not None:
         require_server(ctx, server)

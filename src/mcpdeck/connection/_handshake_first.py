@@ -29,7 +29,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import METHOD_NOT_FOUND
 
 from mcpdeck._sdk import ReadStream, Transport, TransportStreams, WriteStream
-from mcpdeck._sdk.transports import Around
+from mcpdeck._sdk.transports import StreamWrapper
 
 __all__ = ["DISCOVER", "HandshakeFirst"]
 
@@ -107,7 +107,7 @@ class HandshakeFirst:
         return item
 
 
-class _Reader(Around[ReadStream[_Item]]):
+class _Reader(StreamWrapper[ReadStream[_Item]]):
     """The read side: the probe's answer while the connect lasts, then the inner stream's own ``__anext__``."""
 
     __slots__ = ("_first",)
@@ -135,7 +135,7 @@ class _Reader(Around[ReadStream[_Item]]):
         return self
 
 
-class _Writer(Around[WriteStream[SessionMessage]]):
+class _Writer(StreamWrapper[WriteStream[SessionMessage]]):
     """The write side: the first probe stays here."""
 
     __slots__ = ("_first",)

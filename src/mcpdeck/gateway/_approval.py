@@ -14,7 +14,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import NoBackChannelError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcpdeck.gateway._clients import Downstream, parked_call
+from mcpdeck.gateway._clients import GatewayClient, parked_call
 from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest, CallingClient, ClientKey, SharedApprovals
 
 __all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "ApprovalStore", "calling_client", "session_ended"]
@@ -82,7 +82,7 @@ class ApprovalStore(Protocol):
 class _Kept(SharedApprovals):
     """One client's session answers in the ``ApprovalStore``."""
 
-    def __init__(self, store: ApprovalStore, client: Downstream):
+    def __init__(self, store: ApprovalStore, client: GatewayClient):
         self._store = store
         self._client = client
 
@@ -101,7 +101,7 @@ class _Kept(SharedApprovals):
 
 
 def calling_client(
-    ctx: ServerRequestContext[Any], client: Downstream, *, ask_all: bool, store: ApprovalStore | None = None
+    ctx: ServerRequestContext[Any], client: GatewayClient, *, ask_all: bool, store: ApprovalStore | None = None
 ) -> CallingClient:
     """``client`` as the approver of one of its requests (``ctx``): asked by elicitation, if it takes them.
 
@@ -118,7 +118,7 @@ def calling_client(
     )
 
 
-async def session_ended(client: Downstream, store: ApprovalStore | None) -> None:
+async def session_ended(client: GatewayClient, store: ApprovalStore | None) -> None:
     """A client's session (connection) ended: the approvals it held in ``store`` go with it."""
     if store is None or not client.kept:
         return
@@ -128,7 +128,7 @@ async def session_ended(client: Downstream, store: ApprovalStore | None) -> None
         logger.warning("the session approvals of %s were not removed: %s", client.name, error)
 
 
-def _asker(ctx: ServerRequestContext[Any], client: Downstream) -> ApprovalCallback:
+def _asker(ctx: ServerRequestContext[Any], client: GatewayClient) -> ApprovalCallback:
     async def ask(request: ApprovalRequest) -> Approval:
         schema: Any = _approval_schema(request.kind)
         with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever

@@ -1,9 +1,9 @@
 """The gateway's clients, the calls they have running, and the way back to them.
 
-Each connected client (one stdio peer, or one streamable HTTP session) is a ``Downstream``:
+Each connected client (one stdio peer, or one streamable HTTP session) is a ``GatewayClient``:
 its name and capabilities from ``initialize``, the profile and token it came through, its
 log level and resource subscriptions. While one of its requests runs on a server, that
-request is a ``Running`` entry; ``Calls`` finds the client a server's own request
+request is an ``InFlightRequest`` entry; ``Calls`` finds the client a server's own request
 (elicitation, sampling, roots) or log message belongs to:
 
 1. the request the current task serves (servers on 2026-07-28 ask inside the call's own task);
@@ -45,9 +45,9 @@ __all__ = [
     "LEVELS",
     "ROOTS_WAIT",
     "Calls",
-    "Downstream",
-    "Parked",
-    "Running",
+    "GatewayClient",
+    "InFlightRequest",
+    "MultiRoundCall",
     "install_forwarding",
     "parked_call",
     "send_log",
@@ -75,7 +75,7 @@ LEVELS: tuple[types.LoggingLevel, ...] = (
 
 
 @dataclass(eq=False)
-class Downstream:
+class GatewayClient:
     """One client of the gateway."""
 
     session: ServerSession
@@ -157,17 +157,17 @@ class Downstream:
 
 
 @dataclass(eq=False)
-class Running:
+class InFlightRequest:
     """One client request being served by one server."""
 
-    client: Downstream
+    client: GatewayClient
     server: str
     ctx: ServerRequestContext[Any]
     pending: list[types.LoggingMessageNotificationParams] = field(
         default_factory=list[types.LoggingMessageNotificationParams]
     )
     """Log messages the server sent during the request, sent to the client before its answer."""
-    parked: Parked | None = None
+    parked: MultiRoundCall | None = None
     """For a 2026-07-28 client: where the server's questions wait for the client's next round."""
 
     @property
@@ -192,7 +192,7 @@ async def send_log(
         )
 
 
-class Parked:
+class MultiRoundCall:
     """A call of a 2026-07-28 client, kept running between the rounds of its request.
 
     That protocol has no requests from server to client: a question comes back to the client
@@ -240,7 +240,7 @@ class Parked:
             self._step = anyio.Event()
             await self._step.wait()
 
-    async def round(self, parked: dict[str, Parked]) -> Any:
+    async def round(self, parked: dict[str, MultiRoundCall]) -> Any:
         """The outcome of the client's round: once the call ends, its result (or its error, raised), and it is
         taken out of ``parked``; until then, an ``InputRequiredResult`` with the questions it waits for."""
         await self.next_step()
@@ -252,10 +252,10 @@ class Parked:
         return types.InputRequiredResult(input_requests=dict(self.questions), request_state=self.key)
 
 
-_current: ContextVar[Running | None] = ContextVar("mcpdeck_gateway_request", default=None)
+_current: ContextVar[InFlightRequest | None] = ContextVar("mcpdeck_gateway_request", default=None)
 
 
-def parked_call() -> Parked | None:
+def parked_call() -> MultiRoundCall | None:
     """The 2026-07-28 call the current task runs in rounds, if it does: its questions go to the client's
     next round (the gate's approval questions as well as the servers')."""
     running = _current.get()
@@ -266,23 +266,23 @@ class Calls:
     """The requests running now, by server."""
 
     def __init__(self) -> None:
-        self._by_server: dict[str, list[Running]] = {}
-        self.sole: Downstream | None = None
+        self._by_server: dict[str, list[InFlightRequest]] = {}
+        self.sole: GatewayClient | None = None
         """The one client of a stdio face, once it has initialized."""
 
-    def start(self, running: Running) -> Token[Running | None]:
+    def start(self, running: InFlightRequest) -> Token[InFlightRequest | None]:
         """Note a request as running (also for the current task); ``end`` it with what this returns."""
         self._by_server.setdefault(running.server, []).append(running)
         return _current.set(running)
 
-    def end(self, running: Running, token: Token[Running | None]) -> None:
+    def end(self, running: InFlightRequest, token: Token[InFlightRequest | None]) -> None:
         """The request ``start`` noted ended."""
         _current.reset(token)
         entries = self._by_server.get(running.server)
         if entries and running in entries:
             entries.remove(running)
 
-    def owner(self, server: str, origin: Context | None = None) -> Running | None:
+    def owner(self, server: str, origin: Context | None = None) -> InFlightRequest | None:
         """The running request a server's request or message belongs to, if it can be told (see the module);
         ``origin``: the context of the host's request the question came in for, if the host could tell."""
         running = _current.get()
@@ -296,11 +296,11 @@ class Calls:
         clients = {id(entry.client) for entry in entries}
         return entries[-1] if len(clients) == 1 else None
 
-    def running_on(self, server: str) -> list[Running]:
+    def running_on(self, server: str) -> list[InFlightRequest]:
         """The requests running on a server now, oldest first."""
         return list(self._by_server.get(server) or [])
 
-    def servers_of(self, client: Downstream) -> list[str]:
+    def servers_of(self, client: GatewayClient) -> list[str]:
         """The servers running a request of ``client`` now."""
         return [server for server, entries in self._by_server.items() if any(e.client is client for e in entries)]
 
@@ -369,7 +369,7 @@ class _Forwarding:
             raise RuntimeError("sampling is not available: the client did not offer it and no model is configured")
         return await self._own_sampling(request)
 
-    def _sole_with_roots(self, server: str) -> Downstream | None:
+    def _sole_with_roots(self, server: str) -> GatewayClient | None:
         """The stdio face's client, if it declared roots and its profile has the server."""
         sole = self._calls.sole
         if sole is None or not sole.has_roots or self._denied(server):
@@ -429,7 +429,7 @@ class _Forwarding:
         return restore
 
 
-async def _elicit_in_round(parked: Parked, request: ElicitationRequest) -> ElicitationResponse:
+async def _elicit_in_round(parked: MultiRoundCall, request: ElicitationRequest) -> ElicitationResponse:
     """Put a server's elicitation to a 2026-07-28 client's next round."""
     params: types.ElicitRequestParams = (
         types.ElicitRequestURLParams(
@@ -446,7 +446,7 @@ async def _elicit_in_round(parked: Parked, request: ElicitationRequest) -> Elici
     raise RuntimeError("the client answered an elicitation with something else")
 
 
-async def _elicit_on_stream(running: Running, request: ElicitationRequest) -> ElicitationResponse:
+async def _elicit_on_stream(running: InFlightRequest, request: ElicitationRequest) -> ElicitationResponse:
     """Ask a server's elicitation of the client on its call's stream (NoBackChannelError: it cannot be)."""
     session = running.ctx.session
     if request.mode == "url":

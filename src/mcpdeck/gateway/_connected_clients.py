@@ -40,7 +40,7 @@ from mcpdeck.events import (
     ToolsChanged,
 )
 from mcpdeck.gateway._approval import ApprovalStore, session_ended
-from mcpdeck.gateway._clients import LEVELS, Calls, Downstream, send_log, sole_face
+from mcpdeck.gateway._clients import LEVELS, Calls, GatewayClient, send_log, sole_face
 from mcpdeck.host import Host
 
 __all__ = ["UNSUBSCRIBE_LIMIT", "ConnectedClients"]
@@ -67,7 +67,7 @@ class ConnectedClients:
         """Where the clients' session approvals are shared with other replicas (None: nowhere)."""
         self._calls = calls
         self._serves = serves  # (profile, server) -> whether the profile has the server
-        self._clients: list[Downstream] = []
+        self._clients: list[GatewayClient] = []
         self._subscribers: dict[str, set[Hashable]] = {}
         self.buses: dict[str | None, SubscriptionBus] = {}
         """Each profile's ``subscriptions/listen`` streams (2026-07-28 clients), by profile."""
@@ -80,20 +80,20 @@ class ConnectedClients:
     def __len__(self) -> int:
         return len(self._clients)
 
-    def get(self, ctx: ServerRequestContext[Any], profile: str | None, token: str | None) -> Downstream:
+    def get(self, ctx: ServerRequestContext[Any], profile: str | None, token: str | None) -> GatewayClient:
         """The client a request comes from, registered on its first request."""
         connection = session_connection(ctx.session)
         found: object = connection.state.get(_STATE_KEY)
-        if isinstance(found, Downstream):
+        if isinstance(found, GatewayClient):
             found.session = ctx.session
             return found
-        client = Downstream(ctx.session, profile, token, sole=sole_face.get())
+        client = GatewayClient(ctx.session, profile, token, sole=sole_face.get())
         connection.state[_STATE_KEY] = client
         self._clients.append(client)
         connection.exit_stack.push_async_callback(self._gone, client)
         return client
 
-    async def _gone(self, client: Downstream) -> None:
+    async def _gone(self, client: GatewayClient) -> None:
         if client in self._clients:
             self._clients.remove(client)
         if self._calls.sole is client:
@@ -113,7 +113,7 @@ class ConnectedClients:
     # ----- subscriptions -----------------------------------------------------------------
 
     async def subscribe(self, client: Hashable, uri: str, server: str) -> None:
-        """Subscribe ``client`` (a ``Downstream``, or anything standing for a listen stream) to a resource;
+        """Subscribe ``client`` (a ``GatewayClient``, or anything standing for a listen stream) to a resource;
         the first subscriber subscribes the host to it."""
         subscribers = self._subscribers.setdefault(uri, set())
         if not subscribers:
@@ -124,7 +124,7 @@ class ConnectedClients:
                     self._subscribers.pop(uri, None)
                 raise
         subscribers.add(client)
-        if isinstance(client, Downstream):
+        if isinstance(client, GatewayClient):
             client.subscriptions.add(uri)
 
     def subscribed(self) -> set[str]:
@@ -133,7 +133,7 @@ class ConnectedClients:
 
     async def unsubscribe(self, client: Hashable, uri: str) -> None:
         """Drop a client's subscription; the last one leaving unsubscribes the host."""
-        if isinstance(client, Downstream):
+        if isinstance(client, GatewayClient):
             client.subscriptions.discard(uri)
         subscribers = self._subscribers.get(uri)
         if subscribers is None:
@@ -185,7 +185,7 @@ class ConnectedClients:
                     await self._send(client, session.send_prompt_list_changed())
         elif isinstance(event, ResourceUpdated):
             for client in list(self._subscribers.get(event.uri) or ()):
-                if isinstance(client, Downstream):
+                if isinstance(client, GatewayClient):
                     await self._send(client, client.session.send_resource_updated(event.uri))
         elif isinstance(event, ServerLog):
             if id(event) in self._held:
@@ -232,11 +232,11 @@ class ConnectedClients:
                     logger.warning("gateway: could not publish %s: %s", type(news).__name__, error)
 
     @staticmethod
-    async def _send(client: Downstream, sending: Awaitable[None]) -> None:
+    async def _send(client: GatewayClient, sending: Awaitable[None]) -> None:
         try:
             await sending
         except Exception as error:  # a client that went away must not stop the others' news
             logger.debug("gateway: could not notify %s: %s", client.name, error)
 
-    def _concerned(self, server: str) -> list[Downstream]:
+    def _concerned(self, server: str) -> list[GatewayClient]:
         return [client for client in self._clients if self._serves(client.profile, server)]

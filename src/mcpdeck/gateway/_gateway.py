@@ -41,7 +41,7 @@ from mcpdeck.config import (
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._approval import ApprovalStore
-from mcpdeck.gateway._clients import Calls, Parked, install_forwarding, sole_face
+from mcpdeck.gateway._clients import Calls, MultiRoundCall, install_forwarding, sole_face
 from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._relayed import RoundRelay, answer_relayed
@@ -156,7 +156,7 @@ class Gateway:
         self.any_address = any_address
         self._name = name
         self._instructions = instructions
-        self._fixed = (
+        self._given_profiles = (
             {
                 name: p if isinstance(p, ProfileConfig) else ProfileConfig.model_validate(dict(p))
                 for name, p in profiles.items()
@@ -171,13 +171,13 @@ class Gateway:
         self._everything = ProfileConfig()
         self._views: dict[str | None, ProfileView] = {}
         self.calls = Calls()
-        self.parked: dict[str, Parked] = {}
+        self.parked: dict[str, MultiRoundCall] = {}
         """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
         self.approvals = approvals
         self.clients = ConnectedClients(host, self.calls, self._serves, approvals)
         self._servers: dict[str | None, Server[Any]] = {}
         self._stack: AsyncExitStack | None = None
-        self._news: MemoryObjectSendStream[Event] | None = None
+        self._event_queue: MemoryObjectSendStream[Event] | None = None
         self._tg: TaskGroup | None = None
         self._lists_wait_until: float | None = None
         if profile is not None:
@@ -193,8 +193,8 @@ class Gateway:
     @property
     def profiles(self) -> dict[str, ProfileConfig]:
         """The profiles now (from the config file, read again when it changed)."""
-        if self._fixed is not None:
-            return self._fixed
+        if self._given_profiles is not None:
+            return self._given_profiles
         return self._reread() or {}
 
     @property
@@ -300,9 +300,9 @@ class Gateway:
             stack.callback(self._tg.cancel_scope.cancel)
             forwarding = install_forwarding(self.host.client_handlers, self.calls, self._serves, self.denied_server)
             stack.callback(forwarding)
-            self._news, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
+            self._event_queue, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
-            stack.callback(self._news.close)
+            stack.callback(self._event_queue.close)
             stack.callback(self.host.events.on(self._on_event, *NEWS))
             self._tg.start_soon(self._deliver, news)
             if self.host.config_path is not None:
@@ -313,7 +313,7 @@ class Gateway:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        stack, self._stack, self._tg, self._news = self._stack, None, None, None
+        stack, self._stack, self._tg, self._event_queue = self._stack, None, None, None
         if stack is not None:
             await stack.aclose()
 
@@ -321,9 +321,9 @@ class Gateway:
         """The host's news, synchronously (a call's own events are not asked for: the call path does not
         build them for the gateway)."""
         self.clients.on_event(event)
-        if self._news is not None:
+        if self._event_queue is not None:
             try:
-                self._news.send_nowait(event)
+                self._event_queue.send_nowait(event)
             except anyio.WouldBlock:
                 logger.warning("gateway: clients are %d events behind; %s dropped", NEWS_BUFFER, type(event).__name__)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -344,7 +344,7 @@ class Gateway:
         seen = self.profiles
         while True:
             await anyio.sleep(PROFILES_POLL)
-            if self._fixed is not None:  # (otherwise reading the profiles reads it)
+            if self._given_profiles is not None:  # (otherwise reading the profiles reads it)
                 self._reread()
             now = self.profiles
             if now is seen:

@@ -29,7 +29,7 @@ from mcpdeck.errors import MCPDeckError, PermissionDeniedError, ServerError
 from mcpdeck.events import current_caller, current_client
 from mcpdeck.gateway._requests import (
     RESOURCE_NOT_FOUND,
-    Ctx,
+    RequestContext,
     Requests,
     mcp_error,
     relayed_client,
@@ -68,13 +68,15 @@ def _error_result(text: str) -> types.CallToolResult:
 class ToolRequests(Requests):
     """The profile's tools: listed under its names, called on the host."""
 
-    async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        self, ctx: RequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         self.client(ctx)
         await self.started()
         v = self.view()
         return types.ListToolsResult(tools=[v.listed_tool(served, entry) for served, entry in v.tools()])
 
-    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: RequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
         who = self.client(ctx)
         relayed = relayed_client(params)
         # (a relaying gateway that presents its client as itself: that client, named once)
@@ -165,13 +167,15 @@ def _not_started(status: ServerStatus) -> str:
 class ResourceRequests(Requests):
     """The profile's resources and templates: listed, read on the server that offers them, subscribed."""
 
-    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def list_resources(
+        self, ctx: RequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         self.client(ctx)
         await self.started()
         return types.ListResourcesResult(resources=self.view().resources())
 
     async def list_templates(
-        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+        self, ctx: RequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         self.client(ctx)
         await self.started()
@@ -192,7 +196,9 @@ class ResourceRequests(Requests):
             )
         return server
 
-    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        self, ctx: RequestContext, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         who = self.client(ctx)
         uri = str(params.uri)
         server = await self.server_for(uri)
@@ -208,7 +214,7 @@ class ResourceRequests(Requests):
 
         return await self.running_on(ctx, who, server, read)
 
-    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    async def subscribe(self, ctx: RequestContext, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         server = await self.server_for(uri)
         self.refuse_denied(Access("resource", server, uri))
@@ -218,7 +224,7 @@ class ResourceRequests(Requests):
             raise mcp_error(error) from None
         return types.EmptyResult()
 
-    async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    async def unsubscribe(self, ctx: RequestContext, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         try:
             await self.gateway.clients.unsubscribe(self.client(ctx), uri)
@@ -235,7 +241,7 @@ class ListenRequests(Requests):
         self._listen = listen
 
     async def subscriptions_listen(
-        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
+        self, ctx: RequestContext, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         """A 2026-07-28 client's stream of list changes and resource updates: its resource URIs are
         subscribed upstream for as long as the stream is open."""
@@ -259,12 +265,14 @@ class ListenRequests(Requests):
 class PromptRequests(Requests):
     """The profile's prompts, and completions of prompt and resource-template arguments."""
 
-    async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    async def list_prompts(
+        self, ctx: RequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         self.client(ctx)
         await self.started()
         return types.ListPromptsResult(prompts=self.view().prompts())
 
-    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(self, ctx: RequestContext, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         who = self.client(ctx)
         entry = self.view().prompt(params.name)
         if entry is None and await self.once_started(self.named_by(params.name)):  # its server may still start
@@ -287,7 +295,7 @@ class PromptRequests(Requests):
 
         return await self.running_on(ctx, who, entry.server, get)
 
-    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+    async def complete(self, ctx: RequestContext, params: types.CompleteRequestParams) -> types.CompleteResult:
         self.client(ctx)
         ref, argument = params.ref, params.argument
         context = dict(params.context.arguments or {}) if params.context else None
@@ -316,7 +324,7 @@ class PromptRequests(Requests):
 class LoggingRequests(Requests):
     """``logging/setLevel``: the client's own level, and the servers' lowered to the lowest any client wants."""
 
-    async def set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    async def set_level(self, ctx: RequestContext, params: types.SetLevelRequestParams) -> types.EmptyResult:
         who = self.client(ctx)
         who.level = params.level
         servers = [s for s in self.view().servers() if not self.denied_server(s)]
@@ -335,7 +343,7 @@ class RootsRequests(Requests):
     learns nothing of a client's folders.
     """
 
-    async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:
+    async def initialized(self, ctx: RequestContext, params: types.NotificationParams) -> None:
         who = self.client(ctx)
         calls = self.gateway.calls
         if not who.sole or calls.sole is who:
@@ -349,7 +357,7 @@ class RootsRequests(Requests):
             if relaying:
                 await self.host.roots_changed(relaying, offer=True)
 
-    async def roots_list_changed(self, ctx: Ctx, params: types.NotificationParams) -> None:
+    async def roots_list_changed(self, ctx: RequestContext, params: types.NotificationParams) -> None:
         who = self.client(ctx)
         calls = self.gateway.calls
         servers = self.view().servers() if who is calls.sole else calls.servers_of(who)

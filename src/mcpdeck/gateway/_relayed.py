@@ -24,7 +24,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 
-from mcpdeck.gateway._clients import Parked
+from mcpdeck.gateway._clients import MultiRoundCall
 
 __all__ = ["RELAY_LIMIT", "RoundRelay", "answer_relayed", "holder_of", "relay_round", "responses"]
 
@@ -114,7 +114,7 @@ async def relay_round(
     return kind.model_validate(answer["result"])
 
 
-async def answer_relayed(parked: dict[str, Parked], body: str) -> str:
+async def answer_relayed(parked: dict[str, MultiRoundCall], body: str) -> str:
     """The holder's side: a round another replica relayed, answered as if it had come here, and its outcome
     as the answer to send back (see ``relay_round``)."""
     try:

@@ -32,7 +32,7 @@ from mcpdeck.errors import (
 )
 from mcpdeck.events import CLIENT_META
 from mcpdeck.gateway._approval import calling_client
-from mcpdeck.gateway._clients import Downstream, Parked, Running
+from mcpdeck.gateway._clients import GatewayClient, InFlightRequest, MultiRoundCall
 from mcpdeck.gateway._relayed import holder_of, relay_round, responses
 from mcpdeck.gateway._view import ProfileView
 from mcpdeck.permissions import Access, CallingClient
@@ -45,14 +45,14 @@ __all__ = [
     "PARKED_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "TOKEN_STATE",
-    "Ctx",
+    "RequestContext",
     "Requests",
     "mcp_error",
     "relayed_client",
     "servers_answer",
 ]
 
-Ctx = ServerRequestContext[Any]
+RequestContext = ServerRequestContext[Any]
 
 RESOURCE_NOT_FOUND = -32002
 """The MCP error code for an unknown resource."""
@@ -79,7 +79,7 @@ def servers_answer(error: MCPDeckError) -> MCPError | None:
     return None
 
 
-def mcp_error(error: MCPDeckError, client: Downstream | None = None) -> MCPError:
+def mcp_error(error: MCPDeckError, client: GatewayClient | None = None) -> MCPError:
     """The protocol error a client should see for a host error: the server's own, when it sent one."""
     if (answer := servers_answer(error)) is not None:
         return MCPError(code=answer.code, message=answer.message, data=answer.data)
@@ -106,7 +106,7 @@ def relayed_client(params: types.CallToolRequestParams) -> str | None:
     return text if len(text) <= RELAYED_NAME else text[: RELAYED_NAME - 1] + "\u2026"
 
 
-def _token_of(ctx: Ctx) -> str | None:
+def _token_of(ctx: RequestContext) -> str | None:
     request = ctx.request
     if isinstance(request, Request):
         state: object = request.scope.get("state")
@@ -149,10 +149,10 @@ class Requests:
                     tg.start_soon(self.host.wait_settled, name)
         return bool(starting)
 
-    def client(self, ctx: Ctx) -> Downstream:
+    def client(self, ctx: RequestContext) -> GatewayClient:
         return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))
 
-    def approver(self, ctx: Ctx, who: Downstream) -> CallingClient:
+    def approver(self, ctx: RequestContext, who: GatewayClient) -> CallingClient:
         """``who`` as the approver of its request ``ctx``: it approves what no rule covers (unless the gateway's
         ``approval`` is ``ask``), and is asked what an ``ask`` rule asks about."""
         return calling_client(ctx, who, ask_all=self.gateway.approval == "ask", store=self.gateway.approvals)
@@ -170,13 +170,15 @@ class Requests:
         if self.gateway.check_permission and (refused := self.host.permissions.denied(access)) is not None:
             raise MCPError(code=INVALID_REQUEST, message=refused.message)
 
-    async def running_on(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+    async def running_on(
+        self, ctx: RequestContext, who: GatewayClient, server: str, work: Callable[[], Awaitable[Any]]
+    ) -> Any:
         """Run ``work`` as the request of ``who`` (the client ``ctx`` comes from) on ``server``: its log messages and
         questions come back here."""
         gateway = self.gateway
         if gateway.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._in_rounds(ctx, who, server, work)
-        running = Running(who, server, ctx)
+        running = InFlightRequest(who, server, ctx)
         noted = gateway.calls.start(running)
         try:
             return await work()
@@ -185,7 +187,9 @@ class Requests:
             if running.pending:
                 await running.flush()
 
-    async def _in_rounds(self, ctx: Ctx, who: Downstream, server: str, work: Callable[[], Awaitable[Any]]) -> Any:
+    async def _in_rounds(
+        self, ctx: RequestContext, who: GatewayClient, server: str, work: Callable[[], Awaitable[Any]]
+    ) -> Any:
         """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
         server asks ends this round with an ``InputRequiredResult``; the client's next round answers (relayed
         to the replica that holds the call when its ``requestState`` names another: ``_relayed``)."""
@@ -204,15 +208,15 @@ class Requests:
                 return outcome
         if parked is None:
             key = uuid.uuid4().hex
-            parked = Parked(f"{gateway.replica}.{key}" if gateway.replica else key, token)
+            parked = MultiRoundCall(f"{gateway.replica}.{key}" if gateway.replica else key, token)
             gateway.parked[parked.key] = parked
-            running = Running(who, server, ctx, parked=parked)
+            running = InFlightRequest(who, server, ctx, parked=parked)
             gateway.task_group.start_soon(self._park, running, parked, work)
         else:
             parked.answer(responses(params.get("inputResponses")))
         return await parked.round(gateway.parked)
 
-    async def _park(self, running: Running, parked: Parked, work: Callable[[], Awaitable[Any]]) -> None:
+    async def _park(self, running: InFlightRequest, parked: MultiRoundCall, work: Callable[[], Awaitable[Any]]) -> None:
         """Run a 2026-07-28 call to its end, then keep its result for a client that may come back for it."""
         calls = self.gateway.calls
         noted = calls.start(running)

@@ -27,7 +27,7 @@ from mcpdeck.gateway._handlers import (
     RootsRequests,
     ToolRequests,
 )
-from mcpdeck.gateway._requests import Ctx
+from mcpdeck.gateway._requests import RequestContext
 from mcpdeck.gateway._spans import tracing
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class _GatewayServer(Server[Any]):
         )
 
 
-async def _no_discover(ctx: Ctx, params: types.RequestParams) -> types.EmptyResult:
+async def _no_discover(ctx: RequestContext, params: types.RequestParams) -> types.EmptyResult:
     raise MCPError(code=METHOD_NOT_FOUND, message=_HANDSHAKE_ONLY)
 
 

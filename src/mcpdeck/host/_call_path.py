@@ -19,7 +19,6 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -38,7 +37,7 @@ from mcpdeck.events import (
     current_caller,
     current_conversation,
 )
-from mcpdeck.permissions import Access, ApprovalCallback, CallingClient, PermissionGate
+from mcpdeck.permissions import GATE_APPROVER, Access, ApprovalCallback, CallingClient, GateApprover, PermissionGate
 from mcpdeck.results import ToolResult
 
 __all__ = ["CallPath", "CallRecorder", "Send", "new_call_id"]
@@ -173,7 +172,7 @@ class CallPath:
         self.recorder = recorder
         """Where calls are recorded (the host's history), if anywhere."""
 
-    def _told(self) -> bool:
+    def _anyone_listens(self) -> bool:
         """Whether anyone listens for a call's events, or records them."""
         events = self._events
         return (
@@ -187,7 +186,7 @@ class CallPath:
         self,
         access: Access,
         arguments: Mapping[str, Any],
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> None:
         """Pass the gate for a resource read or a prompt (not a call: no events).
 
@@ -205,7 +204,7 @@ class CallPath:
         send: Send,
         *,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
         progress: ProgressCallback | None = None,
     ) -> ToolResult:
         """Call ``tool`` (a catalog tool, or a native tool's name: its server is ``""``) with ``send``.
@@ -234,7 +233,7 @@ class CallPath:
         arguments: dict[str, Any],
         send: Send,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | GateApprover | None,
         progress: ProgressCallback | None,
         span: Span | None = None,
     ) -> ToolResult:
@@ -247,7 +246,7 @@ class CallPath:
                 if span is not None:
                     note_approval(span, approved_by)
                     note_outcome(span, is_error=True, denied=True)
-                if self._told():  # on the record: who refused what
+                if self._anyone_listens():  # on the record: who refused what
                     refused = _OnRecord(self._events, self.recorder, name, server, original, approved_by, _trace(span))
                     refused.start(arguments)
                     refused.finish(is_error=True, error=decision.message)
@@ -255,7 +254,7 @@ class CallPath:
                 raise PermissionDeniedError(decision.message, tool=name, approved_by=decision.approved_by)
         if span is not None:
             note_approval(span, approved_by)
-        if not self._told():  # the common case in a hot loop: nothing to tell anyone
+        if not self._anyone_listens():  # the common case in a hot loop: nothing to tell anyone
             started = time.perf_counter()
             raw = await send(progress)
             duration = time.perf_counter() - started
@@ -295,7 +294,7 @@ class CallPath:
         run: Callable[[dict[str, Any]], Awaitable[ToolResult]],
         *,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> ToolResult:
         """Call a native tool: ``run(arguments)``, its result taken as an MCP tool's answer."""
 

@@ -6,7 +6,6 @@ import functools
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
-from types import EllipsisType
 from typing import Any, Self
 
 import mcp_types as types
@@ -25,7 +24,14 @@ from mcpdeck.host._call_path import CallPath, CallRecorder
 from mcpdeck.host._lifecycle import HostLifecycle
 from mcpdeck.host._registry import ConnectionOptions, ServerRegistry, auto_approve_of
 from mcpdeck.host._server_content import ServerContent
-from mcpdeck.permissions import ApprovalCallback, CallingClient, PermissionGate, PermissionRules
+from mcpdeck.permissions import (
+    GATE_APPROVER,
+    ApprovalCallback,
+    CallingClient,
+    GateApprover,
+    PermissionGate,
+    PermissionRules,
+)
 from mcpdeck.resources import PromptEntry, ResourceEntry, TemplateEntry
 from mcpdeck.results import ToolResult
 from mcpdeck.status import RetryPolicy, ServerStatus
@@ -229,7 +235,7 @@ class Host:
         progress: ProgressCallback | None = None,
         check_permission: bool = False,
         validate: bool = True,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
         server: str | None = None,
     ) -> ToolResult:
         """Call a tool by its catalog name (``mcp__server__tool``); a tool that fails returns ``is_error``.
@@ -244,6 +250,7 @@ class Host:
             approver: Who to ask for this call instead of the gate's approver (None: no one, so
                 ``ask`` means denied); for calls made on behalf of someone else: a gateway's client, as a
                 ``CallingClient``, which approves what no rule covers and is asked what ``ask`` rules ask.
+                The default, ``GATE_APPROVER`` (``mcpdeck.permissions``), asks the gate's own approver.
             server: Call the tool ``name`` (the server's own name) of this server, listed or not: the server
                 says what it makes of a name it does not list (another gateway: why the tool is missing).
                 Nothing is checked against a schema it does not have.
@@ -280,7 +287,7 @@ class Host:
         run: Callable[[dict[str, Any]], Awaitable[ToolResult]],
         *,
         check_permission: bool = False,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> ToolResult:
         """Run a tool of this program (an agent's native tool, no ``mcp__`` prefix) as ``call_tool`` runs one.
 
@@ -319,7 +326,7 @@ class Host:
         server: str | None = None,
         timeout: float | None = None,
         check_permission: bool = False,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> types.ReadResourceResult:
         """Read a resource from ``server``, which may be left out when only one server offers the URI.
 
@@ -351,7 +358,7 @@ class Host:
         timeout: float | None = None,
         check_permission: bool = False,
         validate: bool = True,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> types.GetPromptResult:
         """Get a prompt by its public name (``mcp__<server>__<prompt>``), with its arguments.
 

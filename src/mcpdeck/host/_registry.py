@@ -178,7 +178,7 @@ class ServerRegistry:
         result = {name: connection.status() for name, connection in self.connections.items()}
         for name, problem in self.problems.items():
             result[name] = ServerStatus(
-                name=name, state=ServerState.FAILED, transport="?", target="", error=str(problem)
+                name=name, state=ServerState.FAILED, transport="?", target="", error=str(problem), unreadable=True
             )
         return result
 
@@ -204,9 +204,9 @@ class ServerRegistry:
                 prompts={c.name: c.prompts for c in live},
             )
         for server, kind in sorted(changes):
-            self._events.publish(self._news(server, kind))
+            self._events.publish(self._list_changed_event(server, kind))
 
-    def _news(self, server: str, kind: ListKind) -> Event:
+    def _list_changed_event(self, server: str, kind: ListKind) -> Event:
         connection = self.connections.get(server)
         if kind == "tools":
             count = len(connection.tools) if connection else 0

@@ -10,7 +10,6 @@ one is refused before anything is sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import EllipsisType
 
 import mcp_types as types
 
@@ -18,7 +17,7 @@ from mcpdeck.connection import ServerConnection
 from mcpdeck.errors import InvalidArgumentsError
 from mcpdeck.host._call_path import CallPath
 from mcpdeck.host._registry import ServerRegistry
-from mcpdeck.permissions import Access, ApprovalCallback, CallingClient
+from mcpdeck.permissions import Access, ApprovalCallback, CallingClient, GateApprover
 
 __all__ = ["ServerContent"]
 
@@ -37,7 +36,7 @@ class ServerContent:
         *,
         timeout: float | None,
         check_permission: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | GateApprover | None,
     ) -> types.ReadResourceResult:
         """Read ``uri`` from ``server``, or from the one server that offers it."""
         connection = self._registry.server_for_uri(uri, server)
@@ -57,7 +56,7 @@ class ServerContent:
         timeout: float | None,
         check_permission: bool,
         validate: bool,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None,
+        approver: ApprovalCallback | CallingClient | GateApprover | None,
     ) -> types.GetPromptResult:
         """Get the prompt with public name ``name``; with ``validate``, a missing required argument raises before
         anything is sent."""

@@ -38,6 +38,7 @@ it on only when you trust them all (a ``deny`` or ``ask`` rule still fences one 
 """
 
 from mcpdeck.permissions._gate import (
+    GATE_APPROVER,
     Approval,
     ApprovalCallback,
     ApprovalRequest,
@@ -45,12 +46,14 @@ from mcpdeck.permissions._gate import (
     CallingClient,
     ClientKey,
     Decision,
+    GateApprover,
     PermissionGate,
     SharedApprovals,
 )
 from mcpdeck.permissions._rules import Access, PermissionRules, RuleKind, parse_permissions, pattern_matches
 
 __all__ = [
+    "GATE_APPROVER",
     "Access",
     "Approval",
     "ApprovalCallback",
@@ -59,6 +62,7 @@ __all__ = [
     "CallingClient",
     "ClientKey",
     "Decision",
+    "GateApprover",
     "PermissionGate",
     "PermissionRules",
     "RuleKind",

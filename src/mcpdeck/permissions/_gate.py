@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from fnmatch import fnmatchcase
-from types import EllipsisType
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Final, Literal, Protocol, cast
 
 import anyio
 import anyio.to_thread
@@ -34,6 +34,7 @@ from mcpdeck.permissions._rules import (
 )
 
 __all__ = [
+    "GATE_APPROVER",
     "Approval",
     "ApprovalCallback",
     "ApprovalRequest",
@@ -41,11 +42,27 @@ __all__ = [
     "CallingClient",
     "ClientKey",
     "Decision",
+    "GateApprover",
     "PermissionGate",
     "SharedApprovals",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class GateApprover(Enum):
+    """The type of ``GATE_APPROVER``, its one value."""
+
+    GATE_APPROVER = "GATE_APPROVER"
+
+    def __repr__(self) -> str:
+        return "GATE_APPROVER"
+
+
+GATE_APPROVER: Final = GateApprover.GATE_APPROVER
+"""The default of every ``approver=`` parameter (``PermissionGate.check``, ``Host.call_tool`` and the
+other calls made on someone's behalf): ask the gate's own approver. Pass None for "no one to ask",
+or a callback or ``CallingClient`` to ask someone else about this one call."""
 
 
 @dataclass(frozen=True)
@@ -362,7 +379,7 @@ class PermissionGate:
         tool: Subject,
         arguments: Mapping[str, Any] | None = None,
         *,
-        approver: ApprovalCallback | CallingClient | EllipsisType | None = ...,
+        approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
     ) -> Decision:
         """Decide one call of ``tool`` (a catalog tool, a resource or prompt access, or a native tool's name).
 
@@ -388,7 +405,7 @@ class PermissionGate:
         if client is not None:
             ask = client.ask
         else:
-            ask = self.approver if isinstance(approver, EllipsisType) else cast(ApprovalCallback | None, approver)
+            ask = self.approver if isinstance(approver, GateApprover) else cast(ApprovalCallback | None, approver)
         if ask is None:
             return Decision(name, False, "no-approver", self._nobody_to_ask(tool, client))
         async with self._lock if client is None else client.lock:

@@ -6,7 +6,7 @@ through the adapter's ``_client_for``, closes it, and runs ``stream`` around the
 ``_turn``: whatever the SDK raises on the way (also at the end of the stream) goes through
 the adapter's ``_failure`` and comes out as a ``ProviderError``. The ``openai`` and
 ``anthropic`` SDKs are made by the same generator (Stainless), so their clients take the
-same options and raise the same error tree: ``StainlessChatModel`` makes the client, maps
+same options and raise the same error tree: ``OpenAIAnthropicChatModel`` makes the client, maps
 the errors and builds the request for both.
 """
 
@@ -23,7 +23,7 @@ from mcpdeck.errors import ProviderError
 from mcpdeck.providers._base import Converter
 from mcpdeck.providers._chat_model import ChatModel, TextDelta, Turn, error_cause, error_detail, missing_sdk
 
-__all__ = ["SDKChatModel", "SDKOptions", "StainlessChatModel"]
+__all__ = ["OpenAIAnthropicChatModel", "SDKChatModel", "SDKOptions"]
 
 
 class SDKOptions(TypedDict, total=False):
@@ -145,7 +145,7 @@ def _check(adapter: type[SDKChatModel], options: Mapping[str, object]) -> None:
         raise TypeError(f"{adapter.__name__}: {wrong}; it takes {takes}")
 
 
-class StainlessChatModel(SDKChatModel):
+class OpenAIAnthropicChatModel(SDKChatModel):
     """An adapter on an SDK made by Stainless (``openai``, ``anthropic``): the same client options, the
     same error tree, and a streamed request whose body is the adapter's own (``_body``) plus the tools."""
 

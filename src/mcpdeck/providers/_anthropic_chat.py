@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from mcpdeck.errors import ProviderError
-from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
+from mcpdeck.providers._adapter import OpenAIAnthropicChatModel, SDKOptions
 from mcpdeck.providers._calls import as_data
 from mcpdeck.providers._chat_model import TextDelta, Turn, Usage, error_detail
 from mcpdeck.providers.anthropic import AnthropicConverter
@@ -39,7 +39,7 @@ _ERROR_STATUS = {
 }
 
 
-class AnthropicModel(StainlessChatModel):
+class AnthropicModel(OpenAIAnthropicChatModel):
     """A Claude model behind the Messages API.
 
     The system prompt goes in the ``system`` parameter; ``max_tokens``, which the API

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from mcpdeck.providers._adapter import SDKOptions, StainlessChatModel
+from mcpdeck.providers._adapter import OpenAIAnthropicChatModel, SDKOptions
 from mcpdeck.providers._calls import as_data
 from mcpdeck.providers._chat_model import TextDelta, Turn, Usage
 from mcpdeck.providers.openai import OpenAIChatConverter
@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_OPENAI_URL", "OpenAIChatModel", "OpenAIModel"]
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 
 
-class OpenAIModel(StainlessChatModel):
+class OpenAIModel(OpenAIAnthropicChatModel):
     """What both OpenAI APIs share: the SDK, its client and its errors."""
 
     default_url = DEFAULT_OPENAI_URL

@@ -22,13 +22,11 @@ from mcpdeck.server._state import (
 )
 
 if TYPE_CHECKING:
-    from mcpdeck.server._follow import ConfigFollower, ConfigReloaded, ConfigReloadFailed
+    from mcpdeck.server._follow import ConfigFollower
     from mcpdeck.server._process import ServeOptions, run_serve
 
 __all__ = [
     "ConfigFollower",
-    "ConfigReloadFailed",
-    "ConfigReloaded",
     "ServeOptions",
     "ServeState",
     "login_page_path",
@@ -41,7 +39,7 @@ __all__ = [
     "write_state",
 ]
 
-_LAZY = frozenset({"ConfigFollower", "ConfigReloadFailed", "ConfigReloaded"})
+_LAZY = frozenset({"ConfigFollower"})
 _LAZY_PROCESS = frozenset({"ServeOptions", "run_serve"})
 
 

@@ -28,41 +28,21 @@ import hashlib
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
 
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, ServerConfig, parse_config_document
 from mcpdeck.errors import ConfigError, MCPDeckError
-from mcpdeck.events import Event
+from mcpdeck.events import ConfigReloaded, ConfigReloadFailed
 from mcpdeck.host import Host
 from mcpdeck.permissions import parse_permissions
 
-__all__ = ["ConfigFollower", "ConfigReloadFailed", "ConfigReloaded"]
+__all__ = ["ConfigFollower"]
 
 logger = logging.getLogger(__name__)
 
 _Stamp = tuple[int, int, int] | None  # (size, mtime_ns, inode), None: no file
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConfigReloaded(Event):
-    """The config file changed on disk and the changes were applied."""
-
-    path: str
-    added: list[str] = field(default_factory=list[str])
-    updated: list[str] = field(default_factory=list[str])
-    removed: list[str] = field(default_factory=list[str])
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConfigReloadFailed(Event):
-    """An edit of the config file could not be applied (whole file, or one ``server``); what ran keeps running."""
-
-    path: str
-    error: str
-    server: str | None = None
 
 
 def _stamp(path: str) -> _Stamp:
@@ -194,7 +174,7 @@ class ConfigFollower:
             if name not in (None, "permissions") and name not in config.problems:
                 del self.problems[name]
         for name, server in config.servers.items():
-            if name not in running or running[name].transport == "?":
+            if name not in running or running[name].unreadable:
                 added.append(name)
             elif not _same(host.config_of(name), server):
                 updated.append(name)
