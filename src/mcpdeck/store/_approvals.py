@@ -15,12 +15,16 @@ remembered by the gateway's client: the store is asked at most once per tool and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio.to_thread
 
-from mcpdeck.permissions import ClientKey
 from mcpdeck.store._db import Database
 from mcpdeck.store._history import now
 from mcpdeck.store._store import Store
+
+if TYPE_CHECKING:  # the permissions part imports the SDK's types; `mcpdeck history` must not
+    from mcpdeck.permissions import ClientKey
 
 __all__ = ["ORPHANED_FOR", "SessionApprovals", "orphan_approvals"]
 
