@@ -175,6 +175,26 @@ async def test_a_session_approval_is_worth_nothing_to_another_client_or_token(lo
     assert served.host.permissions.session_allowed == set()  # nothing allowed for the whole host
 
 
+async def test_a_2026_client_is_not_offered_a_session_approval_and_allowing_one_allows_one_call(log_dir: Path) -> None:
+    """A 2026-07-28 client has no session: its form offers "once" and "deny" only, and a client that answers
+    "session" anyway allows that one call; its next call is asked again."""
+    rules = {"ask": ["mcp__conf__test_simple_text"]}
+    seen = Seen()
+    async with served_gateway(log_dir, permissions=rules, profiles=NO_PREFIX) as served:
+        async with client(served.url("conf"), seen, answer={"decision": "session"}, mode="auto") as modern:
+            assert modern.protocol_version == "2026-07-28"
+            with anyio.fail_after(WAIT):
+                first = await modern.call_tool("test_simple_text", {})
+                second = await modern.call_tool("test_simple_text", {})
+    assert not first.is_error and not second.is_error
+    assert len(seen.elicitations) == 2  # asked each time: nothing was kept for a session it does not have
+    form = seen.elicitations[0]
+    assert isinstance(form, types.ElicitRequestFormParams)
+    choices = [c["const"] for c in form.requested_schema["properties"]["decision"]["oneOf"]]
+    assert choices == ["once", "deny"]
+    assert served.host.permissions.session_allowed == set()
+
+
 async def test_an_old_sse_session_belongs_to_the_token_that_opened_it(log_dir: Path) -> None:
     """The HTTP+SSE transport (2024-11-05): the ``messages/`` path with Alice's ``session_id`` refuses Bob."""
     async with served_gateway(log_dir, profiles=NO_PREFIX, tokens=TOKENS) as served:

@@ -12,6 +12,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.client import ConnectMode
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
@@ -37,9 +38,11 @@ def test_an_edit_and_a_session_approval_made_on_one_replica_hold_on_the_other(
     anyio.run(bounded)
 
 
-def _client(url: str, name: str, asked: list[str], answer: str) -> tuple[httpx2.AsyncClient, Client]:
-    """An SDK client named ``name`` on the handshake era (an approval "for this session" needs a session) that
-    answers the gate's question with ``answer``."""
+def _client(
+    url: str, name: str, asked: list[str], answer: str, mode: ConnectMode = "legacy"
+) -> tuple[httpx2.AsyncClient, Client]:
+    """An SDK client named ``name``, of the handshake era unless ``mode`` says otherwise (an approval "for this
+    session" needs a session), that answers the gate's question with ``answer``."""
 
     async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
@@ -48,7 +51,7 @@ def _client(url: str, name: str, asked: list[str], answer: str) -> tuple[httpx2.
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
     transport = streamable_http_client(f"{url}/mcp", http_client=http)
     info = types.Implementation(name=name, version="1.0")
-    client = Client(transport, elicitation_callback=on_elicit, client_info=info, mode="legacy")
+    client = Client(transport, elicitation_callback=on_elicit, client_info=info, mode=mode)
     return http, client
 
 
@@ -57,10 +60,10 @@ async def _ready(client: Client) -> None:
         await anyio.sleep(0.1)  # `basic` is still starting on this replica
 
 
-async def _call(url: str, name: str, answer: str) -> tuple[bool, list[str]]:
+async def _call(url: str, name: str, answer: str, mode: ConnectMode = "legacy") -> tuple[bool, list[str]]:
     """One call of the asked-about tool by client ``name`` in a new session: whether it ran, and what it was asked."""
     asked: list[str] = []
-    http, client = _client(url, name, asked, answer)
+    http, client = _client(url, name, asked, answer, mode)
     async with http, client:
         await _ready(client)
         result = await client.call_tool(ASKED, {"text": name})
@@ -104,4 +107,10 @@ async def _two_replicas(tmp_path: Path, store: str) -> None:
         # Her session on A ended: the approval went with it (B's session that used it ended too).
         with anyio.fail_after(START):
             ran, asked = await _call(b.url, "alice", "deny")
+        assert not ran and len(asked) == 1
+        # A 2026-07-28 client has no session: its "session" answer on A allows that call only; on B it is asked.
+        with anyio.fail_after(START):
+            ran, asked = await _call(a.url, "carol", "session", mode="auto")
+            assert ran and len(asked) == 1
+            ran, asked = await _call(b.url, "carol", "deny", mode="auto")
         assert not ran and len(asked) == 1

@@ -32,18 +32,19 @@ ASK_ALL = (
 _WHAT = {"tool": "call", "resource": "read", "prompt": "prompt"}
 
 
-def _approval_schema(kind: str) -> dict[str, Any]:
+def _approval_schema(kind: str, *, session: bool) -> dict[str, Any]:
+    """The gate's form; ``session``: the client has a session to allow something for (the handshake era)."""
+    choices: list[dict[str, str]] = [{"const": "once", "title": "Allow once"}]
+    if session:
+        choices.append({"const": "session", "title": f"Allow this {kind} for the rest of this session"})
+    choices.append({"const": "deny", "title": "Deny"})
     return {
         "type": "object",
         "properties": {
             "decision": {
                 "type": "string",
                 "title": f"Allow this {_WHAT.get(kind, 'call')}?",
-                "oneOf": [
-                    {"const": "once", "title": "Allow once"},
-                    {"const": "session", "title": f"Allow this {kind} for the rest of this session"},
-                    {"const": "deny", "title": "Deny"},
-                ],
+                "oneOf": choices,
                 "default": "once",
             }
         },
@@ -130,7 +131,10 @@ async def session_ended(client: GatewayClient, store: ApprovalStore | None) -> N
 
 def _asker(ctx: ServerRequestContext[Any], client: GatewayClient) -> ApprovalCallback:
     async def ask(request: ApprovalRequest) -> Approval:
-        schema: Any = _approval_schema(request.kind)
+        # A 2026-07-28 client has no session: each request stands alone, so nothing can be allowed "for the rest
+        # of this session" (kept, it would outlive every request and hold for any client of the same name).
+        sessionless = parked_call() is not None
+        schema: Any = _approval_schema(request.kind, session=not sessionless)
         with anyio.move_on_after(APPROVAL_TIMEOUT):  # the gate asks one client at a time: never wait forever
             try:
                 answer = await _elicit(ctx, _question(request), schema)
@@ -139,9 +143,9 @@ def _asker(ctx: ServerRequestContext[Any], client: GatewayClient) -> ApprovalCal
             if answer.action != "accept":
                 return Approval.deny(f"it answered {answer.action}", by=client.name)
             decision = (answer.content or {}).get("decision")
-            if decision == "session":
+            if decision == "session" and not sessionless:
                 return Approval.session()
-            if decision == "once":
+            if decision == "once" or decision == "session":  # "session" unoffered: no more than this call
                 return Approval.once()
             if decision == "deny":
                 return Approval.deny("it answered deny", by=client.name)
