@@ -78,7 +78,11 @@ async def test_an_ask_rule_asks_the_client_in_words_for_what_is_asked(log_dir: P
     assert '"arg1": "a"' in prompt
     forms = [e for e in seen.elicitations if isinstance(e, types.ElicitRequestFormParams)]
     schemas = [json.dumps(e.requested_schema) for e in forms]
-    assert "this tool" in schemas[0] and "this resource" in schemas[1] and "this prompt" in schemas[2]
+    assert "Allow this call?" in schemas[0] and "Allow this read?" in schemas[1] and "Allow this prompt?" in schemas[2]
+    if mode == "legacy":  # "for the rest of this session" is offered only to a client that has a session
+        assert "this tool" in schemas[0] and "this resource" in schemas[1] and "this prompt" in schemas[2]
+    else:
+        assert all('"session"' not in schema for schema in schemas), schemas
 
 
 async def test_an_ask_rule_a_client_cannot_be_asked_about_is_refused_saying_why_and_what_to_change(
