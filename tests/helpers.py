@@ -18,7 +18,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcpdeck._http_faces.listening import bind
+from mcpdeck._http_faces.listening import KEEP_ALIVE, bind
 from mcpdeck.events import Event, Subscription
 from tests import forks
 
@@ -90,7 +90,9 @@ async def serve_asgi(app: ASGIApp) -> AsyncGenerator[str]:
     """
     sock = bind("127.0.0.1", 0)  # as mcpdeck's own faces listen (TCP_NODELAY included)
     port: int = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE
+    )
     server = uvicorn.Server(config)
     with sock:
         async with anyio.create_task_group() as tg:

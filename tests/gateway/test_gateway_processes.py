@@ -144,7 +144,7 @@ async def test_the_printed_client_entry_names_the_config_by_an_absolute_path(tmp
     """Claude Desktop starts the entry in its own folder: a relative ``--config`` there names no file."""
     _config(tmp_path)
     async with _started(tmp_path, "--config", "mcp.json", command, "--print-client-config", "claude-desktop") as p:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             await p.wait()
         printed = await _rest(p.stdout)
     entry = json.loads(printed)["mcpServers"]["mcpdeck"]
@@ -157,7 +157,7 @@ async def test_serve_stdio_exits_by_itself_when_the_client_closes_stdin(tmp_path
     """The MCP stdio shutdown: the client closes the server's stdin and waits for it to exit."""
     config = _config(tmp_path)
     async with _started(tmp_path, "--config", str(config), "serve", "--stdio") as process:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             answer = await _initialize_over_stdio(process)
         assert answer["result"]["serverInfo"]["name"] == "mcpdeck"
         servers = descendants(process.pid)
@@ -173,7 +173,7 @@ async def test_serve_stdio_stopped_with_sigterm_stops_its_servers_too(tmp_path: 
     """A client that gives up on a gateway sends SIGTERM: the servers it started must not outlive it."""
     config = _lingering_config(tmp_path)
     async with _started(tmp_path, "--config", str(config), "serve", "--stdio") as process:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             await _initialize_over_stdio(process)
         servers = descendants(process.pid)
         assert servers, "the server was not started"
@@ -189,7 +189,7 @@ async def test_gateway_port_stops_on_ctrl_c(tmp_path: Path) -> None:
     """Ctrl-C stops ``gateway --port`` with exit code 130, as every other command."""
     config = _config(tmp_path)
     async with _started(tmp_path, "--config", str(config), "gateway", "--port", "0") as process:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             await _stderr_line(_lines(process), r"mcpdeck gateway at http://")
         process.send_signal(signal.SIGINT)
         with anyio.move_on_after(10):
@@ -215,14 +215,14 @@ async def test_gateway_on_every_address_answers_and_warns(tmp_path: Path) -> Non
     async with _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token") as process:
         seen: list[str] = []
         stderr = _lines(process)
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             port = int((await _stderr_line(stderr, r"mcpdeck gateway at http://[^:]+:(\d+)/mcp", seen)).group(1))
         async with httpx2.AsyncClient(headers={**HEADERS, "Authorization": "Bearer tryout-token"}) as http:
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 answer = await http.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE)
         assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
         process.send_signal(signal.SIGTERM)
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             await process.wait()
         seen.append(await _rest(stderr))
         assert "warning" in "".join(seen).lower(), f"nothing warned: {seen}"
@@ -233,12 +233,12 @@ async def test_a_client_of_a_profile_hears_that_its_tools_changed_when_the_profi
     config = _config(tmp_path, profiles={"p": {"servers": ["basic"]}})
     args = ("--config", str(config), "gateway", "--port", "0")
     async with _started(tmp_path, *args, MCPDECK_GATEWAY_TOKEN="tryout-token", MCPDECK_HISTORY="off") as process:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             port = int((await _stderr_line(_lines(process), r"mcpdeck gateway at http://[^:]+:(\d+)/mcp")).group(1))
         seen = Seen()
         async with httpx2.AsyncClient(headers={"Authorization": "Bearer tryout-token"}) as http:
             transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp/p", http_client=http)
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 async with client(transport, seen) as c:
                     changed = "notifications/tools/list_changed"
                     before = {tool.name for tool in (await c.list_tools()).tools}
@@ -273,7 +273,7 @@ async def _serving(
     async with _started(folder, "--config", str(config), *options, "serve", "--port", "0", *args, **env) as p:
         assert p.stdout is not None
         lines = BufferedByteReceiveStream(p.stdout)
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             while (found := _serve_url((await lines.receive_until(b"\n", 1 << 16)).decode())) is None:
                 pass
         state = read_state(config)  # the token is in the state file (the console's link has a login code)
@@ -290,9 +290,32 @@ async def test_serve_on_every_address_lets_in_a_client_that_names_the_machine_by
         port = url.rsplit(":", 1)[1]
         headers = {**HEADERS, "Authorization": f"Bearer {token}", "Host": f"192.0.2.2:{port}"}
         async with httpx2.AsyncClient(headers=headers) as http:
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 answer = await http.post(f"{url}/mcp", json=INITIALIZE)
     assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+
+
+async def test_serve_keeps_an_idle_connection_longer_than_an_sdk_client_reuses_one(tmp_path: Path) -> None:
+    """httpx (under the SDK's clients) reuses a connection idle for up to 5 s; a server that closes it at 5 s too
+    can close it under a POST the client just sent. The second request, 6 s later, on the same connection,
+    is answered: the server had not closed it."""
+    config = _config(tmp_path, mcpServers={})
+    async with _serving(tmp_path, config) as (_, url, _token):
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        request = f"GET /healthz HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+        with anyio.fail_after(WAIT):
+            async with await anyio.connect_tcp(host, int(port)) as connection:
+                received = BufferedByteReceiveStream(connection)
+                answers: list[bytes] = []
+                for pause in (0, 6):
+                    await anyio.sleep(pause)  # idle, as a pooled connection is between a client's requests
+                    await connection.send(request)
+                    head = await received.receive_until(b"\r\n\r\n", 1 << 16)  # EndOfStream: it was closed
+                    length = re.search(rb"(?i)content-length: *(\d+)", head)
+                    assert length is not None, head
+                    await received.receive_exactly(int(length.group(1)))
+                    answers.append(head)
+    assert all(answer.startswith(b"HTTP/1.1 200") for answer in answers), answers
 
 
 async def test_the_api_lists_the_profiles(tmp_path: Path) -> None:
@@ -300,7 +323,7 @@ async def test_the_api_lists_the_profiles(tmp_path: Path) -> None:
     config = _config(tmp_path, profiles={"coding": {"servers": ["basic"]}})
     async with _serving(tmp_path, config) as (_, url, token):
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 listed = await http.get(f"{url}/api/profiles")
     assert listed.status_code == 200, f"{listed.status_code} {listed.text}"
     assert "coding" in listed.text
@@ -311,11 +334,11 @@ async def test_serve_stdio_tells_its_log_which_server_failed_to_start(tmp_path: 
     configured server is missing from the tools, and why."""
     config = _config(tmp_path, mcpServers={"basic": stdio_server("basic"), "broken": {"command": "tryout-no-such-cmd"}})
     async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as process:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             await _initialize_over_stdio(process)
         assert process.stdin is not None
         await process.stdin.aclose()
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             await process.wait()
         said = await _rest(process.stderr)
     assert "broken" in said and "tryout-no-such-cmd" in said, f"stderr: {said!r}"
@@ -329,15 +352,15 @@ async def test_the_history_hides_the_gateways_own_bearer_tokens_as_it_hides_the_
     config = _config(tmp_path, gateway={"tokens": tokens})
     args = ("--config", str(config), "gateway", "--port", "0")
     async with _started(tmp_path, *args, TRYOUT_GATEWAY_SECRET="gw-secret-4711") as process:
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             port = int((await _stderr_line(_lines(process), r"mcpdeck gateway at http://[^:]+:(\d+)/mcp")).group(1))
         async with httpx2.AsyncClient(headers={"Authorization": "Bearer gw-secret-4711"}) as http:
             transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 async with client(transport, Seen()) as c:
                     await c.call_tool("mcp__basic__echo", {"text": "my token is gw-secret-4711"})
         process.terminate()  # as a person stops it: what it queued for the history is written on the way out
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             assert await process.wait() == 0
     with History(tmp_path / "history.sqlite3") as history:
         arguments = [call.arguments for call in history.tool_calls()]
@@ -351,7 +374,7 @@ async def test_serve_stdio_uses_the_servers_of_a_running_serve_instead_of_starti
     config = _config(tmp_path)
     async with _serving(tmp_path, config):
         async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 await _initialize_over_stdio(stdio)
             own = descendants(stdio.pid)
     assert not own, f"serve --stdio started its own servers beside the running serve: {sorted(own)}"
@@ -365,14 +388,14 @@ async def test_the_running_serve_records_a_call_through_serve_stdio_under_the_st
     async with _serving(tmp_path, config, history=True) as (serve, _, _):
         async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
             assert stdio.stdin is not None and stdio.stdout is not None
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 await _initialize_over_stdio(stdio)
                 call = {"name": "mcp__basic__echo", "arguments": {"text": "who am I"}}
                 request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
                 await stdio.stdin.send(json.dumps(request).encode() + b"\n")
                 called = await _answer(BufferedByteReceiveStream(stdio.stdout), 2)
         serve.terminate()  # what it queued for the history is written on the way out
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             assert await serve.wait() == 0
     assert called["result"]["content"][0]["text"] == "who am I"
     with History(tmp_path / "history.sqlite3") as history:
@@ -432,7 +455,7 @@ async def test_serve_stdio_through_a_running_serve_lists_and_calls_its_tools_und
     async with _serving(tmp_path, config):
         async with _started(tmp_path, "--config", str(config), "serve", "--stdio", MCPDECK_HISTORY="off") as stdio:
             assert stdio.stdin is not None and stdio.stdout is not None
-            with anyio.fail_after(15):
+            with anyio.fail_after(WAIT):
                 await _initialize_over_stdio(stdio)
                 lines = BufferedByteReceiveStream(stdio.stdout)
                 await stdio.stdin.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n')
@@ -457,7 +480,7 @@ async def test_serve_stdio_through_a_running_serve_introduces_itself_as_that_ser
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             for profile in (None, "coding"):
                 transport = streamable_http_client(f"{url}/mcp" + (f"/{profile}" if profile else ""), http_client=http)
-                with anyio.fail_after(15):
+                with anyio.fail_after(WAIT):
                     async with client(transport, Seen()) as direct:
                         assert direct.server_info is not None
                         said[profile] = (direct.server_info.name, direct.instructions)
@@ -465,7 +488,7 @@ async def test_serve_stdio_through_a_running_serve_introduces_itself_as_that_ser
             chosen = ("--profile", profile) if profile else ()
             args = ("--config", str(config), "serve", "--stdio", *chosen)
             async with _started(tmp_path, *args, MCPDECK_HISTORY="off") as stdio:
-                with anyio.fail_after(15):
+                with anyio.fail_after(WAIT):
                     answer = (await _initialize_over_stdio(stdio))["result"]
             assert (answer["serverInfo"]["name"], answer["instructions"]) == said[profile]
     assert said[None][0] == "mcpdeck" and said["coding"][0] == "mcpdeck/coding"
@@ -566,7 +589,7 @@ async def test_serve_stdio_through_a_running_serve_passes_on_who_its_client_is_a
                 asked = await desktop.call_tool("mcp__basic__add", {"a": 1, "b": 2})
                 broken = await desktop.call_tool("mcp__broken__anything", {})
         serve.terminate()  # what it queued for the history is written on the way out
-        with anyio.fail_after(15):
+        with anyio.fail_after(WAIT):
             assert await serve.wait() == 0
     assert not echoed.is_error
     assert asked.is_error and "claude-ai 1.0 cannot be asked (it does not offer elicitation)" in str(asked.content)

@@ -14,7 +14,21 @@ from mcpdeck.errors import ConfigError
 if TYPE_CHECKING:  # imported when a face serves HTTP
     import uvicorn
 
-__all__ = ["ANY_ADDRESS", "bind", "check_allowed_host", "names_an_address", "quiet_server", "serve_until_cancelled"]
+__all__ = [
+    "ANY_ADDRESS",
+    "KEEP_ALIVE",
+    "bind",
+    "check_allowed_host",
+    "names_an_address",
+    "quiet_server",
+    "serve_until_cancelled",
+]
+
+KEEP_ALIVE = 30
+"""Seconds an idle kept-alive connection stays open (uvicorn's default is 5 s). httpx, under the SDK's
+clients, reuses a pooled connection idle for up to 5 s: with the same 5 s on both sides a client can send a
+POST on a connection at the moment the server closes it, and gets a read error for a request it cannot
+safely retry. The server keeps its side open longer than any such client's side."""
 
 
 def bind(host: str, port: int) -> socket.socket:

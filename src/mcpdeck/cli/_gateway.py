@@ -192,7 +192,7 @@ async def serve_http(
     import uvicorn
 
     from mcpdeck._http_faces.guard import allowed_hosts
-    from mcpdeck._http_faces.listening import ANY_ADDRESS, quiet_server, serve_until_cancelled
+    from mcpdeck._http_faces.listening import ANY_ADDRESS, KEEP_ALIVE, quiet_server, serve_until_cancelled
     from mcpdeck.gateway import Gateway
 
     if sock is None:
@@ -212,7 +212,12 @@ async def serve_http(
         }
         async with Gateway(host, profile=profile, **gateway_options) as gateway:
             config = uvicorn.Config(
-                gateway.asgi(), log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=GRACE
+                gateway.asgi(),
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                timeout_graceful_shutdown=GRACE,
+                timeout_keep_alive=KEEP_ALIVE,
             )
             bound: int = sock.getsockname()[1]
             if announce is not None:

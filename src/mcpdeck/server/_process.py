@@ -33,7 +33,7 @@ import anyio
 import uvicorn
 
 from mcpdeck._http_faces.guard import allowed_hosts
-from mcpdeck._http_faces.listening import ANY_ADDRESS, bind, quiet_server
+from mcpdeck._http_faces.listening import ANY_ADDRESS, KEEP_ALIVE, bind, quiet_server
 from mcpdeck._observability.call_metrics import CallMetrics
 from mcpdeck._observability.tracing import exporting
 from mcpdeck._util.version import __version__
@@ -316,6 +316,7 @@ def _assemble(
         access_log=False,
         lifespan="off",
         timeout_graceful_shutdown=int(GRACE),
+        timeout_keep_alive=KEEP_ALIVE,
         proxy_headers=False,
         server_header=False,
     )
