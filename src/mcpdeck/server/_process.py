@@ -157,15 +157,13 @@ async def _run(
     except BaseException:
         _leave(fleet, history)
         raise
-    # On PostgreSQL, a 2026-07-28 call's round that reaches this replica but is held by another is relayed there
-    relay = Relay(fleet) if fleet is not None and fleet.history.store.location.kind == "postgresql" else None
+    # On PostgreSQL: a 2026-07-28 call's round that reaches this replica but is held by another is relayed there,
+    # and each config write is announced to the other replicas
+    postgres = fleet if fleet is not None and history is not None and history.location.kind == "postgresql" else None
+    relay = Relay(postgres) if postgres is not None else None
     parts = _assemble(options, store, config_path, sock, replica_id, relay)
     context, server = parts.context, parts.server
-    notices = (
-        ConfigNotices(history.store, config_path, replica_id)
-        if history is not None and history.location.kind == "postgresql"
-        else None
-    )
+    notices = ConfigNotices(postgres.history.store, config_path, replica_id) if postgres is not None else None
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
