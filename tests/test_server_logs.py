@@ -1,8 +1,7 @@
 """Server logs: rotation by size while a server runs, what the host records there, and a quick exit.
 
 Against real stdio servers: ``tests/servers/hostile.py`` (a tool that floods stderr),
-commands that fail, and ``@modelcontextprotocol/server-everything``, which ignores its
-stdin closing.
+commands that fail, and ``tests/servers/stubborn.py``, which ignores its stdin closing.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import pytest
 
 from mcpdeck import Host, ServerState
 from mcpdeck.connection._server_log import KEEP, ROTATE_BYTES
-from tests.helpers import NODE_BIN, WAIT, stdio_server
+from tests.helpers import WAIT, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -67,9 +66,9 @@ async def test_the_log_records_a_missing_command_a_startup_timeout_and_an_exit_s
 async def test_a_server_that_ignores_stdin_closing_is_ended_by_sigterm_at_shutdown(log_dir: Path) -> None:
     """After ``STDIN_GRACE`` once its stdin is closed (what a whole ``mcpdeck call`` on this server costs, its end
     included, is measured by ``python -m bench.commands``: bench/RESULTS.md)."""
-    everything = {"command": str(NODE_BIN / "mcp-server-everything")}
+    # Not server-everything, which stayed on one machine's Node and left by itself on another's (CI).
     with anyio.fail_after(WAIT):  # it never leaves by itself: a host that waited for it would not exit
-        async with Host({"everything": everything}, log_dir=log_dir) as host:
-            result = await host.call_tool("mcp__everything__echo", {"message": "hi"})
+        async with Host({"stubborn": stdio_server("stubborn")}, log_dir=log_dir) as host:
+            result = await host.call_tool("mcp__stubborn__echo", {"text": "hi"})
             assert "hi" in result.text()
-    assert "was ended by SIGTERM (sent by mcpdeck at shutdown)" in (log_dir / "everything.log").read_text()
+    assert "was ended by SIGTERM (sent by mcpdeck at shutdown)" in (log_dir / "stubborn.log").read_text()
