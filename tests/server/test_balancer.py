@@ -1,12 +1,13 @@
-"""Two ``mcpdeck serve`` replicas on one SQLite store and one config behind a real HAProxy (the configuration
-docs/fleet.md shows): a handshake-era SDK client's session id begins with its replica's id, so every call of
-the session reaches that replica; when the replica is killed the session is not found (404) and a new one works.
+"""Two ``mcpdeck serve`` replicas on one SQLite store and one config behind a real HAProxy, and behind a real
+nginx (the configurations docs/fleet.md shows): a handshake-era SDK client's session id begins with its
+replica's id, so every call of the session reaches that replica; when the replica is killed the session is not
+found (404) and a new one works.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import descendants, kill, stdio_server
-from tests.support.balancer import haproxy, until_states
+from tests.support.balancer import haproxy, nginx, nginx_config, until_states
 from tests.support.replicas import BALANCER, TOKEN, ready, replica
 
 LIMIT = 150.0
@@ -56,15 +57,42 @@ async def session(port: int, mode: str = "legacy") -> AsyncGenerator[tuple[Clien
         yield client, http, seen
 
 
-def test_haproxy_routes_each_session_to_its_replica_and_a_dead_replica_s_session_is_not_found(tmp_path: Path) -> None:
+Settled = Callable[[dict[str, str]], Awaitable[None]]
+"""Waits until the balancer sees each replica as given (``UP``, ``DOWN``)."""
+
+
+@asynccontextmanager
+async def balanced(kind: str, folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, Settled]]:
+    """The balancer ``kind`` in front of ``replicas``: its port, and a wait for its view of them (HAProxy's health
+    checks; open-source nginx has none and learns a replica is down from the request that fails)."""
+    if kind == "haproxy":
+        async with haproxy(folder, replicas) as (port, stats):
+
+            async def states(wanted: dict[str, str]) -> None:
+                await until_states(stats, wanted)
+
+            yield port, states
+    else:
+        async with nginx(folder, replicas) as port:
+
+            async def nothing(wanted: dict[str, str]) -> None:
+                del wanted
+
+            yield port, nothing
+
+
+@pytest.mark.parametrize("kind", ["haproxy", "nginx"])
+def test_the_balancer_routes_each_session_to_its_replica_and_a_dead_replica_s_session_is_not_found(
+    tmp_path: Path, kind: str
+) -> None:
     async def bounded() -> None:
         with anyio.fail_after(LIMIT):
-            await _through_haproxy(tmp_path)
+            await _through_a_balancer(tmp_path, kind)
 
     anyio.run(bounded)
 
 
-async def _through_haproxy(tmp_path: Path) -> None:
+async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(
         json.dumps({"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__basic"]}})
@@ -77,8 +105,8 @@ async def _through_haproxy(tmp_path: Path) -> None:
     ):
         for one in (r1, r2):  # ready once `basic` has settled
             await ready(one)
-        async with haproxy(tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, stats):
-            await until_states(stats, {"r1": "UP", "r2": "UP"})
+        async with balanced(kind, tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, settled):
+            await settled({"r1": "UP", "r2": "UP"})
             async with AsyncExitStack() as stack:
                 # Round-robin spreads the requests without a session id over both replicas: a handshake-era
                 # session opens with one (initialize). Whether the next session lands on the other replica
@@ -119,12 +147,12 @@ async def _through_haproxy(tmp_path: Path) -> None:
                 landed = {call["arguments"]["text"]: call["replica"] for call in listed.json()["toolCalls"]}
                 assert {landed.get(f"modern {n}") for n in range(CALLS)} == {"r1", "r2"}, landed
 
-                # b's replica dies: HAProxy marks it down and skips its rule; the other replica does not
-                # know the session: 404 "Session not found".
+                # b's replica dies: HAProxy marks it down and skips its rule, and the other replica does not
+                # know the session: 404 "Session not found"; nginx cannot reach the replica and says the same.
                 doomed = r1 if seen_b.replica == "r1" else r2
                 survivor = "r2" if doomed is r1 else "r1"
                 kill({doomed.process.pid, *descendants(doomed.process.pid)})
-                await until_states(stats, {doomed.name: "DOWN", survivor: "UP"})
+                await settled({doomed.name: "DOWN", survivor: "UP"})
                 seen_b.statuses.clear()
                 with pytest.raises(MCPError, match="Session not found"):
                     await b.call_tool("mcp__basic__echo", {"text": "after the kill"})
@@ -135,3 +163,9 @@ async def _through_haproxy(tmp_path: Path) -> None:
                 assert seen_c.replica == survivor, seen_c.id
                 result = await c.call_tool("mcp__basic__echo", {"text": "a new session"})
                 assert not result.is_error, result
+
+
+def test_docs_fleet_shows_the_nginx_site_this_test_runs() -> None:
+    """docs/fleet.md's nginx block is the site ``nginx()`` writes, with the ports the docs use."""
+    docs = (Path(__file__).parents[2] / "docs" / "fleet.md").read_text(encoding="utf-8")
+    assert nginx_config("8080", {"r1": "10.0.0.11:8765", "r2": "10.0.0.12:8765"}) in docs

@@ -1,9 +1,10 @@
-"""A real HAProxy in front of ``mcpdeck serve`` replicas, configured as docs/fleet.md shows; its view of them.
+"""A real HAProxy, or a real nginx, in front of ``mcpdeck serve`` replicas, configured as docs/fleet.md shows.
 
 ``haproxy(folder, {"r1": port, ...})`` runs it in the foreground with a config of its own and yields its port
 and its stats port; ``until_states`` waits for its health checks to see each replica ``UP`` or ``DOWN``.
 Every answer it relays says which replica answered (``X-Mcpdeck-Replica``), so a test knows where a request
-without a session went.
+without a session went. ``nginx(folder, {...})`` runs open-source nginx (no active health checks, no stats)
+with docs/fleet.md's ``map``/``upstream`` configuration and yields its port.
 """
 
 from __future__ import annotations
@@ -21,10 +22,23 @@ import httpx2
 from tests.helpers import descendants, kill
 from tests.support.replicas import START
 
-__all__ = ["HAPROXY", "REPLICA_HEADER", "free_port", "haproxy", "haproxy_config", "server_states", "until_states"]
+__all__ = [
+    "HAPROXY",
+    "NGINX",
+    "REPLICA_HEADER",
+    "free_port",
+    "haproxy",
+    "haproxy_config",
+    "nginx",
+    "nginx_config",
+    "server_states",
+    "until_states",
+]
 
 HAPROXY = os.environ.get("MCPDECK_HAPROXY", "/usr/sbin/haproxy")
 """scripts/setup-tests installs it (Debian's ``haproxy``) when it is missing."""
+NGINX = os.environ.get("MCPDECK_NGINX", "/usr/sbin/nginx")
+"""scripts/setup-tests installs it (Debian's ``nginx``) when it is missing."""
 REPLICA_HEADER = "x-mcpdeck-replica"
 """The header HAProxy adds to each answer: the name of the server (replica) that gave it."""
 
@@ -66,6 +80,91 @@ listen stats
     stats enable
     stats uri /stats
 """
+
+
+NGINX_PROCESS = """\
+# One process in the foreground, everything it writes in the test's folder (not docs/fleet.md's part).
+daemon off;
+master_process off;
+pid {folder}/nginx.pid;
+error_log {folder}/nginx-error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {folder}/body;
+    proxy_temp_path {folder}/proxy;
+    fastcgi_temp_path {folder}/fastcgi;
+    uwsgi_temp_path {folder}/uwsgi;
+    scgi_temp_path {folder}/scgi;
+{site}
+}}
+"""
+
+NGINX_SITE = """\
+# A handshake-era session lives in its replica's memory: its id names the replica.
+map $http_mcp_session_id $mcp_replica {{
+{rules}
+    default  replicas;
+}}
+upstream replicas {{
+{servers}
+}}
+server {{
+    listen {listen};
+    location / {{
+        proxy_pass http://$mcp_replica;
+        proxy_http_version 1.1;
+        proxy_set_header Host $http_host;     # the name and port the client used: --allowed-host admits it
+        proxy_buffering off;                  # SSE answers stream
+        proxy_read_timeout 1h;
+        proxy_next_upstream error timeout;    # never non_idempotent: a POST that reached a replica is not resent
+        # The replica a session names refused or dropped the connection: answer as a replica that does not
+        # know the session would (404 and a JSON-RPC error), so the client starts a new session.
+        error_page 502 = @replica_gone;
+    }}
+    location @replica_gone {{
+        if ($mcp_replica = replicas) {{ return 502; }}   # no session: every replica is down
+        default_type application/json;
+        return 404 '{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"Session not found"}}}}';
+    }}
+}}"""
+
+
+def nginx_config(listen: str, replicas: dict[str, str]) -> str:
+    """docs/fleet.md's nginx site for ``replicas`` (name: ``host:port``), listening on ``listen``."""
+    rules = "\n".join(f"    ~^{name}\\.  {at};" for name, at in replicas.items())
+    servers = "\n".join(f"    server {at} max_fails=1 fail_timeout=5s;" for at in replicas.values())
+    return NGINX_SITE.format(listen=listen, rules=rules, servers=servers)
+
+
+@asynccontextmanager
+async def nginx(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[int]:
+    """nginx in the foreground with docs/fleet.md's site in front of ``replicas``; yields its port once it
+    answers."""
+    assert shutil.which(NGINX), f"nginx is missing at {NGINX}: run scripts/setup-tests"
+    port = free_port()
+    site = nginx_config(f"127.0.0.1:{port}", {name: f"127.0.0.1:{at}" for name, at in replicas.items()})
+    config = folder / "nginx.conf"
+    indented = "\n".join(f"    {line}" if line else line for line in site.splitlines())
+    config.write_text(NGINX_PROCESS.format(folder=folder, site=indented))
+    process = await anyio.open_process(
+        [NGINX, "-p", str(folder), "-e", str(folder / "nginx-error.log"), "-c", str(config)]
+    )
+    try:
+        with anyio.fail_after(START):  # it binds its port a moment after it starts
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    assert process.returncode is None, "nginx stopped; see " + str(folder / "nginx-error.log")
+                    await anyio.sleep(0.05)
+        yield port
+    finally:
+        kill({process.pid, *descendants(process.pid)})
+        with anyio.move_on_after(5, shield=True):
+            await process.wait()
+        await process.aclose()
 
 
 def free_port() -> int:
