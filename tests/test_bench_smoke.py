@@ -7,6 +7,8 @@ checks shape, never speed: timing thresholds belong to the benchmark, not the te
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +165,18 @@ def test_peer_workers_import_nothing_outside_the_standard_library() -> None:
 
 _STDLIB = {"asyncio", "contextlib", "gc", "importlib", "json", "os", "sys", "time", "traceback", "abc",
            "collections", "dataclasses", "typing"}  # fmt: skip
+
+
+def test_the_store_capacity_bench_commits_every_call_it_reports() -> None:
+    """``bench.store_capacity`` against its own PostgreSQL, briefly: it checks rows == calls itself."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.store_capacity", "--writers", "1,2", "--seconds", "0.5", "--callers", "4"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
+    assert len(rows) == 2 and all(int(row.split("|")[2].replace(",", "")) > 0 for row in rows), done.stdout
