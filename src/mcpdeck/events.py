@@ -38,6 +38,7 @@ __all__ = [
     "Event",
     "EventBus",
     "PromptsChanged",
+    "RemoteEvent",
     "ResourceUpdated",
     "ResourcesChanged",
     "ServerLog",
@@ -257,6 +258,21 @@ class ConfigReloadFailed(Event):
     path: str
     error: str
     server: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoteEvent(Event):
+    """An event of another replica of the fleet (``serve`` replicas on one PostgreSQL store), as it said it.
+
+    ``kind`` is its type's name (``ToolCallFinished`` ...) and ``data`` its JSON form (``mcpdeck.api.event_json``),
+    possibly trimmed (``trimmed`` names what was left out). Re-emitted on this host's bus for those who follow
+    live events (the console); it is not this host's own: no metrics, history or gateway news are made of it,
+    and it is never told to the fleet again.
+    """
+
+    replica: str
+    kind: str
+    data: dict[str, Any]
 
 
 class Subscription:

@@ -3,7 +3,9 @@
 Each event is one SSE message: ``event: <type>`` and ``data: <JSON>``, where the JSON is
 the event dataclass with camelCase keys and a ``type`` field (its class name, e.g.
 ``ServerStatusChanged``). Tool-call events of a call made through the API also carry
-``requestId``, the ``callId`` the call was made with. A comment line is sent every 15 s
+``requestId``, the ``callId`` the call was made with. In a fleet on PostgreSQL, another replica's
+events come too (``RemoteEvent``), as that replica said them, with ``"remote": true`` and its
+``replica`` id. A comment line is sent every 15 s
 so proxies and browsers keep the stream open; it ends when the process stops.
 """
 
@@ -21,7 +23,7 @@ from starlette.responses import StreamingResponse
 from mcpdeck.api._common import ApiContextDep
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._respond import dumps
-from mcpdeck.events import Event
+from mcpdeck.events import Event, RemoteEvent
 
 __all__ = ["event_json", "router", "sse"]
 
@@ -41,7 +43,10 @@ def _value(value: Any) -> Any:
 
 
 def event_json(event: Event, ctx: ApiContext | None = None) -> dict[str, Any]:
-    """An event as JSON: its fields in camelCase and ``type``."""
+    """An event as JSON: its fields in camelCase and ``type``; another replica's as it said it, marked ``remote``
+    with its ``replica``."""
+    if isinstance(event, RemoteEvent):
+        return {**event.data, "type": event.kind, "replica": event.replica, "remote": True}
     data: dict[str, Any] = {"type": type(event).__name__}
     for item in dataclasses.fields(event):
         if item.metadata.get("json", True):  # a call's result itself is left out (it can be megabytes)

@@ -45,10 +45,13 @@ from mcpdeck.history import History
 from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
+from mcpdeck.server._live import share_events
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
 from mcpdeck.store import (
     HEARTBEAT,
     ConfigNotices,
+    EventBroadcast,
+    Listener,
     Relay,
     Replica,
     SessionApprovals,
@@ -163,7 +166,10 @@ async def _run(
     relay = Relay(postgres) if postgres is not None else None
     parts = _assemble(options, store, config_path, sock, replica_id, relay)
     context, server = parts.context, parts.server
-    notices = ConfigNotices(postgres.history.store, config_path, replica_id) if postgres is not None else None
+    # One LISTEN connection for this replica's notices: the config file's writes and the fleet's live events
+    listener = Listener(postgres.history.store) if postgres is not None else None
+    notices = ConfigNotices(listener.store, config_path, replica_id, listener) if listener is not None else None
+    broadcast = EventBroadcast(listener, config_path, replica_id, context.redact) if listener is not None else None
     try:
         async with parts.host, parts.gateway, anyio.create_task_group() as tg:
             unsubscribe = context.attach()
@@ -183,6 +189,11 @@ async def _run(
                 if notices is not None:  # on PostgreSQL: the others say when they wrote the file
                     store.written.append(notices.notify)
                     notices.listen(parts.follower.wake)
+            if broadcast is not None and listener is not None:  # on PostgreSQL: the console's live events, fleet-wide
+                stop_sharing = share_events(parts.host, broadcast)
+                listener.start()
+            else:
+                stop_sharing = None
             write_state(parts.state)
             serving = anyio.Event()
 
@@ -205,11 +216,13 @@ async def _run(
             with anyio.move_on_after(GRACE + 1):
                 await serving.wait()
             unsubscribe()
+            if stop_sharing is not None:
+                stop_sharing()
             await context.chats.aclose()
             tg.cancel_scope.cancel()
     finally:
-        if notices is not None:
-            notices.close()
+        if listener is not None:
+            listener.close()
         sock.close()
         remove_state(config_path, replica=replica_id, pid=os.getpid())
         _leave(fleet, history)

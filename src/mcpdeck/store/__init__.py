@@ -12,22 +12,26 @@ applied at start under a lock). Inside:
 - ``_store``: an open store: its connection behind the writer, and its locks.
 - ``_history``: ``History``, the records: calls, conversations, messages, secrets redacted.
 - ``_approvals``: ``SessionApprovals``, what gateway clients allowed for their session, for every replica.
-- ``_notices``: ``ConfigNotices``: on PostgreSQL, a ``NOTIFY`` after each config write, heard by the replicas.
+- ``_notices``: ``Listener``, a replica's one ``LISTEN`` connection on PostgreSQL, and the ``NOTIFY`` it sends;
+  ``ConfigNotices``: a notice after each config write, heard by the replicas.
+- ``_broadcast``: ``EventBroadcast``: on PostgreSQL, the live events each replica tells the others.
 - ``_fleet``: ``Replica``: this process's heartbeat, the reaper of dead replicas' calls, retention.
 - ``_rollups``: ``StoredMinutes``: each replica's calls a minute at a time (the console's Metrics page).
 - ``_relay``: ``Relay``: messages between replicas on PostgreSQL (a row and a NOTIFY), answered or given up on.
 
 Imports go one way: ``_location``, ``_schema`` ← ``_db`` ← ``_writer``, ``_locks`` ← ``_store`` ←
-``_history`` ← ``_approvals`` ← ``_fleet`` ← ``_relay``; ``_history`` ← ``_rollups``; ``_store`` ← ``_notices``.
+``_history`` ← ``_approvals`` ← ``_fleet`` ← ``_relay``; ``_history`` ← ``_rollups``;
+``_store`` ← ``_notices`` ← ``_broadcast``.
 """
 
 from mcpdeck._util.masking import Redactor
 from mcpdeck.config import secrets_of
 from mcpdeck.store._approvals import ORPHANED_FOR, SessionApprovals
+from mcpdeck.store._broadcast import PAYLOAD_LIMIT, EventBroadcast, events_channel
 from mcpdeck.store._fleet import HEARTBEAT, STALE_AFTER, Replica, default_replica_id
 from mcpdeck.store._history import CALL_STATUSES, RESULT_CHARS, History, ToolCallRecord
 from mcpdeck.store._location import StoreLocation, check_replica_id, parse_location
-from mcpdeck.store._notices import ConfigNotices, config_channel
+from mcpdeck.store._notices import ConfigNotices, Listener, config_channel
 from mcpdeck.store._relay import Relay, Unreachable
 from mcpdeck.store._rollups import StoredMinutes
 from mcpdeck.store._schema import SCHEMA_VERSION
@@ -37,11 +41,14 @@ __all__ = [
     "CALL_STATUSES",
     "HEARTBEAT",
     "ORPHANED_FOR",
+    "PAYLOAD_LIMIT",
     "RESULT_CHARS",
     "SCHEMA_VERSION",
     "STALE_AFTER",
     "ConfigNotices",
+    "EventBroadcast",
     "History",
+    "Listener",
     "Redactor",
     "Relay",
     "Replica",
@@ -55,6 +62,7 @@ __all__ = [
     "config_channel",
     "default_history_path",
     "default_replica_id",
+    "events_channel",
     "parse_location",
     "secrets_of",
 ]
