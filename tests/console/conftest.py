@@ -158,7 +158,8 @@ def start_serve(
                 break
     finally:
         timer.cancel()
-    states = list((folder / "state").glob("*.json"))
+    replica = (environment or {}).get("MCPDECK_REPLICA_ID")  # replicas of one config share the state folder
+    states = list((folder / "state").glob(f"*.{replica}.json" if replica else "*.json"))
     assert len(states) == 1, f"mcpdeck serve did not start: {''.join(seen)} {(folder / 'serve-stderr.txt').read_text()}"
     state = json.loads(states[0].read_text())
     return ServeProcess(process, state["url"], state["token"], config)

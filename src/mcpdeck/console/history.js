@@ -32,6 +32,8 @@ function callsPane(offs) {
     const detail = h('div', {});
     // Calls through the gateway name their client (clientInfo, profile, token); a column only when some do, as in the CLI.
     const clients = r.toolCalls.some((c) => c.caller);
+    // A fleet's replicas share the history: which one made each call, once the list holds more than one's.
+    const replicas = new Set(r.toolCalls.map((c) => c.replica)).size > 1;
     const rows = r.toolCalls.map((c) => h('tr', {},
       h('td', {}, formatTime(c.startedAt)),
       h('td', { class: 'mono' }, button(breakable(c.name), () => showCall(detail, c), { class: 'ghost small', title: 'Show its arguments and result' })),
@@ -40,11 +42,12 @@ function callsPane(offs) {
       h('td', { class: 'num' }, c.duration == null ? '' : formatDuration(c.duration)),
       h('td', { title: c.approvedBy ? 'Who let the call through' : 'No permission rule or user decision was involved' }, c.approvedBy || '—'),
       clients ? h('td', { class: 'client', title: c.caller ? 'The gateway client that made the call' : 'Made by mcpdeck itself' }, c.caller || '—') : null,
+      replicas ? h('td', { class: 'mono', title: 'The serve replica that made the call' }, c.replica || '—') : null,
       h('td', { class: 'error-text' }, c.error || '')));
     add(clear(out), 
       h('p', { class: 'hint' }, `${countText(r.toolCalls.length, r.total)} · ${r.path}`),
       rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
-        h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', clients ? 'Client' : null, 'Error'].filter(Boolean).map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
+        h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', clients ? 'Client' : null, replicas ? 'Replica' : null, 'Error'].filter(Boolean).map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
         h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'),
       detail);
   }, 150);

@@ -389,7 +389,7 @@ export async function openServerDialog({ name, tab = 'form', onDone = () => {} }
     let closed = false;
     let grace = null;
     const off = on('ServerStatusChanged', (e) => {
-      if (e.server !== n || e.state !== 'connecting' || grace) return;
+      if (e.remote || e.server !== n || e.state !== 'connecting' || grace) return; // another replica's is not ours
       grace = setTimeout(() => { closed = true; toast(`${n}: saved, connecting…`); finish(); }, 1000);
     });
     try {

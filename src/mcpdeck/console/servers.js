@@ -295,6 +295,11 @@ function mount(root) {
   // ----- live updates -------------------------------------------------------------------
   const offs = [
     on('ServerStatusChanged', (e) => {
+      // Another replica's server (a fleet on PostgreSQL): the rows are this replica's own; a failure there is said.
+      if (e.remote) {
+        if (e.state === 'failed') toast(`${e.server} failed on replica ${e.replica}${e.error ? `: ${e.error}` : ''}`, 'error');
+        return;
+      }
       const s = servers.get(e.server);
       if (!s) { refreshSoon(); return; }
       const next = { ...s, state: e.state, error: e.error ?? (e.state === 'connected' ? null : s.error) };
