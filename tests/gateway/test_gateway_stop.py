@@ -7,8 +7,10 @@ Each test starts the face as a real process and a real SDK client (or, over stdi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+import socket
 import sys
 import warnings
 from collections.abc import AsyncGenerator
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx2
 import pytest
 from anyio.abc import Process
@@ -146,3 +149,61 @@ async def test_stdio_stops_while_its_client_holds_a_subscription(tmp_path: Path,
             answer = json.loads(await _line(lines, '"id":1'))
         assert answer.get("result") == {}, answer
         await _stopped_by_sigterm(process)
+
+
+def _refused(port: int) -> bool:
+    """Whether the port takes no new connections (uvicorn closed its listener: the stop has begun)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return True
+    return False
+
+
+async def test_gateway_port_answers_a_request_still_arriving_when_it_stops_and_logs_no_error(tmp_path: Path) -> None:
+    """A request whose body is still on its way when SIGTERM comes is one in flight: it is answered in the stop's
+    grace, by session managers that outlive the HTTP server (they were stopped first: the SDK answered 500 and
+    logged "Task group is not initialized")."""
+    async with _started(tmp_path, "gateway", "--port", "0", MCPDECK_GATEWAY_TOKEN="stop-token") as process:
+        assert process.stderr is not None
+        errors = BufferedByteReceiveStream(process.stderr)
+        with anyio.fail_after(START):
+            said = await _line(errors, "mcpdeck gateway at ")
+        url = said.split(" at ", 1)[1].strip()
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        body = json.dumps(INITIALIZE).encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer stop-token\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        with anyio.fail_after(START):
+            async with await anyio.connect_tcp("127.0.0.1", port) as first:  # the profile's manager is made
+                await first.send(head + body)
+                assert (await first.receive()).startswith(b"HTTP/1.1 200")
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        async with stream:
+            await stream.send(head)  # the headers now, the body once the stop has begun
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(WAIT):
+                while not await anyio.to_thread.run_sync(_refused, port):  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+                await stream.send(body)
+                answer = b""
+                with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                    while b"\r\n\r\n" not in answer:
+                        answer += await stream.receive()
+        with anyio.fail_after(STOPPED_WITHIN):
+            await process.wait()
+            rest = await _rest(process.stderr)
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert "Task group is not initialized" not in rest
+    assert "Exception in ASGI application" not in rest
+
+
+async def _rest(stream: Any) -> str:
+    text = b""
+    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+        while True:
+            text += await stream.receive()
+    return text.decode(errors="replace")

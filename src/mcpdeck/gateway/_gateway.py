@@ -179,6 +179,8 @@ class Gateway:
         self._stack: AsyncExitStack | None = None
         self._event_queue: MemoryObjectSendStream[Event] | None = None
         self._tg: TaskGroup | None = None
+        self.closing = anyio.Event()
+        """Set when the gateway closes: its HTTP session managers end then, not before (``GatewayApp``)."""
         self._lists_wait_until: float | None = None
         if profile is not None:
             self.profile_config(profile)  # an unknown profile is an error now, not at the first request
@@ -298,6 +300,7 @@ class Gateway:
             self._lists_wait_until = anyio.current_time() + STARTUP_WAIT
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
+            stack.callback(self.closing.set)
             forwarding = install_forwarding(self.host.client_handlers, self.calls, self._serves, self.denied_server)
             stack.callback(forwarding)
             self._event_queue, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)

@@ -157,14 +157,22 @@ class GatewayApp:
                     server, event_store=MemoryEventStore(), retry_interval=RETRY_MS, security_settings=self._security
                 )
                 manager.replica = self._gateway.replica
-                await self._gateway.task_group.start(self._run, manager)
+                await self._gateway.task_group.start(self._run, manager, self._gateway.closing)
                 self._managers[profile] = manager
         return manager
 
     @staticmethod
     async def _run(
-        manager: GatewaySessionManager, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+        manager: GatewaySessionManager,
+        closing: anyio.Event,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
-        async with manager.run():
-            task_status.started()
-            await anyio.sleep_forever()
+        """Run a session manager until the gateway closes. Not one moment before: a stop (SIGTERM cancels the
+        ``gateway --port`` process's whole task) lets the HTTP server finish the requests in flight for a grace,
+        and each of those still needs the manager; stopped with the rest, it answered them 500 ("Task group is
+        not initialized"). The gateway closes once the HTTP server has stopped."""
+        with anyio.CancelScope(shield=True):
+            async with manager.run():
+                task_status.started()
+                await closing.wait()
