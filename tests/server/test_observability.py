@@ -217,3 +217,39 @@ async def test_serve_stdio_names_its_spans_with_the_replica_id_it_is_given(tmp_p
         ((resource, call),) = receiver.named("mcpdeck.tool_call")
     assert _attributes(call.attributes)["mcpdeck.replica"] == "r9"
     assert resource["service.instance.id"] == "r9"
+
+
+async def test_metrics_count_listen_streams_and_the_clients_of_both_eras_seen_in_the_last_minute(
+    tmp_path: Path,
+) -> None:
+    """A 2026-07-28 client holds no session: its open ``subscriptions/listen`` stream is what ``/metrics`` shows of
+    it, and both it and a handshake-era client count as clients seen (by token and ``clientInfo``)."""
+    listening = "mcpdeck_gateway_listen_streams_open"
+    async with serving(tmp_path, {"basic": stdio_server("basic")}) as serve, serve.client() as http:
+        await wait_connected(http, "basic")
+        token = {"Authorization": f"Bearer {serve.state['token']}"}
+        url = f"{serve.state['url']}/mcp"
+        async with (
+            httpx2.AsyncClient(headers=token, timeout=WAIT) as one,
+            httpx2.AsyncClient(headers=token, timeout=WAIT) as two,
+        ):
+            modern_info = types.Implementation(name="modern-client", version="1")
+            legacy_info = types.Implementation(name="legacy-client", version="1")
+            with anyio.fail_after(WAIT):
+                async with (
+                    Client(
+                        streamable_http_client(url, http_client=one), mode="auto", client_info=modern_info
+                    ) as modern,
+                    Client(streamable_http_client(url, http_client=two), mode="legacy", client_info=legacy_info) as old,
+                ):
+                    assert modern.protocol_version == "2026-07-28"
+                    await old.list_tools()
+                    async with modern.listen(tools_list_changed=True):
+                        during = scraped((await http.get("/metrics")).text)
+                    # The stream's end reaches the gateway a moment after the client closed it.
+                    while value((after := scraped((await http.get("/metrics")).text))[listening], listening) != 0:  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+    assert value(during[listening], listening, profile="") == 1
+    assert value(after[listening], listening, profile="") == 0
+    assert value(during["mcpdeck_gateway_sessions_open"], "mcpdeck_gateway_sessions_open", profile="") == 1
+    assert value(after["mcpdeck_gateway_clients_seen"], "mcpdeck_gateway_clients_seen") == 2

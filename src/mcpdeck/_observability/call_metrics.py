@@ -73,7 +73,10 @@ class CallMetrics:
 
     Args:
         replica: This process's replica name: a ``replica`` label on every figure and in every rollup.
-        sessions: Reads the gateway's open sessions, by profile (``""``: the default one), when asked.
+        sessions: Reads the gateway's open sessions (handshake-era clients'), by profile (``""``: the default one),
+            when asked.
+        listening: Reads the gateway's open ``subscriptions/listen`` streams (2026-07-28 clients'), by profile.
+        clients_seen: Reads how many gateway clients made a request in the last minute (either era).
         clock: Seconds since the epoch (the minutes are cut from it).
         shared: Where every replica's minutes meet (needs ``replica``); None: this process's alone.
     """
@@ -83,6 +86,8 @@ class CallMetrics:
         *,
         replica: str | None = None,
         sessions: Callable[[], Mapping[str, int]] | None = None,
+        listening: Callable[[], Mapping[str, int]] | None = None,
+        clients_seen: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.time,
         shared: SharedMinutes | None = None,
     ) -> None:
@@ -93,6 +98,8 @@ class CallMetrics:
         self.life = uuid.uuid4().hex[:12]
         """This run of the process, apart from the replica's earlier and later ones in the shared minutes."""
         self._sessions = sessions
+        self._listening = listening
+        self._clients_seen = clients_seen
         self._clock = clock
         self._changed: set[tuple[str, int]] = set()
         self._calls: dict[tuple[str, str, str], int] = {}
@@ -162,9 +169,20 @@ class CallMetrics:
         for server, count in sorted(self._in_flight.items()):
             out.sample("mcpdeck_tool_calls_in_flight", (("server", server),), count)
         if self._sessions is not None:
-            out.family("mcpdeck_gateway_sessions_open", "gauge", "The gateway's open MCP sessions, by profile.")
+            said = "The gateway's open MCP sessions (handshake-era clients; 2026-07-28 has none), by profile."
+            out.family("mcpdeck_gateway_sessions_open", "gauge", said)
             for profile, count in sorted(self._sessions().items()):
                 out.sample("mcpdeck_gateway_sessions_open", (("profile", profile),), count)
+        if self._listening is not None:
+            name = "mcpdeck_gateway_listen_streams_open"
+            out.family(name, "gauge", "The gateway's open subscriptions/listen streams (2026-07-28), by profile.")
+            for profile, count in sorted(self._listening().items()):
+                out.sample(name, (("profile", profile),), count)
+        if self._clients_seen is not None:
+            name = "mcpdeck_gateway_clients_seen"
+            said = "Gateway clients (token and clientInfo, either era) that made a request in the last minute."
+            out.family(name, "gauge", said)
+            out.sample(name, (), self._clients_seen())
         name = "mcpdeck_store_commit_duration_seconds"
         out.family(name, "histogram", "How long the history store's transactions took, from BEGIN to COMMIT done.")
         out.histogram(name, (), store_commits())

@@ -15,6 +15,7 @@ what it asked for. A stream's resource URIs count as subscriptions like a client
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any
 
@@ -49,6 +50,8 @@ logger = logging.getLogger(__name__)
 
 _STATE_KEY = "mcpdeck_gateway_client"
 UNSUBSCRIBE_LIMIT = 1.0
+RECENT = 60.0
+"""Seconds within which a client that made a request counts as seen (``seen_recently``)."""
 """Seconds a departing client's subscriptions get to be dropped upstream (the rest are dropped here only)."""
 
 
@@ -71,6 +74,9 @@ class ConnectedClients:
         self._subscribers: dict[str, set[Hashable]] = {}
         self.buses: dict[str | None, SubscriptionBus] = {}
         """Each profile's ``subscriptions/listen`` streams (2026-07-28 clients), by profile."""
+        self.listening: dict[str | None, int] = {}
+        """The ``subscriptions/listen`` streams open now, by profile."""
+        self._seen: dict[tuple[str | None, str], float] = {}  # (token, client name) -> when it last made a request
         self._upstream_level: types.LoggingLevel | None = None
         self._held: set[int] = set()  # log events held for running calls: not delivered again
 
@@ -86,12 +92,22 @@ class ConnectedClients:
         found: object = connection.state.get(_STATE_KEY)
         if isinstance(found, GatewayClient):
             found.session = ctx.session
+            self._seen[token, found.name] = time.monotonic()
             return found
         client = GatewayClient(ctx.session, profile, token, sole=sole_face.get())
         connection.state[_STATE_KEY] = client
         self._clients.append(client)
         connection.exit_stack.push_async_callback(self._gone, client)
+        self._seen[token, client.name] = time.monotonic()
         return client
+
+    def seen_recently(self) -> int:
+        """How many clients (a token and a ``clientInfo``: of either era, with a session or not) made a request in
+        the last ``RECENT`` seconds; the older ones are forgotten."""
+        since = time.monotonic() - RECENT
+        for key in [key for key, at in self._seen.items() if at < since]:
+            del self._seen[key]
+        return len(self._seen)
 
     async def _gone(self, client: GatewayClient) -> None:
         if client in self._clients:

@@ -246,7 +246,9 @@ class ListenRequests(Requests):
         """A 2026-07-28 client's stream of list changes and resource updates: its resource URIs are
         subscribed upstream for as long as the stream is open."""
         clients = self.gateway.clients
+        self.client(ctx)  # seen (``seen_recently``)
         stream, subscribed = object(), list[str]()
+        clients.listening[self.profile] = clients.listening.get(self.profile, 0) + 1
         try:
             for uri in params.notifications.resource_subscriptions or ():
                 server = self.view().server_for_uri(uri)
@@ -259,6 +261,7 @@ class ListenRequests(Requests):
                     subscribed.append(uri)
             return await self._listen(ctx, params)
         finally:
+            clients.listening[self.profile] -= 1
             await clients.unsubscribe_all(stream, subscribed)
 
 

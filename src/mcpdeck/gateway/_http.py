@@ -145,6 +145,14 @@ class GatewayApp:
         """The streamable HTTP sessions open now, by profile (``""``: the gateway's own)."""
         return {profile or "": manager.open_sessions for profile, manager in self._managers.items()}
 
+    def listen_streams_open(self) -> dict[str, int]:
+        """The 2026-07-28 clients' ``subscriptions/listen`` streams open now, by profile (``""``: the gateway's own)."""
+        return {profile or "": count for profile, count in self._gateway.clients.listening.items()}
+
+    def clients_seen(self) -> int:
+        """The clients (token and ``clientInfo``) that made a request in the last minute, of either era."""
+        return self._gateway.clients.seen_recently()
+
     async def _manager(self, profile: str | None) -> GatewaySessionManager:
         manager = self._managers.get(profile)
         if manager is not None:

@@ -319,7 +319,13 @@ def _assemble(
     )
     gateway_app = GatewayApp(gateway)
     shared = StoredMinutes(context.history) if context.history is not None else None
-    context.metrics = CallMetrics(replica=replica, sessions=gateway_app.sessions_open, shared=shared)
+    context.metrics = CallMetrics(
+        replica=replica,
+        sessions=gateway_app.sessions_open,
+        listening=gateway_app.listen_streams_open,
+        clients_seen=gateway_app.clients_seen,
+        shared=shared,
+    )
     app = build_app(context, token=token, hosts=hosts, gateway=gateway_app, any_address=every)
     config = uvicorn.Config(
         app,
