@@ -1,6 +1,7 @@
 """The console's live events across a fleet: two ``mcpdeck serve`` replicas on one PostgreSQL store, a client
 following B's ``/api/events`` sees a tool call made through A's gateway, marked with A's replica id; A's own
-stream has that call's events once, never again as an echo of its own notice."""
+stream has that call's events once, never again as an echo of its own notice. And a 2026-07-28 client's
+``subscriptions/listen`` stream held on B hears the list change of a server added through A."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.subscriptions import ToolsListChanged
 
 from tests.helpers import stdio_server
 from tests.postgres import Postgres
@@ -100,4 +102,19 @@ async def _followed(tmp_path: Path, store: str) -> None:
             "ToolCallStarted",
             "ToolCallFinished",
         ]
+
+        # A 2026-07-28 client listening on B hears a list change made by an edit through A's API: B re-reads the
+        # file (A's notice wakes its follower) and connects the new server itself, so its own stream says so.
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(f"{b.url}/mcp", http_client=http), mode="auto") as modern,
+            modern.listen(tools_list_changed=True) as stream,
+        ):
+            assert modern.protocol_version == "2026-07-28"
+            added = await http.post(f"{a.url}/api/servers", json={"name": "second", "config": stdio_server("basic")})
+            assert added.status_code == 201, added.text
+            with anyio.fail_after(START):
+                while "mcp__second__echo" not in {tool.name for tool in (await modern.list_tools()).tools}:
+                    assert isinstance(await anext(stream), ToolsListChanged)
         tg.cancel_scope.cancel()
