@@ -7,8 +7,9 @@ The order of things:
    before any server starts);
 2. the host is entered without waiting for servers (they settle in the background, and
    the console shows them coming up);
-3. the state file is written (where, and with which token), the config follower starts,
-   and uvicorn serves the app on the bound socket;
+3. the state file is written (where, and with which token), the config follower starts (on
+   PostgreSQL with the replica's one listening connection: the config notices and the fleet's
+   live events, ``_live``), and uvicorn serves the app on the bound socket;
 4. on SIGINT or SIGTERM (or ``stop``): event streams end, uvicorn stops taking requests
    and finishes the ones in flight (at most ``GRACE`` seconds), the follower stops, the
    host closes every server (stdio children and their process groups included), the
