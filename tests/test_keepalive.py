@@ -188,6 +188,31 @@ async def test_a_legacy_server_that_stops_answering_pings_is_reconnected(tmp_pat
         assert "health check failed: did not answer a ping in time" in status.log_path.read_text()
 
 
+async def test_a_server_busy_answering_calls_is_not_pinged_nor_lost_while_its_answers_come(tmp_path: Path) -> None:
+    """A server that answers the host's calls is alive: it is not pinged, so a ping it would be slow to answer
+    (here: one it never answers) does not end a session that is working."""
+    pinged = RetryPolicy(attempts=3, initial=0.05, jitter=0, health_interval=0.2)
+    server = {"command": sys.executable, "args": ["-m", "tests.servers.handshake_era", "--no-ping"], "cwd": str(ROOT)}
+    async with Host({"old": server}, log_dir=tmp_path / "logs", retry=pinged) as host:
+        first = current_pid(host, "old")
+        changes: list[Event] = []
+        off = host.events.on(changes.append, ServerStatusChanged)
+        with anyio.fail_after(WAIT):
+            # Calls one after the other for ten health intervals: each check finds answers since the last.
+            until = anyio.current_time() + 10 * pinged.health_interval
+            while anyio.current_time() < until:
+                assert (await host.call_tool("mcp__old__echo", {"text": "busy"})).text() == "busy"
+        off()
+        assert changes == [] and current_pid(host, "old") == first
+        log = host.servers["old"].log_path
+        assert log is not None and "health check failed" not in log.read_text()
+
+        # Quiet now: the next check pings, the ping is never answered, and the session is lost as before.
+        async with host.events.subscribe() as events:
+            await next_event(events, ServerStatusChanged, changed_to("old", "reconnecting"))
+        assert "health check failed: did not answer a ping in time" in log.read_text()
+
+
 # ----- expired HTTP sessions --------------------------------------------------------------------------
 
 

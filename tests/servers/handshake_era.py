@@ -1,6 +1,7 @@
 """A stdio server of the handshake era (as SDK 1.2 was), in raw JSON lines, independent of the installed SDK.
 
-``python -m tests.servers.handshake_era [--unknown=ignore|method-not-found|invalid-params|close] [--broken-lists]``
+``python -m tests.servers.handshake_era [--unknown=ignore|method-not-found|invalid-params|close] [--broken-lists]
+[--no-ping]``
 
 It speaks ``initialize`` → ``notifications/initialized``, ``ping``, ``tools/list`` and
 ``tools/call`` (one tool, ``echo``). What it does with a method it does not know
@@ -16,6 +17,8 @@ With ``--broken-lists`` it also claims resources and prompts, and answers
 ``resources/list``, ``resources/templates/list`` and ``prompts/list`` with an error (as
 the official sqlite, kubernetes and postgres servers do for some of them); its tools work.
 The tool ``fix_lists`` mends them (one resource, one prompt) and sends both change notices.
+With ``--no-ping`` it never answers a ``ping`` (as a server too busy to reach one would not) and answers
+everything else.
 
 ``echo`` with the text ``protocol-error`` answers -32602 the way the TypeScript SDK words
 it (``MCP error -32602: ...``). Every request it answers is noted on stderr as
@@ -75,6 +78,7 @@ def _answer(request_id: Any, method: str, params: dict[str, Any], broken_lists: 
 def main(argv: list[str]) -> None:
     unknown = "ignore"
     broken_lists = lists_broken = "--broken-lists" in argv
+    no_ping = "--no-ping" in argv
     for arg in argv:
         if arg.startswith("--unknown="):
             unknown = arg.split("=", 1)[1]
@@ -88,6 +92,9 @@ def main(argv: list[str]) -> None:
             continue  # a notification (initialized, cancelled) or a response: nothing to say
         request_id = message["id"]
         params: dict[str, Any] = message.get("params") or {}
+        if method == "ping" and no_ping:
+            _say("not answering ping")
+            continue
         if method == "tools/call" and params.get("name") == "fix_lists":
             lists_broken = False
             _send({"method": "notifications/resources/list_changed"})

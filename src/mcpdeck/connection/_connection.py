@@ -280,8 +280,9 @@ class ServerConnection:
                 ):
                     session, client = await supervisor.ready()  # not connected now: wait for a reconnect, or fail
                 try:
-                    return await send(client, relay)
+                    answer = await send(client, relay)
                 except MCPError as error:
+                    session.answered += 1  # an error is an answer too: the server is there
                     if session_expired(error, session.last_http_status) and attempt == 1:
                         logger.info("server %r: its HTTP session expired; reconnecting", self.name)
                         if client is supervisor.client:  # (not a session that ended meanwhile)
@@ -291,6 +292,8 @@ class ServerConnection:
                 except (ValidationError, RuntimeError) as error:
                     message = f"{what}: the server sent an invalid result: {error}"
                     raise ServerError(self.name, hide(message)) from error
+                session.answered += 1
+                return answer
         raise ServerTimeoutError(
             self.name, f'did not answer {what} within {limit:g} s; if it needs longer, raise "timeout" in its config'
         )

@@ -84,6 +84,9 @@ class Session:
         self.give_up = False
         self.last_http_status: int | None = None
         self.offers_roots: bool | None = None
+        self.answered = 0
+        """Requests of the host's the server has answered in this session (results and errors alike)."""
+        self._answered_at_check = 0  # ``answered`` at the last health check
         self.presented: Presented | None = None
         self._http_error: str | None = None  # the last HTTP error, for messages
         self._serving: anyio.CancelScope | None = None  # while ``serve`` runs
@@ -176,18 +179,32 @@ class Session:
     async def _check_health(self, client: Client) -> None:
         """A ping after a quiet health interval; a server that does not answer in time is treated as lost.
 
-        Pre-2026 sessions only: ping was removed in 2026-07-28, where every request stands alone.
+        A server that answered the host's requests since the last check is alive: it is not pinged. One
+        that answers other requests while the ping waits is busy, not lost: the ping's time running out
+        then ends nothing (a server answering 32 calls at once on a loaded machine can take longer than
+        10 s to get to a ping). Pre-2026 sessions only: ping was removed in 2026-07-28, where every
+        request stands alone.
         """
+        before = self.answered
+        if before != self._answered_at_check:
+            self._answered_at_check = before
+            return
         try:
             with anyio.fail_after(min(self._health_interval, 10.0)), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ping is deprecated as of 2026-07-28
                 await client.send_ping()  # pyright: ignore[reportDeprecated]
         except (TimeoutError, MCPError) as error:
+            self._answered_at_check = self.answered
+            if isinstance(error, TimeoutError) and self.answered != before:
+                self._context.note("[mcpdeck] a health ping went unanswered while the server answered other requests")
+                return
             reason = "did not answer a ping in time" if isinstance(error, TimeoutError) else describe_error(error)
             logger.warning("server %r %s; reconnecting", self._context.name, reason)
             self._context.note(f"[mcpdeck] health check failed: {reason}")
             self.gone_reason = f"health check failed: {reason}"
             self.ended.set()
+        else:
+            self._answered_at_check = self.answered
 
     # ----- why it ended ------------------------------------------------------------------
 
