@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -38,7 +39,9 @@ __all__ = ["McpdeckLib", "make"]
 
 
 def _config(spec: ServerSpec) -> dict[str, Any]:
-    era = {"protocol": spec.protocol} if spec.protocol else {}
+    era: dict[str, Any] = {"protocol": spec.protocol} if spec.protocol else {}
+    if startup := os.environ.get("BENCH_STARTUP_TIMEOUT"):  # bench.instructions: a connect under valgrind
+        era["startupTimeout"] = float(startup)
     if spec.transport == "http":
         return {"type": "http", "url": spec.url, **era}
     return {"command": spec.command, "args": list(spec.args), **era}
@@ -104,6 +107,9 @@ class _Connection(Connection):
 
     def tool_count(self) -> int:
         return len(self._host.tools)
+
+    def protocol_version(self, server: str) -> str:
+        return self._host.servers[server].protocol_version or "?"
 
     async def relist(self, server: str) -> int:
         changed = asyncio.Event()
