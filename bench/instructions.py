@@ -45,8 +45,8 @@ from bench.venvs import peer
 __all__ = ["main"]
 
 WARM_CALLS = 64
-_UNDER_VALGRIND = {"PYTHONHASHSEED": "0", "BENCH_STARTUP_TIMEOUT": "1800"}
-"""The same dicts and sets in both runs; mcpdeck's connect may take minutes under valgrind on a loaded machine."""
+_SLOWED = {"PYTHONHASHSEED": "0", "BENCH_SLOWED": "1"}
+"""The same dicts and sets in both runs; what mcpdeck's bench client changes in a slowed run (``SLOWED``)."""
 TIMEOUT = 1800.0
 """Seconds a command may take under valgrind on a loaded machine."""
 
@@ -100,11 +100,13 @@ def _drive(worker: Worker, spec: ServerSpec, calls: int, inflight: int, profile:
     return str(era.get("era")) if era.get("ok") else "?"
 
 
-def _counted(name: str, spec: ServerSpec, calls: int, inflight: int, valgrind: str) -> tuple[int, str]:
+def _counted(
+    name: str, spec: ServerSpec, calls: int, inflight: int, valgrind: str, env: dict[str, str]
+) -> tuple[int, str]:
     """Total client instructions of one worker run, and the era it got."""
     with tempfile.TemporaryFile() as log:
         prefix = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
-        worker = Worker(client_info(name), _python(name), log, prefix=prefix, env=_UNDER_VALGRIND)
+        worker = Worker(client_info(name), _python(name), log, prefix=prefix, env=env)
         try:
             era = _drive(worker, spec, calls, inflight)
         finally:
@@ -117,10 +119,10 @@ def _counted(name: str, spec: ServerSpec, calls: int, inflight: int, valgrind: s
     return int(found[-1].replace(",", "")), era
 
 
-def _profiled(name: str, spec: ServerSpec, calls: int, inflight: int, out: Path) -> str:
+def _profiled(name: str, spec: ServerSpec, calls: int, inflight: int, out: Path, env: dict[str, str]) -> str:
     """One worker run with its calls under cProfile, written to ``out/<name>.prof``."""
     with tempfile.TemporaryFile() as log:
-        worker = Worker(client_info(name), _python(name), log)
+        worker = Worker(client_info(name), _python(name), log, env=env)
         try:
             return _drive(worker, spec, calls, inflight, profile=str(out.resolve() / f"{name}.prof"))
         finally:
@@ -135,16 +137,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--protocol", choices=["modern", "handshake", "default"], default="modern")
     parser.add_argument("--server", choices=["http", "sdk"], default="http")
     parser.add_argument("--repeat", type=int, default=1, help="count each client this many times (rounds rotated)")
+    parser.add_argument(
+        "--hide", default="", help="modules the clients cannot import (e.g. sniffio: as in a venv without it)"
+    )
     parser.add_argument("--profile", type=Path, metavar="DIR", help="cProfile each client's calls instead")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.clients.split(",") if n.strip()]
     protocol: Protocol = "" if args.protocol == "default" else args.protocol
+    env = {**_SLOWED, "BENCH_HIDE": args.hide}
     with _server(args.server) as url:
         spec = ServerSpec(name="s", transport="http", url=url, protocol=protocol)
         if args.profile is not None:
             args.profile.mkdir(parents=True, exist_ok=True)
             for name in names:
-                era = _profiled(name, spec, args.calls, args.inflight, args.profile)
+                era = _profiled(name, spec, args.calls, args.inflight, args.profile, env)
                 print(f"{name}: {args.profile / (name + '.prof')} ({era})", flush=True)
             return
         valgrind = shutil.which("valgrind")
@@ -152,15 +158,16 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit("bench.instructions: needs valgrind on PATH")
         print(
             f"{args.server} server, {args.inflight} in flight, protocol {args.protocol}: client instructions per "
-            f"call ({args.calls} calls apart, under valgrind, load {os.getloadavg()[0]:.1f})",
+            f"call ({args.calls} calls apart, under valgrind, load {os.getloadavg()[0]:.1f})"
+            + (f", {args.hide} hidden" if args.hide else ""),
             flush=True,
         )
         counts: dict[str, list[float]] = {name: [] for name in names}
         eras: dict[str, str] = {}
         for turn in range(args.repeat):
             for name in names[turn % len(names) :] + names[: turn % len(names)]:
-                base, _ = _counted(name, spec, 0, args.inflight, valgrind)
-                total, eras[name] = _counted(name, spec, args.calls, args.inflight, valgrind)
+                base, _ = _counted(name, spec, 0, args.inflight, valgrind, env)
+                total, eras[name] = _counted(name, spec, args.calls, args.inflight, valgrind, env)
                 counts[name].append((total - base) / args.calls)
                 print(f"  {name:12} {counts[name][-1]:12,.0f}  ({eras[name]})", flush=True)
     print(f"{'client':12} {'median':>12} {'runs':>30}  era")

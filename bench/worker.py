@@ -19,6 +19,9 @@ Commands (``op``) and answers (besides ``"ok": true``):
 - ``agent_requests`` ``key server provider queries`` → ``all searching runs``: the ``tools``
   value of each model request the client's agent sends, tool search off and on
   (``Connection.agent_requests``)
+With ``BENCH_HIDE=a,b`` in its environment, modules ``a`` and ``b`` cannot be imported (``bench.instructions
+--hide``: a client measured as in an environment without them).
+
 - ``inflight`` may carry ``profile``: a file the calls' cProfile (CPU time) is written to
 - ``era`` ``key server`` → ``era``: the protocol version the client got
 - ``rss`` → ``rss`` (bytes, after a full garbage collection)
@@ -256,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     info = client_info(args[0])
+    for hidden in filter(None, os.environ.get("BENCH_HIDE", "").split(",")):
+        sys.modules[hidden] = cast(Any, None)  # `import hidden` fails: as in an environment without it
     module = importlib.import_module(f"bench.clients.{info.module}")
     make = cast(Callable[[str], ClientLib], module.make)
     asyncio.run(_serve(make(info.name), commands, answers))
