@@ -130,7 +130,10 @@ def _profiled(name: str, spec: ServerSpec, calls: int, inflight: int, out: Path,
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.instructions",
+        description="Client instructions per call of whole clients, with calls in flight over HTTP.",
+    )
     parser.add_argument("--clients", default="mcpdeck,sdk-client,fastmcp")
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--inflight", type=int, default=32)
