@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.clients import BASELINE, BASELINE_HTTP, CLIENTS, ClientInfo
-from bench.clients.base import ServerSpec
+from bench.clients.base import Protocol, ServerSpec
 from bench.servers.line import BASE_TOOLS, tool_definitions
 from bench.stats import median, ratio
 from bench.tokens import CHARS_PER_TOKEN, counter, estimate
@@ -126,6 +126,7 @@ METRICS: dict[str, str] = {
     "stdio-inflight": "Throughput, calls in flight on one stdio connection",
     "http-inflight": "Throughput, calls in flight on one HTTP connection",
     "http-inflight-modern": "Throughput, calls in flight on one HTTP connection, protocol 2026-07-28",
+    "http-inflight-default": "Throughput, calls in flight on one HTTP connection, each client's own era",
     "connect-concurrent": "Connect stdio servers at once and list all their tools",
     "connect-sequential": "Connect stdio servers one after the other and list all their tools",
     "list": "Connect + list a big-catalog server (~1 KB per tool)",
@@ -212,12 +213,21 @@ class WorkerError(Exception):
 class Worker:
     """One client's worker process, driven over JSON lines."""
 
-    def __init__(self, info: ClientInfo, python: str, log: IO[bytes]):
+    def __init__(
+        self,
+        info: ClientInfo,
+        python: str,
+        log: IO[bytes],
+        *,
+        prefix: tuple[str, ...] | list[str] = (),
+        env: dict[str, str] | None = None,
+    ):
+        """``prefix``: a command the worker runs under (valgrind); ``env``: added to its environment."""
         self.info = info
-        env = {**os.environ, "MCP_USE_ANONYMIZED_TELEMETRY": "false", "LANGSMITH_TRACING": "false"}
+        env = {**os.environ, "MCP_USE_ANONYMIZED_TELEMETRY": "false", "LANGSMITH_TRACING": "false", **(env or {})}
         env.pop("PYTHONPATH", None)
         self.process = subprocess.Popen(
-            [python, "-m", "bench.worker", info.name],
+            [*prefix, python, "-m", "bench.worker", info.name],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -423,11 +433,13 @@ class Harness:
         # -P: the script's folder (with its http.py) stays off sys.path.
         return ServerSpec(name=name, transport="stdio", command=sys.executable, args=("-P", str(SDK_SERVER)))
 
-    def http(self, name: str, *, json_response: bool = False, modern: bool = False) -> ServerSpec:
+    def http(self, name: str, *, json_response: bool = False, modern: bool = False, own: bool = False) -> ServerSpec:
         """The HTTP server, spoken to in the handshake era (``initialize``) or, ``modern``, in 2026-07-28: it
-        accepts both, as SDK servers do, so each client is pinned to one (``ServerSpec.protocol``)."""
+        accepts both, as SDK servers do, so each client is pinned to one (``ServerSpec.protocol``); ``own``:
+        in the era each client chooses by default."""
         url = f"{self._http_url}/mcp{'-json' if json_response else ''}"
-        return ServerSpec(name=name, transport="http", url=url, protocol="modern" if modern else "handshake")
+        protocol: Protocol = "" if own else "modern" if modern else "handshake"
+        return ServerSpec(name=name, transport="http", url=url, protocol=protocol)
 
     @staticmethod
     def everything(name: str) -> ServerSpec:
@@ -615,6 +627,9 @@ class Harness:
             for n in self._ready(metric, stdio_only=http, sequential_only=True)
             if self._open(metric, n, mid, [server()])
         ]
+        if http:
+            eras = [f"{n} {self._workers[n].request('era', key=mid, server='s').get('era', '?')}" for n in ready]
+            metric.notes.append(f"The protocol version each client got: {', '.join(eras)}.")
         for turn in range(p.inflight_rounds):
             self._progress(f"{mid}: round {turn + 1}/{p.inflight_rounds}")
             for name in _rotate(ready, turn):
@@ -645,6 +660,9 @@ class Harness:
 
     def _m_http_inflight_modern(self, mid: str) -> None:
         self._inflight(mid, lambda: self.http("s", modern=True))
+
+    def _m_http_inflight_default(self, mid: str) -> None:
+        self._inflight(mid, lambda: self.http("s", own=True))
 
     # ----- connecting ---------------------------------------------------------------------
 

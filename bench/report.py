@@ -20,6 +20,7 @@ HTTP_METRICS = (
     "http-latency-modern",
     "http-inflight",
     "http-inflight-modern",
+    "http-inflight-default",
     "payload-http-sse",
     "payload-http-json",
 )
@@ -187,6 +188,7 @@ def targets(results: dict[str, Any]) -> list[Target]:
     found.append(
         _best_other(s, "http-inflight-modern", "32 in flight, HTTP, 2026-07-28 (calls/s), against every client")
     )
+    found.append(_best_other(s, "http-inflight-default", "32 in flight, HTTP, each client's own era (calls/s)"))
     ratio_target("connect + list, concurrent", "connect-concurrent", 1.1)
     concurrent, sequential = _get(s, "connect-concurrent"), _get(s, "connect-sequential")
     if concurrent is None or sequential is None or concurrent.median is None or sequential.median is None:

@@ -19,6 +19,11 @@ Commands (``op``) and answers (besides ``"ok": true``):
 - ``agent_requests`` ``key server provider queries`` → ``all searching runs``: the ``tools``
   value of each model request the client's agent sends, tool search off and on
   (``Connection.agent_requests``)
+With ``BENCH_HIDE=a,b`` in its environment, modules ``a`` and ``b`` cannot be imported (``bench.instructions
+--hide``: a client measured as in an environment without them).
+
+- ``inflight`` may carry ``profile``: a file the calls' cProfile (CPU time) is written to
+- ``era`` ``key server`` → ``era``: the protocol version the client got
 - ``rss`` → ``rss`` (bytes, after a full garbage collection)
 - ``quit``
 
@@ -34,6 +39,7 @@ before any library is imported.
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import importlib
 import json
 import os
@@ -169,10 +175,20 @@ class Worker:
                 sizes.append(await conn.call(server, tool, args))
                 durations.append(clock() - began)
 
+        profile = str(command.get("profile") or "")
+        profiler = cProfile.Profile(time.process_time) if profile else None
         cpu, start = time.process_time(), clock()
+        if profiler is not None:
+            profiler.enable()
         await asyncio.gather(*(lane() for _ in range(concurrency)))
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
         wall, cpu = (clock() - start) / 1e9, time.process_time() - cpu
         return {"durations_ns": durations, "wall_s": wall, "cpu_s": cpu, "size": min(sizes, default=0)}
+
+    async def op_era(self, command: dict[str, Any]) -> dict[str, Any]:
+        return {"era": self._connection(str(command["key"])).protocol_version(str(command["server"]))}
 
     async def op_relist(self, command: dict[str, Any]) -> dict[str, Any]:
         conn = self._connection(str(command["key"]))
@@ -243,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     info = client_info(args[0])
+    for hidden in filter(None, os.environ.get("BENCH_HIDE", "").split(",")):
+        sys.modules[hidden] = cast(Any, None)  # `import hidden` fails: as in an environment without it
     module = importlib.import_module(f"bench.clients.{info.module}")
     make = cast(Callable[[str], ClientLib], module.make)
     asyncio.run(_serve(make(info.name), commands, answers))

@@ -34,6 +34,7 @@ METRICS = [
     "http-latency",
     "http-latency-modern",
     "stdio-inflight",
+    "http-inflight-default",
     "connect-concurrent",
     "list",
     "payload-stdio",
@@ -143,6 +144,14 @@ def test_tokens_are_counted_with_o200k_or_a_labelled_estimate() -> None:
         assert tokens.count("hello world") == estimate("hello world") == 3
 
 
+def test_an_http_metric_names_the_protocol_version_each_client_got(run: tuple[dict[str, Any], str]) -> None:
+    # Each client in its own default era: mcpdeck's "auto" and the bare session open with the handshake.
+    results, report = run
+    notes = results["metrics"]["http-inflight-default"]["notes"]
+    assert f"The protocol version each client got: {BASELINE} 2025-11-25, mcpdeck 2025-11-25." in notes
+    assert notes[0] in report
+
+
 def test_the_report_has_the_targets_and_a_table_per_metric(run: tuple[dict[str, Any], str]) -> None:
     results, report = run
     assert report.startswith("# mcpdeck benchmark results")
@@ -163,7 +172,7 @@ def test_peer_workers_import_nothing_outside_the_standard_library() -> None:
                 assert module == "bench" or module in _STDLIB, (path, line)
 
 
-_STDLIB = {"asyncio", "contextlib", "gc", "importlib", "json", "os", "sys", "time", "traceback", "abc",
+_STDLIB = {"asyncio", "contextlib", "cProfile", "gc", "importlib", "json", "os", "sys", "time", "traceback", "abc",
            "collections", "dataclasses", "typing"}  # fmt: skip
 
 

@@ -116,6 +116,10 @@ class Connection(ABC):
         """
         raise Unsupported("this client has no agent with tool search")
 
+    def protocol_version(self, server: str) -> str:
+        """The protocol version the client got from this server."""
+        raise Unsupported("this client does not say which protocol version it got")
+
     async def server_cpu(self) -> float | None:
         """CPU seconds the server processes used so far, where the client knows them."""
         return None

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from bench.clients.base import ClientLib, Connection, ServerSpec
-from mcpdeck import Host, ServerState
+from mcpdeck import Host, RetryPolicy, ServerState
 from mcpdeck.agent import Agent, AgentError
 from mcpdeck.events import Event, ToolsChanged
 from mcpdeck.providers import ChatModel, Converter, TextDelta, ToolCall, Turn, get_provider
@@ -37,8 +38,16 @@ from mcpdeck.providers import ChatModel, Converter, TextDelta, ToolCall, Turn, g
 __all__ = ["McpdeckLib", "make"]
 
 
+SLOWED = os.environ.get("BENCH_SLOWED") == "1"
+"""Set by ``bench.instructions`` (valgrind, cProfile): everything runs many times slower, so the connect gets 30
+minutes, and no health ping (every 30 s, answered within 10 s, on a handshake session) is sent: behind 32 calls in
+flight it is not answered in time there, and the connection would be taken for lost."""
+
+
 def _config(spec: ServerSpec) -> dict[str, Any]:
-    era = {"protocol": spec.protocol} if spec.protocol else {}
+    era: dict[str, Any] = {"protocol": spec.protocol} if spec.protocol else {}
+    if SLOWED:
+        era["startupTimeout"] = 1800
     if spec.transport == "http":
         return {"type": "http", "url": spec.url, **era}
     return {"command": spec.command, "args": list(spec.args), **era}
@@ -104,6 +113,9 @@ class _Connection(Connection):
 
     def tool_count(self) -> int:
         return len(self._host.tools)
+
+    def protocol_version(self, server: str) -> str:
+        return self._host.servers[server].protocol_version or "?"
 
     async def relist(self, server: str) -> int:
         changed = asyncio.Event()
@@ -178,7 +190,8 @@ class McpdeckLib(ClientLib):
         @asynccontextmanager
         async def connected() -> AsyncGenerator[Connection]:
             initial = {s.name: _config(s) for s in servers} if concurrent else {}
-            async with Host(initial, log_dir=self._log_dir) as host:
+            retry = RetryPolicy(health_interval=0) if SLOWED else None
+            async with Host(initial, log_dir=self._log_dir, retry=retry) as host:
                 if not concurrent:
                     for spec in servers:
                         await host.add_server(spec.name, _config(spec), save=False)

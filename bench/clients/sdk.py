@@ -67,6 +67,9 @@ class _Connection(Connection):
     def tool_count(self) -> int:
         return sum(len(s.tools) for s in self._servers.values())
 
+    def protocol_version(self, server: str) -> str:
+        return self._servers[server].session.protocol_version or "?"
+
     async def relist(self, server: str) -> int:
         entry = self._servers[server]
         entry.tools = list((await entry.session.list_tools()).tools)

@@ -27,6 +27,10 @@ class _Connection(Connection):
         client, _ = self._opened[server]
         return text_size(await client.call_tool(tool, arguments))
 
+    def protocol_version(self, server: str) -> str:
+        client, _ = self._opened[server]
+        return client.protocol_version or "?"
+
     def tool_count(self) -> int:
         return sum(len(tools) for _, tools in self._opened.values())
 
