@@ -41,7 +41,7 @@ from mcpdeck.config import (
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._approval import ApprovalStore
-from mcpdeck.gateway._clients import Calls, MultiRoundCall, install_forwarding, sole_face
+from mcpdeck.gateway._clients import Calls, ClientRouter, MultiRoundCall, sole_face
 from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._http import GatewayApp
 from mcpdeck.gateway._relayed import RoundRelay, answer_relayed
@@ -298,8 +298,7 @@ class Gateway:
             self._lists_wait_until = anyio.current_time() + STARTUP_WAIT
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
-            forwarding = install_forwarding(self.host.client_handlers, self.calls, self._serves, self.denied_server)
-            stack.callback(forwarding)
+            stack.callback(self.host.route_server_requests(ClientRouter(self.calls, self._serves, self.denied_server)))
             self._event_queue, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
             stack.callback(self._event_queue.close)
