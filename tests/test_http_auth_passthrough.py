@@ -89,7 +89,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> FlowSpy:
         monkeypatch.setattr(DeckFlow, name, watched)
 
     watch("async_auth_flow", found.handled)  # every request of an HTTP client with the handler
-    watch("_auth_flow", found.flows)  # the SDK's flow, under its lock
+    watch("flow_of", found.flows)  # the SDK's flow, under its lock (its _auth_flow hands over to flow_of)
     return found
 
 

@@ -22,7 +22,7 @@ import mcp_types as types
 import pytest
 
 from mcpdeck import Host, ServerError, ServerState
-from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
+from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, Presented, SamplingRequest
 from mcpdeck.config import InProcessServerConfig
 from mcpdeck.errors import InvalidArgumentsError, PromptNotFoundError, ResourceNotFoundError, ServerTimeoutError
 from mcpdeck.events import (
@@ -381,21 +381,57 @@ async def test_roots_someone_else_has_for_a_server_later_are_offered_by_connecti
     without the capability: ``roots_changed(offer=True)`` connects it again, offering them, and a call made at
     once waits for the new session instead of going to the one being closed."""
     given = [types.Root.model_validate({"uri": "file:///given", "name": "given"})]
-    has = {"roots": False}
-
-    async def roots_for(server: str) -> list[types.Root] | None:
-        return given
-
+    router = _RootsRouter(given)
     async with Host({"features": feature_server.spec}, log_dir=tmp_path / "logs") as host:
-        host.client_handlers.roots_offered = lambda server: has["roots"]
-        host.client_handlers.roots_for = roots_for
+        host.route_server_requests(router)
         with anyio.fail_after(WAIT):
             before = json.loads((await host.call_tool("mcp__features__list_roots")).text())
-            has["roots"] = True
+            router.has = True
             await host.roots_changed(offer=True)
             after = json.loads((await host.call_tool("mcp__features__list_roots")).text())
     assert before == {"capability": False, "roots": []}
     assert after == {"capability": True, "roots": [{"uri": "file:///given", "name": "given"}]}
+
+
+async def test_a_router_taken_away_answers_no_more_and_the_host_answers_again(
+    feature_server: FeatureServer, tmp_path: Path
+) -> None:
+    """``route_server_requests`` returns what takes the router away: the host's own roots answer then."""
+    router = _RootsRouter([types.Root.model_validate({"uri": "file:///given", "name": "given"})])
+    router.has = True
+    async with Host({"features": feature_server.spec}, log_dir=tmp_path / "logs", roots=[str(tmp_path)]) as host:
+        remove = host.route_server_requests(router)
+        with anyio.fail_after(WAIT):
+            routed = json.loads((await host.call_tool("mcp__features__list_roots")).text())
+            remove()
+            remove()  # twice is harmless
+            own = json.loads((await host.call_tool("mcp__features__list_roots")).text())
+        hosts = [{"uri": str(root.uri), "name": root.name} for root in host.roots]
+    assert routed["roots"] == [{"uri": "file:///given", "name": "given"}]
+    assert own["roots"] == hosts and hosts[0]["name"] == tmp_path.name
+
+
+class _RootsRouter:
+    """A router with roots only (a ``ServerRequestRouter``): it says None to everything else."""
+
+    def __init__(self, roots: list[types.Root]) -> None:
+        self.roots = roots
+        self.has = False
+
+    async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse | None:
+        return None
+
+    async def sampling(self, request: SamplingRequest) -> types.CreateMessageResult | None:
+        return None
+
+    async def roots_for(self, server: str) -> list[types.Root] | None:
+        return self.roots if self.has else None
+
+    def roots_offered(self, server: str) -> bool:
+        return self.has
+
+    def presented(self, server: str) -> Presented | None:
+        return None
 
 
 async def test_new_roots_reach_the_server_and_older_servers_are_told(

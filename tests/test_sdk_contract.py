@@ -18,11 +18,14 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider, PrivateKeyJWTOAuthProvider
 from mcp.client.streamable_http import StreamableHTTPTransport
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared._httpx_utils import RedirectAwareAuth
+from mcp.shared.auth import OAuthClientMetadata
 
 from tests.helpers import WAIT
 
@@ -119,15 +122,29 @@ METHODS: list[tuple[type[Any], str, list[str], str]] = [
         ["self", "requestor"],
         "overridden: sessions made with the gateway's transport",
     ),
-    (OAuthClientProvider, "_initialize", ["self"], "overridden by auth's DeckFlow: stored expiry and metadata"),
-    (OAuthClientProvider, "_expected_issuer", ["self"], "overridden by auth's DeckFlow: the 2025-03-26 issuer"),
-    (OAuthClientProvider, "_auth_flow", ["self", "request"], "overridden by auth's DeckFlow: one refresh, no OAuth"),
+    (OAuthClientProvider, "_initialize", ["self"], "overridden and called by _sdk.oauth: stored expiry and metadata"),
+    (
+        ClientCredentialsOAuthProvider,
+        "_initialize",
+        ["self"],
+        "called by _sdk.oauth's _initialize (machine grants)",
+    ),
+    (PrivateKeyJWTOAuthProvider, "_initialize", ["self"], "called by _sdk.oauth's _initialize (machine grants)"),
+    (OAuthClientProvider, "_expected_issuer", ["self"], "overridden by _sdk.oauth: the 2025-03-26 issuer"),
+    (
+        OAuthClientProvider,
+        "_auth_flow",
+        ["self", "request"],
+        "overridden, called by _sdk.oauth: one refresh",
+    ),
     (
         OAuthClientProvider,
         "_perform_authorization_code_grant",
         ["self"],
-        "overridden by auth's provider: the login gate",
+        "overridden and called by _sdk.oauth: auth's login gate",
     ),
+    (OAuthClientProvider, "_add_auth_header", ["self", "request"], "called by _sdk.oauth: a token at hand, no lock"),
+    (RedirectAwareAuth, "_auth_flow", ["self", "request"], "overridden by _sdk.oauth: the identity-assertion flow"),
 ]
 
 
@@ -157,6 +174,30 @@ def test_the_session_manager_s_private_attributes_the_gateway_reads_are_set() ->
         assert isinstance(getattr(manager, name, None), dict), (
             f"StreamableHTTPSessionManager.{name} is gone or no dict (the gateway's sessions)"
         )
+
+
+class _MemoryStorage:
+    async def get_tokens(self) -> None:
+        return None
+
+    async def set_tokens(self, tokens: object) -> None:
+        return None
+
+    async def get_client_info(self) -> None:
+        return None
+
+    async def set_client_info(self, client_info: object) -> None:
+        return None
+
+
+def test_the_oauth_provider_s_loaded_flag_that_auth_reads_is_set() -> None:
+    """``OAuthClientProvider._initialized``: whether the stored tokens are loaded (``_sdk.oauth``'s
+    ``initialized``), read before a request goes out with a token at hand, without the SDK's lock."""
+    metadata = OAuthClientMetadata.model_validate({"redirect_uris": ["http://127.0.0.1:1/callback"]})
+    provider = OAuthClientProvider("https://mcp.example/mcp", metadata, _MemoryStorage())
+    assert getattr(provider, "_initialized", None) is False, (
+        "OAuthClientProvider._initialized is gone or no bool (auth's DeckFlow: a token at hand)"
+    )
 
 
 @pytest.mark.anyio

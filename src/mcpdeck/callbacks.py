@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextvars import Context
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import mcp_types as types
 
@@ -24,8 +24,10 @@ __all__ = [
     "ElicitationHandler",
     "ElicitationRequest",
     "ElicitationResponse",
+    "Presented",
     "SamplingHandler",
     "SamplingRequest",
+    "ServerRequestRouter",
 ]
 
 
@@ -87,3 +89,47 @@ class SamplingRequest:
 
 SamplingHandler = Callable[[SamplingRequest], Awaitable[types.CreateMessageResult]]
 """``async def handler(request) -> CreateMessageResult``; raise to refuse (the server gets an error)."""
+
+
+@dataclass(frozen=True)
+class Presented:
+    """The client a connection presents itself as, to a server that relays for it (``forwardCaller``: another
+    mcpdeck gateway): its ``clientInfo``, and whether it offers elicitation and sampling (what it cannot
+    answer is not offered, so the server knows it cannot be asked)."""
+
+    client_info: types.Implementation
+    elicitation: bool
+    sampling: bool
+
+
+class ServerRequestRouter(Protocol):
+    """Someone who answers some of the servers' requests in the host's place: a face that serves other
+    clients (the gateway sends a server's question to the client whose call is running). Given to a host
+    with ``Host.route_server_requests(router)``, which returns the function that takes it away again.
+
+    The contract: each method answers for the requests that are its own and says None ("not mine", or
+    False for ``roots_offered``) for the others, which go to the router given before it, and in the end to
+    the host's own handlers (``Host(elicitation=..., sampling=..., roots=...)``). A method that raises fails
+    that request (the server gets the error); the host goes on.
+    """
+
+    async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse | None:
+        """The answer to a server's request for user input, or None."""
+        ...
+
+    async def sampling(self, request: SamplingRequest) -> types.CreateMessageResult | None:
+        """The answer to a server's request for a model completion, or None."""
+        ...
+
+    async def roots_for(self, server: str) -> list[types.Root] | None:
+        """The roots for a server that has none of its own in its config, or None."""
+        ...
+
+    def roots_offered(self, server: str) -> bool:
+        """Whether this router has roots to give the server now: a server is offered the roots capability
+        only where someone has roots to give (capabilities are fixed when a server connects)."""
+        ...
+
+    def presented(self, server: str) -> Presented | None:
+        """Who a connection to a ``forwardCaller`` server presents itself as, or None (mcpdeck itself)."""
+        ...

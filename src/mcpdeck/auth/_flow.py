@@ -27,7 +27,7 @@ from typing import Literal, TypeVar, cast
 from urllib.parse import parse_qs
 
 import httpx2
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthRegistrationError
+from mcp.client.auth import OAuthFlowError, OAuthRegistrationError
 from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     create_oauth_metadata_request,
@@ -38,6 +38,7 @@ from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import BaseModel
 
+from mcpdeck._sdk.oauth import OAuthProviderBase
 from mcpdeck.auth._errors import AuthorizationError
 from mcpdeck.auth._legacy import issuer_location, judge_legacy_issuer, legacy_metadata_url
 from mcpdeck.auth._storage import ServerTokenStorage
@@ -94,7 +95,7 @@ async def oauth_error(response: httpx2.Response) -> str | None:
     return error if isinstance(error, str) else None
 
 
-class DeckFlow(OAuthClientProvider):
+class DeckFlow(OAuthProviderBase):
     """What mcpdeck adds around one of the SDK's ``OAuthClientProvider`` flows (see the module docstring).
 
     A subclass calls ``_deck_setup`` after the SDK's ``__init__`` and may override the hooks
@@ -139,8 +140,7 @@ class DeckFlow(OAuthClientProvider):
 
     # ----- state the SDK does not keep ----------------------------------------------------
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
+    async def loaded_from_storage(self) -> None:
         context = self.context
         if context.current_tokens is not None:
             expires_at = await self._storage.expires_at()
@@ -161,11 +161,11 @@ class DeckFlow(OAuthClientProvider):
         self._saved_metadata = metadata
         await self._storage.save_discovery(metadata, context.protected_resource_metadata)
 
-    def _expected_issuer(self) -> str:
+    def issuer_expected(self, sdk_issuer: str) -> str:
         """The SDK's expected issuer, except on the 2025-03-26 path with an issuer accepted by ``_legacy``."""
         if self.context.auth_server_url is None and self._legacy_issuer is not None:
             return self._legacy_issuer
-        return super()._expected_issuer()
+        return sdk_issuer
 
     # ----- the flow -------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class DeckFlow(OAuthClientProvider):
         if self._passive or self._token_at_hand():
             if not self._passive:
                 self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-                self._add_auth_header(request)
+                self.add_auth_header(request)
             response = yield request
             if not self._needs_login(response):
                 return
@@ -216,8 +216,8 @@ class DeckFlow(OAuthClientProvider):
     async def _settle(self) -> None:
         """At the first request: load what is stored, and decide whether requests pass untouched."""
         async with self.context.lock:
-            if not self._initialized:
-                await self._initialize()
+            if not self.initialized:
+                await self.initialize()
             if self._passive is None:
                 self._passive = self.context.current_tokens is None and self._may_pass_through()
 
@@ -235,15 +235,15 @@ class DeckFlow(OAuthClientProvider):
         as if the request had been sent under the lock (``async_auth_flow``).
         """
         context = self.context
-        return self._initialized and not context.lock.locked() and context.is_token_valid()
+        return self.initialized and not context.lock.locked() and context.is_token_valid()
 
-    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def flow_of(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """The SDK's flow, watched: discovery checked first, one refresh on a refused token, cleanup."""
         retried = False
         try:
             while True:
                 restart = refreshed = False
-                flow = super()._auth_flow(request)
+                flow = self.sdk_flow(request)
                 try:
                     outgoing = await anext(flow, None)
                     while outgoing is not None:

@@ -41,7 +41,7 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
-from mcpdeck._sdk.oauth import RedirectAwareAuth
+from mcpdeck._sdk.oauth import RedirectFollowingAuth
 from mcpdeck.auth._errors import AuthorizationError
 from mcpdeck.auth._storage import ConfiguredClient, ServerTokenStorage
 
@@ -190,7 +190,7 @@ def _needs_authorization(response: httpx2.Response) -> bool:
     return response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope"
 
 
-class IdentityAssertionAuth(RedirectAwareAuth):
+class IdentityAssertionAuth(RedirectFollowingAuth):
     """``httpx2.Auth`` of one server with ``oauth.grantType: "identity_assertion"``.
 
     Build it with ``mcpdeck.auth.build_auth``. Wraps the SDK's ``IdentityAssertionOAuthProvider``,
@@ -228,7 +228,7 @@ class IdentityAssertionAuth(RedirectAwareAuth):
             token_endpoint_auth_method=self._method,
         )
 
-    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def flow_of(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         try:
             provider = self._provider
             first: httpx2.Response | None = None

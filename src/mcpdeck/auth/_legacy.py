@@ -23,8 +23,9 @@ widening whom it trusts:
    must name exactly that issuer (the RFC's rule, applied strictly) or the server is refused.
    Only when nothing is there does the same-origin rule alone decide; mcpdeck logs it.
 3. Everything after that is the SDK's own strict check: the issuer mcpdeck accepted becomes
-   the issuer the SDK expects (``_expected_issuer``), so the root document is still validated
-   against it, client credentials are bound to it (SEP-2352) and the authorization response's
+   the issuer the SDK expects (its ``_expected_issuer``, reached through ``_sdk.oauth``'s
+   ``issuer_expected`` hook), so the root document is still validated against it, client
+   credentials are bound to it (SEP-2352) and the authorization response's
    ``iss`` (RFC 9207) is compared with it.
 
 With protected resource metadata (MCP 2025-06-18 and later) none of this applies: the issuer

@@ -163,7 +163,7 @@ class DeckOAuthProvider(DeckFlow):
             self._reserved.close()
             self._reserved = None
 
-    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+    async def authorization_code_grant(self) -> tuple[str, str]:
         if self._interaction is None:
             raise AuthorizationRequiredError(self.server)
         await self._prepare_redirect()
@@ -173,7 +173,7 @@ class DeckOAuthProvider(DeckFlow):
         async with CallbackListener.serve(self.server, sock, uri) as listener:
             self._listener = listener
             try:
-                return await super()._perform_authorization_code_grant()
+                return await self.sdk_authorization_code_grant()
             except AuthorizationTimeoutError as error:
                 if not self._reused_registration:
                     raise

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported wh
 
     from mcpdeck.config import GatewayApproval
     from mcpdeck.gateway import GatewayToken
+    from mcpdeck.history import History
     from mcpdeck.host import Host
 
 __all__ = [
@@ -42,7 +44,6 @@ __all__ = [
     "register_gateway_command",
     "serve_http",
     "serve_stdio",
-    "until_terminated",
 ]
 
 ClientKind = Literal["claude-desktop", "cursor", "vscode", "claude-code"]
@@ -279,35 +280,16 @@ def _say_failed(name: str, error: str | None) -> None:
     click.echo(f"mcpdeck: server {name!r} failed to start: {mask_urls(error or '')}", err=True)
 
 
-async def until_terminated(main: Callable[[], Awaitable[None]]) -> None:
-    """Run ``main()``; SIGTERM (how clients and service managers stop a program) ends it as Ctrl-C does:
-    the servers are shut down on the way out, none is left running."""
+async def _run(host: Host, faces: Callable[[], Awaitable[None]], history: History | None = None) -> None:
+    """Run a gateway mode on the process runner (``server._runner``): the host and its history, SIGINT and
+    SIGTERM (how clients and service managers stop a program) ending it with its servers shut down, none
+    left running. Ctrl-C exits as it does for every command (130)."""
     import signal
 
-    import anyio
+    from mcpdeck.server._runner import ProcessRunner
 
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def on_term() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        tg.cancel_scope.cancel()
-                        return
-
-            tg.start_soon(on_term)
-            await main()
-            tg.cancel_scope.cancel()
-    except BaseExceptionGroup as group:  # one error (a ConfigError ...): said as itself, not as a group's traceback
-        raise _alone(group) from None
-
-
-def _alone(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The one error a group (of groups) of one holds, or the group itself."""
-    inner: tuple[BaseException, ...] = group.exceptions
-    while len(inner) == 1 and isinstance(inner[0], BaseExceptionGroup):
-        inner = cast(tuple[BaseException, ...], inner[0].exceptions)
-    return inner[0] if len(inner) == 1 else group
+    if await ProcessRunner(host, history=history, grace=GRACE).run(faces) is signal.SIGINT:
+        raise KeyboardInterrupt
 
 
 async def _through_running_serve(address: str, port: int, token: str, profile: str | None) -> None:
@@ -333,21 +315,22 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     what = f"profile {profile!r} of " if profile else ""
     said = f"This is {what}an mcpdeck gateway: several MCP servers served as one, by the mcpdeck serve on port {port}."
 
-    async def main() -> None:
-        async with Host(upstream, wait=False) as host:
-            with anyio.move_on_after(ATTACH_WAIT):  # a running serve on this machine answers at once
-                await host.wait_settled("serve")
-            instructions = host.servers["serve"].instructions or said
-            options: dict[str, Any] = {"name": name, "instructions": instructions, "check_permission": False}
-            async with (
-                Gateway(host, profile="serve", profiles=window, **options) as gateway,
-                anyio.create_task_group() as tg,
-            ):
-                tg.start_soon(_report_start, host)
-                await gateway.run_stdio()
-                tg.cancel_scope.cancel()
+    host = Host(upstream, wait=False)
 
-    await until_terminated(main)
+    async def faces() -> None:
+        with anyio.move_on_after(ATTACH_WAIT):  # a running serve on this machine answers at once
+            await host.wait_settled("serve")
+        instructions = host.servers["serve"].instructions or said
+        options: dict[str, Any] = {"name": name, "instructions": instructions, "check_permission": False}
+        async with (
+            Gateway(host, profile="serve", profiles=window, **options) as gateway,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(_report_start, host)
+            await gateway.run_stdio()
+            tg.cancel_scope.cancel()
+
+    await _run(host, faces)
 
 
 async def stdio_gateway(
@@ -383,16 +366,13 @@ async def _stdio_gateway(ctx: CliContext, profile: str | None, approval: Gateway
         await _through_running_serve(running.host, running.port, running.token, profile)
         return
     history = ctx.history()
-
-    async def main() -> None:
-        async with ctx.host(wait=False, history=history) as host:
-            await serve_stdio(host, profile, approval)
-
     try:
-        await until_terminated(main)
-    finally:
+        host = ctx.host(wait=False)
+    except BaseException:
         if history is not None:
             history.close()
+        raise
+    await _run(host, partial(serve_stdio, host, profile, approval), history)
 
 
 async def http_gateway(
@@ -433,22 +413,20 @@ async def _http_gateway(
         if TOKEN_ENV not in os.environ:
             click.echo(f"bearer token (set ${TOKEN_ENV} to choose one): {secret}", err=True)
     sock = _listening(address, port, tokens)
-    history = ctx.history(also=[token.secret for token in tokens.values()])
 
     def announce(url: str) -> None:
         click.echo(f"mcpdeck gateway at {url}" + (f"/{profile}" if profile else ""), err=True)
 
-    async def main() -> None:
-        async with ctx.host(wait=False, history=history) as host:
-            options: dict[str, Any] = {"profile": profile, "tokens": tokens, "approval": approval}
-            await serve_http(host, address=address, sock=sock, announce=announce, **options)
-
-    try:
-        with sock:
-            await until_terminated(main)
-    finally:
-        if history is not None:
-            history.close()
+    with sock:
+        history = ctx.history(also=[token.secret for token in tokens.values()])
+        try:
+            host = ctx.host(wait=False)
+        except BaseException:
+            if history is not None:
+                history.close()
+            raise
+        options: dict[str, Any] = {"profile": profile, "tokens": tokens, "approval": approval}
+        await _run(host, partial(serve_http, host, address=address, sock=sock, announce=announce, **options), history)
 
 
 approval_option = click.option(

@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
-from collections.abc import Awaitable, Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,25 +25,16 @@ from mcpdeck.callbacks import (
     ElicitationHandler,
     ElicitationRequest,
     ElicitationResponse,
+    Presented,
     SamplingHandler,
     SamplingRequest,
+    ServerRequestRouter,
 )
 from mcpdeck.events import Event, ServerLog, ServerRequestHandled, ServerRequestKind, ServerRequestOutcome
 
-__all__ = ["ClientHandlers", "Presented", "ServerRequests", "as_roots", "fill_defaults"]
+__all__ = ["ClientHandlers", "ServerRequests", "as_roots", "fill_defaults"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Presented:
-    """The client a connection presents itself as, to a server that relays for it (``forwardCaller``: another
-    mcpdeck gateway): its ``clientInfo``, and whether it offers elicitation and sampling (what it cannot
-    answer is not offered, so the server knows it cannot be asked)."""
-
-    client_info: types.Implementation
-    elicitation: bool
-    sampling: bool
 
 
 @dataclass
@@ -54,15 +45,22 @@ class ClientHandlers:
     sampling: SamplingHandler | None = None
     roots: list[types.Root] | None = None
     """The host's roots; None when nobody asked for any (then none are offered)."""
-    roots_for: Callable[[str], Awaitable[list[types.Root] | None]] | None = None
-    """Roots for a server that has none of its own, when someone else decides them (the gateway:
-    the roots of the client whose call is running); None from it means the host's ``roots``."""
-    roots_offered: Callable[[str], bool] | None = None
-    """Whether ``roots_for`` has roots to give a server now (the gateway: its stdio client declared
-    roots); a server is offered the roots capability only where someone has roots to give."""
-    presented: Callable[[str], Presented | None] | None = None
-    """Who a connection to a ``forwardCaller`` server presents itself as (the gateway: its stdio client);
-    None from it: mcpdeck itself, offering elicitation and sampling."""
+    routers: list[ServerRequestRouter] = field(default_factory=list["ServerRequestRouter"])
+    """Who answers servers' requests in the host's place, newest first asked (``Host.route_server_requests``)."""
+
+    def route(self, router: ServerRequestRouter) -> Callable[[], None]:
+        """Add a router (asked before the others and the host's own handlers); returns what removes it."""
+        self.routers.append(router)
+
+        def remove() -> None:
+            if router in self.routers:
+                self.routers.remove(router)
+
+        return remove
+
+    def asked(self) -> list[ServerRequestRouter]:
+        """The routers in the order they are asked: the newest first."""
+        return self.routers[::-1]
 
 
 def as_roots(roots: Iterable[str | os.PathLike[str]] | None) -> list[types.Root] | None:
@@ -158,13 +156,19 @@ class ServerRequests:
                 schema=params.requested_schema,
                 origin=self._origin(),
             )
-        if handler is None:
-            detail = "no elicitation handler is configured for this host, so it declined"
-            logger.warning("server %r asked for user input (%s): %s", self._server, request.mode, detail)
-            self._report("elicitation", "decline", detail)
-            return types.ElicitResult(action="decline")
         try:
-            answer: ElicitationResponse = await handler(request)
+            answer: ElicitationResponse | None = None
+            for router in self._handlers.asked():
+                answer = await router.elicitation(request)
+                if answer is not None:
+                    break
+            if answer is None:
+                if handler is None:
+                    detail = "no elicitation handler is configured for this host, so it declined"
+                    logger.warning("server %r asked for user input (%s): %s", self._server, request.mode, detail)
+                    self._report("elicitation", "decline", detail)
+                    return types.ElicitResult(action="decline")
+                answer = await handler(request)
         except Exception as error:  # the app's handler failed: the server gets an error, the host goes on
             logger.exception("the elicitation handler failed for server %r", self._server)
             self._report("elicitation", "error", str(error))
@@ -196,12 +200,19 @@ class ServerRequests:
     ) -> types.CreateMessageResult | types.ErrorData:
         """A server asks the host's model for a completion."""
         handler = self._handlers.sampling
-        if handler is None:
-            detail = "sampling is not available: no model is configured for this host"
-            self._report("sampling", "refused", detail)
-            return types.ErrorData(code=INVALID_REQUEST, message=detail)
+        request = SamplingRequest(server=self._server, params=params, origin=self._origin())
         try:
-            result = await handler(SamplingRequest(server=self._server, params=params, origin=self._origin()))
+            result: types.CreateMessageResult | None = None
+            for router in self._handlers.asked():
+                result = await router.sampling(request)
+                if result is not None:
+                    break
+            if result is None:
+                if handler is None:
+                    detail = "sampling is not available: no model is configured for this host"
+                    self._report("sampling", "refused", detail)
+                    return types.ErrorData(code=INVALID_REQUEST, message=detail)
+                result = await handler(request)
         except Exception as error:  # a refusal or a provider failure: the server gets the reason
             self._report("sampling", "refused", str(error))
             return types.ErrorData(code=INTERNAL_ERROR, message=f"sampling failed: {error}")
@@ -211,9 +222,12 @@ class ServerRequests:
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
         """The folders the host offers the server."""
         roots = self._roots
-        if roots is None and self._handlers.roots_for is not None:
+        if roots is None:
             try:
-                roots = await self._handlers.roots_for(self._server)
+                for router in self._handlers.asked():
+                    roots = await router.roots_for(self._server)
+                    if roots is not None:
+                        break
             except Exception as error:  # the other side failed: the server gets an error, the host goes on
                 self._report("roots", "error", str(error))
                 return types.ErrorData(code=INTERNAL_ERROR, message=f"the client could not list its roots: {error}")
@@ -222,19 +236,21 @@ class ServerRequests:
 
     @property
     def presented(self) -> Presented | None:
-        """Who to present this server as the client (``ClientHandlers.presented``); None: mcpdeck itself."""
-        presented = self._handlers.presented
-        return presented(self._server) if presented is not None else None
+        """Who to present this server as the client (a router's ``presented``); None: mcpdeck itself."""
+        for router in self._handlers.asked():
+            presented = router.presented(self._server)
+            if presented is not None:
+                return presented
+        return None
 
     @property
     def offers_roots(self) -> bool:
         """Whether this server is offered roots at all: its own ``roots`` list, the host's, or those of
-        someone who has some for it now (``roots_offered``)."""
+        someone who has some for it now (a router's ``roots_offered``)."""
         handlers = self._handlers
         if self._roots is not None or handlers.roots is not None:
             return True
-        offered = handlers.roots_offered
-        return offered is not None and offered(self._server)
+        return any(router.roots_offered(self._server) for router in handlers.asked())
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
         """A log message from the server: to its log file and to the event bus."""

@@ -20,11 +20,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpdeck._sdk.child_process import StdioProcess
 from mcpdeck._sdk.transports import MessageTooLargeError, NotAMessageError
+from mcpdeck.callbacks import Presented
 from mcpdeck.connection._context import ServerContext
 from mcpdeck.connection._errors import describe_error
 from mcpdeck.connection._flag import Flag
 from mcpdeck.connection._server_lists import ServerLists
-from mcpdeck.connection._server_requests import Presented
 
 __all__ = ["Session"]
 

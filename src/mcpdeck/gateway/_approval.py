@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -12,12 +13,22 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import NoBackChannelError
-from mcp_types.jsonrpc import INVALID_PARAMS
+from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
 
+from mcpdeck.config import GatewayApproval
 from mcpdeck.gateway._clients import GatewayClient, parked_call
-from mcpdeck.permissions import Approval, ApprovalCallback, ApprovalRequest, CallingClient, ClientKey, SharedApprovals
+from mcpdeck.permissions import (
+    Access,
+    Approval,
+    ApprovalCallback,
+    ApprovalRequest,
+    CallingClient,
+    ClientKey,
+    PermissionGate,
+    SharedApprovals,
+)
 
-__all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "ApprovalStore", "calling_client", "session_ended"]
+__all__ = ["APPROVAL_TIMEOUT", "ASK_ALL", "ApprovalStore", "GatewayGate", "calling_client", "session_ended"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +128,50 @@ def calling_client(
         lock=client.approving,
         shared=_Kept(store, client) if store is not None else None,
     )
+
+
+class GatewayGate:
+    """The permission gate as a gateway's handlers use it: whether it checks at all, who approves what no rule
+    covers (the gateway's ``approval`` now), where the clients' session approvals are kept for the fleet.
+
+    Args:
+        permissions: The host's gate.
+        check: Pass every request through it (``Gateway(check_permission=...)``).
+        approval: The gateway's ``approval`` setting as it is now (the config file's is followed).
+        approvals: The fleet's store of session approvals (None: this process only).
+    """
+
+    def __init__(
+        self,
+        permissions: PermissionGate,
+        *,
+        check: bool,
+        approval: Callable[[], GatewayApproval],
+        approvals: ApprovalStore | None,
+    ) -> None:
+        self.permissions = permissions
+        self.check = check
+        self._approval = approval
+        self._approvals = approvals
+
+    def approver(self, ctx: ServerRequestContext[Any], who: GatewayClient) -> CallingClient:
+        """``who`` as the approver of its request ``ctx``: it approves what no rule covers (unless the gateway's
+        ``approval`` is ``ask``), and is asked what an ``ask`` rule asks about."""
+        return calling_client(ctx, who, ask_all=self._approval() == "ask", store=self._approvals)
+
+    def denied_server(self, server: str) -> bool:
+        """Whether a ``deny`` rule covers all of ``server`` (for a gateway that checks): it is sent no request of
+        a client, not even a log level, and learns nothing of the clients (their roots)."""
+        return self.check and self.permissions.denied_server(server) is not None
+
+    def refuse_denied(self, access: Access) -> None:
+        """Refuse a request that a ``deny`` rule covers and nothing is asked about (a completion, a subscription).
+
+        Raises:
+            MCPError: A ``deny`` rule (or unreadable rules) covers ``access``.
+        """
+        if self.check and (refused := self.permissions.denied(access)) is not None:
+            raise MCPError(code=INVALID_REQUEST, message=refused.message)
 
 
 async def session_ended(client: GatewayClient, store: ApprovalStore | None) -> None:

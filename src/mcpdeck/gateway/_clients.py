@@ -38,17 +38,16 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 
-from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, SamplingRequest
-from mcpdeck.connection._server_requests import ClientHandlers, Presented
+from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse, Presented, SamplingRequest
 
 __all__ = [
     "LEVELS",
     "ROOTS_WAIT",
     "Calls",
+    "ClientRouter",
     "GatewayClient",
     "InFlightRequest",
     "MultiRoundCall",
-    "install_forwarding",
     "parked_call",
     "send_log",
     "sole_face",
@@ -310,30 +309,23 @@ def _form_answer(result: types.ElicitResult) -> ElicitationResponse:
     return ElicitationResponse(action=result.action, content=dict(content) if content is not None else None)
 
 
-class _Forwarding:
+class ClientRouter:
     """Servers' requests (elicitation, sampling, roots) sent to the gateway client whose call is
     running, where it can answer: in the call's next round for a 2026-07-28 client, on the call's
-    stream for the others; otherwise answered by the handlers the host had."""
+    stream for the others. The gateway gives it to its host (``Host.route_server_requests``): what it
+    says None to, the host's own handlers answer (``mcpdeck.callbacks.ServerRequestRouter``)."""
 
     def __init__(
         self,
-        handlers: ClientHandlers,
         calls: Calls,
         serves: Callable[[str | None, str], bool],
-        denied: Callable[[str], bool],
+        denied: Callable[[str], bool] = lambda server: False,
     ) -> None:
         self._calls = calls
         self._serves = serves  # (profile, server) -> whether the profile has the server
         self._denied = denied  # server -> whether a deny rule covers all of it: it learns nothing of the clients
-        self._own_elicitation, self._own_sampling, self._own_roots, self._own_offered, self._own_presented = (
-            handlers.elicitation,
-            handlers.sampling,
-            handlers.roots_for,
-            handlers.roots_offered,
-            handlers.presented,
-        )
 
-    async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse:
+    async def elicitation(self, request: ElicitationRequest) -> ElicitationResponse | None:
         running = self._calls.owner(request.server, request.origin)
         if running is not None and running.client.can_elicit(request.mode):
             if running.parked is not None:
@@ -342,11 +334,9 @@ class _Forwarding:
                 return await _elicit_on_stream(running, request)
             except NoBackChannelError:
                 pass  # a 2026-07-28 client cannot be asked mid-call: the host answers
-        if self._own_elicitation is None:
-            return ElicitationResponse(action="decline")
-        return await self._own_elicitation(request)
+        return None
 
-    async def sampling(self, request: SamplingRequest) -> types.CreateMessageResult:
+    async def sampling(self, request: SamplingRequest) -> types.CreateMessageResult | None:
         running = self._calls.owner(request.server, request.origin)
         if running is not None and running.client.can_sample:
             if running.parked is not None:
@@ -365,9 +355,7 @@ class _Forwarding:
                 return result
             except NoBackChannelError:
                 pass
-        if self._own_sampling is None:
-            raise RuntimeError("sampling is not available: the client did not offer it and no model is configured")
-        return await self._own_sampling(request)
+        return None
 
     def _sole_with_roots(self, server: str) -> GatewayClient | None:
         """The stdio face's client, if it declared roots and its profile has the server."""
@@ -382,19 +370,17 @@ class _Forwarding:
         ask it, instead of a decline answered here for it)."""
         sole = self._calls.sole
         if sole is None or self._denied(server) or not self._serves(sole.profile, server):
-            return self._own_presented(server) if self._own_presented is not None else None
+            return None
         params = sole.session.client_params
         info = params.client_info if params is not None else types.Implementation(name="unknown client", version="")
         return Presented(info, elicitation=sole.can_elicit("form"), sampling=sole.can_sample)
 
     def roots_offered(self, server: str) -> bool:
-        if self._sole_with_roots(server) is not None:
-            return True
-        return self._own_offered is not None and self._own_offered(server)
+        return self._sole_with_roots(server) is not None
 
     async def roots_for(self, server: str) -> list[types.Root] | None:
         if self._denied(server):  # a server the user denied learns nothing of a client's folders
-            return await self._own_roots(server) if self._own_roots is not None else None
+            return None
         running = self._calls.owner(server)
         if running is not None and running.client.has_roots:
             if running.parked is not None:
@@ -413,20 +399,7 @@ class _Forwarding:
                 result = await sole.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
                 return list(result.roots)
             raise RuntimeError(f"{sole.name} did not answer within {ROOTS_WAIT:g} s")
-        return await self._own_roots(server) if self._own_roots is not None else None
-
-    def install(self, handlers: ClientHandlers) -> Callable[[], None]:
-        """Put these in ``handlers``; returns the function that puts the host's own back."""
-        handlers.elicitation, handlers.sampling = self.elicitation, self.sampling
-        handlers.roots_for, handlers.roots_offered = self.roots_for, self.roots_offered
-        handlers.presented = self.presented
-
-        def restore() -> None:
-            handlers.elicitation, handlers.sampling = self._own_elicitation, self._own_sampling
-            handlers.roots_for, handlers.roots_offered = self._own_roots, self._own_offered
-            handlers.presented = self._own_presented
-
-        return restore
+        return None
 
 
 async def _elicit_in_round(parked: MultiRoundCall, request: ElicitationRequest) -> ElicitationResponse:
@@ -460,18 +433,3 @@ async def _elicit_on_stream(running: InFlightRequest, request: ElicitationReques
         schema: Any = request.schema or {"type": "object", "properties": {}}
         result = await session.elicit_form(request.message, schema, related_request_id=running.ctx.request_id)
     return _form_answer(result)
-
-
-def install_forwarding(
-    handlers: ClientHandlers,
-    calls: Calls,
-    serves: Callable[[str | None, str], bool],
-    denied: Callable[[str], bool] = lambda server: False,
-) -> Callable[[], None]:
-    """Make servers' requests reach the gateway client whose call is running, where it can answer (and a
-    server's ``roots/list`` the one client of a stdio face, whose profile ``serves`` that server). A server
-    ``denied`` as a whole is neither offered nor given a client's roots.
-
-    Falls back to the handlers the host had. Returns the function that puts those back.
-    """
-    return _Forwarding(handlers, calls, serves, denied).install(handlers)

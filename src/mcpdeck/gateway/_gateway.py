@@ -16,9 +16,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
@@ -40,11 +39,12 @@ from mcpdeck.config import (
 )
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
-from mcpdeck.gateway._approval import ApprovalStore
-from mcpdeck.gateway._clients import Calls, MultiRoundCall, install_forwarding, sole_face
+from mcpdeck.gateway._approval import ApprovalStore, GatewayGate
+from mcpdeck.gateway._clients import Calls, ClientRouter, MultiRoundCall, sole_face
 from mcpdeck.gateway._connected_clients import ConnectedClients
-from mcpdeck.gateway._http import GatewayApp
+from mcpdeck.gateway._http import GatewayApp, GatewayToken
 from mcpdeck.gateway._relayed import RoundRelay, answer_relayed
+from mcpdeck.gateway._requests import InFlight, ServedProfile
 from mcpdeck.gateway._server import build_server
 from mcpdeck.gateway._stdio import stdio_streams
 from mcpdeck.gateway._view import ProfileView
@@ -63,22 +63,6 @@ PROFILES_POLL = 0.5
 STARTUP_WAIT = 5.0
 """Seconds after the gateway opens during which a list waits for the servers still starting (a client that
 lists right after ``initialize`` gets them all if they come up by then; later ones follow with ``list_changed``)."""
-
-
-@dataclass(frozen=True)
-class GatewayToken:
-    """A bearer token for the HTTP gateway, optionally bound to one profile.
-
-    Attributes:
-        secret: The token clients send (``Authorization: Bearer <secret>``).
-        profile: The only profile it opens (also at the bare ``/mcp``); None: every profile.
-    """
-
-    secret: str
-    profile: str | None = None
-
-    def __repr__(self) -> str:
-        return f"GatewayToken(secret='***', profile={self.profile!r})"
 
 
 class Gateway:
@@ -171,9 +155,13 @@ class Gateway:
         self._everything = ProfileConfig()
         self._views: dict[str | None, ProfileView] = {}
         self.calls = Calls()
-        self.parked: dict[str, MultiRoundCall] = {}
-        """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
+        self.in_flight = InFlight(self.calls, modern=modern, replica=replica, relay=relay, spawn=self._spawn)
+        """Clients' requests running on servers, and 2026-07-28 calls between their rounds."""
         self.approvals = approvals
+        self.gate = GatewayGate(
+            host.permissions, check=check_permission, approval=lambda: self.approval, approvals=approvals
+        )
+        """The permission gate as the handlers use it."""
         self.clients = ConnectedClients(host, self.calls, self._serves, approvals)
         self._servers: dict[str | None, Server[Any]] = {}
         self._stack: AsyncExitStack | None = None
@@ -263,7 +251,12 @@ class Gateway:
     def denied_server(self, server: str) -> bool:
         """Whether a ``deny`` rule covers all of ``server`` (for a gateway that checks permissions): it is sent
         no request of a client, and learns nothing of the clients (their roots)."""
-        return self.check_permission and self.host.permissions.denied_server(server) is not None
+        return self.gate.denied_server(server)
+
+    @property
+    def parked(self) -> dict[str, MultiRoundCall]:
+        """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
+        return self.in_flight.parked
 
     def server_name(self, profile: str | None) -> str:
         """What the gateway calls itself to a client of a profile (``serverInfo.name``)."""
@@ -288,7 +281,16 @@ class Gateway:
         """The SDK server object for a profile (one per profile, made on first use)."""
         if profile not in self._servers:
             self.profile_config(profile)
-            self._servers[profile] = build_server(self, profile)
+            served = ServedProfile(self.host, profile, self.view, self.started)
+            self._servers[profile] = build_server(
+                served,
+                self.clients,
+                self.gate,
+                self.in_flight,
+                name=self.server_name(profile),
+                instructions=self.instructions(profile),
+                modern=self.modern,
+            )
         return self._servers[profile]
 
     # ----- lifecycle -------------------------------------------------------------------
@@ -301,8 +303,7 @@ class Gateway:
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._tg.cancel_scope.cancel)
             stack.callback(self.closing.set)
-            forwarding = install_forwarding(self.host.client_handlers, self.calls, self._serves, self.denied_server)
-            stack.callback(forwarding)
+            stack.callback(self.host.route_server_requests(ClientRouter(self.calls, self._serves, self.denied_server)))
             self._event_queue, news = anyio.create_memory_object_stream[Event](NEWS_BUFFER)
             stack.callback(news.close)
             stack.callback(self._event_queue.close)
@@ -375,7 +376,11 @@ class Gateway:
     async def answer_relayed(self, body: str) -> str:
         """A round of one of this replica's parked 2026-07-28 calls that another replica relayed (``relay``):
         answered here, its outcome the answer to send back."""
-        return await answer_relayed(self.parked, body)
+        return await answer_relayed(self.in_flight.parked, body)
+
+    def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Start ``fn()`` in the gateway's task group (a 2026-07-28 call between its rounds)."""
+        self.task_group.start_soon(fn)
 
     @property
     def task_group(self) -> TaskGroup:

@@ -31,6 +31,8 @@ from mcpdeck.gateway._requests import (
     RESOURCE_NOT_FOUND,
     RequestContext,
     Requests,
+    RunningRequests,
+    ServedProfile,
     mcp_error,
     relayed_client,
     servers_answer,
@@ -39,7 +41,9 @@ from mcpdeck.permissions import Access
 from mcpdeck.status import ServerState, ServerStatus
 
 if TYPE_CHECKING:
-    from mcpdeck.gateway._gateway import Gateway
+    from mcpdeck.gateway._approval import GatewayGate
+    from mcpdeck.gateway._clients import Calls
+    from mcpdeck.gateway._connected_clients import ConnectedClients
 
 __all__ = ["ListenRequests", "LoggingRequests", "PromptRequests", "ResourceRequests", "RootsRequests", "ToolRequests"]
 
@@ -65,7 +69,7 @@ def _error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-class ToolRequests(Requests):
+class ToolRequests(RunningRequests):
     """The profile's tools: listed under its names, called on the host."""
 
     async def list_tools(
@@ -86,7 +90,7 @@ class ToolRequests(Requests):
         if isinstance(entry, str):  # its server did not start
             return _error_result(entry)
         unlisted = entry.server if self.host.catalog.get(entry.name) is None else None
-        host, check_permission = self.host, self.gateway.check_permission
+        host, check_permission = self.host, self.gate.check
         attributes = {"mcpdeck.profile": who.profile or "", "mcpdeck.token": who.token or ""}
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -106,7 +110,7 @@ class ToolRequests(Requests):
                     progress=progress,
                     check_permission=check_permission,
                     validate=False,  # the server judges its arguments: the client gets its own answer, as directly
-                    approver=self.approver(ctx, who),
+                    approver=self.gate.approver(ctx, who),
                 )
             except PermissionDeniedError as error:
                 return _error_result(str(error))
@@ -164,7 +168,7 @@ def _not_started(status: ServerStatus) -> str:
     return f"server {status.name!r} is {status.state.value}{why}"
 
 
-class ResourceRequests(Requests):
+class ResourceRequests(RunningRequests):
     """The profile's resources and templates: listed, read on the server that offers them, subscribed."""
 
     async def list_resources(
@@ -202,12 +206,12 @@ class ResourceRequests(Requests):
         who = self.client(ctx)
         uri = str(params.uri)
         server = await self.server_for(uri)
-        host, check_permission = self.host, self.gateway.check_permission
+        host, check_permission = self.host, self.gate.check
 
         async def read() -> types.ReadResourceResult:
             try:
                 return await host.read_resource(
-                    uri, server=server, check_permission=check_permission, approver=self.approver(ctx, who)
+                    uri, server=server, check_permission=check_permission, approver=self.gate.approver(ctx, who)
                 )
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
@@ -217,9 +221,9 @@ class ResourceRequests(Requests):
     async def subscribe(self, ctx: RequestContext, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         server = await self.server_for(uri)
-        self.refuse_denied(Access("resource", server, uri))
+        self.gate.refuse_denied(Access("resource", server, uri))
         try:
-            await self.gateway.clients.subscribe(self.client(ctx), uri, server)
+            await self.clients.subscribe(self.client(ctx), uri, server)
         except MCPDeckError as error:
             raise mcp_error(error) from None
         return types.EmptyResult()
@@ -227,7 +231,7 @@ class ResourceRequests(Requests):
     async def unsubscribe(self, ctx: RequestContext, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         try:
-            await self.gateway.clients.unsubscribe(self.client(ctx), uri)
+            await self.clients.unsubscribe(self.client(ctx), uri)
         except MCPDeckError as error:
             raise mcp_error(error) from None
         return types.EmptyResult()
@@ -236,8 +240,10 @@ class ResourceRequests(Requests):
 class ListenRequests(Requests):
     """``subscriptions/listen`` for 2026-07-28 clients, on the profile's subscription bus."""
 
-    def __init__(self, gateway: Gateway, profile: str | None, listen: ListenHandler) -> None:
-        super().__init__(gateway, profile)
+    def __init__(
+        self, profile: ServedProfile, clients: ConnectedClients, gate: GatewayGate, listen: ListenHandler
+    ) -> None:
+        super().__init__(profile, clients, gate)
         self._listen = listen
 
     async def subscriptions_listen(
@@ -245,7 +251,7 @@ class ListenRequests(Requests):
     ) -> types.SubscriptionsListenResult:
         """A 2026-07-28 client's stream of list changes and resource updates: its resource URIs are
         subscribed upstream for as long as the stream is open."""
-        clients = self.gateway.clients
+        clients = self.clients
         self.client(ctx)  # seen (``seen_recently``)
         stream, subscribed = object(), list[str]()
         clients.listening[self.profile] = clients.listening.get(self.profile, 0) + 1
@@ -253,7 +259,7 @@ class ListenRequests(Requests):
             for uri in params.notifications.resource_subscriptions or ():
                 server = self.view().server_for_uri(uri)
                 if server is not None:  # (a URI no server offers is honoured and never fires, as the SDK does)
-                    self.refuse_denied(Access("resource", server, uri))
+                    self.gate.refuse_denied(Access("resource", server, uri))
                     try:
                         await clients.subscribe(stream, uri, server)
                     except MCPDeckError as error:
@@ -265,7 +271,7 @@ class ListenRequests(Requests):
             await clients.unsubscribe_all(stream, subscribed)
 
 
-class PromptRequests(Requests):
+class PromptRequests(RunningRequests):
     """The profile's prompts, and completions of prompt and resource-template arguments."""
 
     async def list_prompts(
@@ -282,7 +288,7 @@ class PromptRequests(Requests):
             entry = self.view().prompt(params.name)
         if entry is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
-        host, check_permission = self.host, self.gateway.check_permission
+        host, check_permission = self.host, self.gate.check
 
         async def get() -> types.GetPromptResult:
             try:
@@ -291,7 +297,7 @@ class PromptRequests(Requests):
                     params.arguments,
                     check_permission=check_permission,
                     validate=False,  # the server judges its arguments, as for tools
-                    approver=self.approver(ctx, who),
+                    approver=self.gate.approver(ctx, who),
                 )
             except MCPDeckError as error:
                 raise mcp_error(error, who) from None
@@ -307,7 +313,7 @@ class PromptRequests(Requests):
                 entry = self.view().prompt(ref.name)
                 if entry is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
-                self.refuse_denied(Access("prompt", entry.server, entry.original_name))
+                self.gate.refuse_denied(Access("prompt", entry.server, entry.original_name))
                 completion = await self.host.complete_prompt_argument(
                     entry.name, argument.name, argument.value, context
                 )
@@ -315,7 +321,7 @@ class PromptRequests(Requests):
                 server = self.view().server_for_template(ref.uri)
                 if server is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"no resource template {ref.uri!r}")
-                self.refuse_denied(Access("resource", server, ref.uri))
+                self.gate.refuse_denied(Access("resource", server, ref.uri))
                 completion = await self.host.complete_resource_argument(
                     server, ref.uri, argument.name, argument.value, context
                 )
@@ -330,8 +336,8 @@ class LoggingRequests(Requests):
     async def set_level(self, ctx: RequestContext, params: types.SetLevelRequestParams) -> types.EmptyResult:
         who = self.client(ctx)
         who.level = params.level
-        servers = [s for s in self.view().servers() if not self.denied_server(s)]
-        await self.gateway.clients.lower_server_level(params.level, servers)
+        servers = [s for s in self.view().servers() if not self.gate.denied_server(s)]
+        await self.clients.lower_server_level(params.level, servers)
         return types.EmptyResult()
 
 
@@ -346,9 +352,13 @@ class RootsRequests(Requests):
     learns nothing of a client's folders.
     """
 
+    def __init__(self, profile: ServedProfile, clients: ConnectedClients, gate: GatewayGate, calls: Calls) -> None:
+        super().__init__(profile, clients, gate)
+        self.calls = calls
+
     async def initialized(self, ctx: RequestContext, params: types.NotificationParams) -> None:
         who = self.client(ctx)
-        calls = self.gateway.calls
+        calls = self.calls
         if not who.sole or calls.sole is who:
             return
         calls.sole = who
@@ -362,10 +372,10 @@ class RootsRequests(Requests):
 
     async def roots_list_changed(self, ctx: RequestContext, params: types.NotificationParams) -> None:
         who = self.client(ctx)
-        calls = self.gateway.calls
+        calls = self.calls
         servers = self.view().servers() if who is calls.sole else calls.servers_of(who)
         await self.host.roots_changed(self._seeing_roots(servers))
 
     def _seeing_roots(self, servers: list[str]) -> list[str]:
         """Those of ``servers`` that may see a client's roots: not one a ``deny`` covers as a whole."""
-        return [server for server in servers if not self.denied_server(server)]
+        return [server for server in servers if not self.gate.denied_server(server)]

@@ -15,9 +15,13 @@ use. SSE events are kept in memory so a client whose stream dropped can resume i
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import anyio
+from anyio.abc import TaskGroup
+from mcp.server import Server
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.runner import serve_loop
@@ -28,13 +32,11 @@ from starlette.types import Receive, Scope, Send
 from mcpdeck._http_faces.guard import CREDENTIAL
 from mcpdeck._sdk.streamable_server import GatewaySessionManager
 from mcpdeck.errors import ConfigError
+from mcpdeck.gateway._connected_clients import ConnectedClients
 from mcpdeck.gateway._event_store import MemoryEventStore
 from mcpdeck.gateway._requests import TOKEN_STATE
 
-if TYPE_CHECKING:
-    from mcpdeck.gateway._gateway import Gateway
-
-__all__ = ["GatewayApp"]
+__all__ = ["GatewayApp", "GatewayToken", "ServedGateway"]
 
 LEGACY_SSE = ("sse", "messages")
 """Path ends of the old HTTP+SSE transport (so no profile may be called that)."""
@@ -62,11 +64,65 @@ async def _reply(send: Send, status: int, message: str, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": body})
 
 
+@dataclass(frozen=True)
+class GatewayToken:
+    """A bearer token for the HTTP gateway, optionally bound to one profile.
+
+    Attributes:
+        secret: The token clients send (``Authorization: Bearer <secret>``).
+        profile: The only profile it opens (also at the bare ``/mcp``); None: every profile.
+    """
+
+    secret: str
+    profile: str | None = None
+
+    def __repr__(self) -> str:
+        return f"GatewayToken(secret='***', profile={self.profile!r})"
+
+
+class ServedGateway(Protocol):
+    """What the HTTP face uses of the gateway that owns it (``Gateway`` is one)."""
+
+    @property
+    def profile(self) -> str | None:
+        """The profile served at the bare ``/mcp``."""
+        ...
+
+    @property
+    def tokens(self) -> Mapping[str, GatewayToken]:
+        """The named bearer tokens (none: no token, as behind ``serve``'s guard)."""
+        ...
+
+    @property
+    def replica(self) -> str | None:
+        """The replica id session ids begin with."""
+        ...
+
+    @property
+    def task_group(self) -> TaskGroup:
+        """Where the session managers run (raises while the gateway is not open)."""
+        ...
+
+    @property
+    def closing(self) -> anyio.Event:
+        """Set when the gateway closes: the session managers run until then, not until a stop's cancellation."""
+        ...
+
+    @property
+    def clients(self) -> ConnectedClients:
+        """The connected clients (for ``/metrics``: listen streams, clients seen)."""
+        ...
+
+    def server(self, profile: str | None) -> Server[Any]:
+        """The SDK server of a profile."""
+        ...
+
+
 class GatewayApp:
     """An ASGI app, the gateway's routes (put the guard in front: ``Gateway.asgi()``); the gateway must be open
     (``async with gateway``) while it serves."""
 
-    def __init__(self, gateway: Gateway, prefix: str = "/mcp"):
+    def __init__(self, gateway: ServedGateway, prefix: str = "/mcp"):
         self._gateway = gateway
         self._prefix = prefix.rstrip("/")
         self._managers: dict[str | None, GatewaySessionManager] = {}

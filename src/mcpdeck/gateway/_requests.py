@@ -6,7 +6,8 @@ the way a request runs on a server (noted as running, or in rounds for a 2026-07
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -31,22 +32,25 @@ from mcpdeck.errors import (
     ToolNotFoundError,
 )
 from mcpdeck.events import CLIENT_META
-from mcpdeck.gateway._approval import calling_client
-from mcpdeck.gateway._clients import GatewayClient, InFlightRequest, MultiRoundCall
-from mcpdeck.gateway._relayed import holder_of, relay_round, responses
+from mcpdeck.gateway._approval import GatewayGate
+from mcpdeck.gateway._clients import Calls, GatewayClient, InFlightRequest, MultiRoundCall
+from mcpdeck.gateway._connected_clients import ConnectedClients
+from mcpdeck.gateway._relayed import RoundRelay, holder_of, relay_round, responses
 from mcpdeck.gateway._view import ProfileView
-from mcpdeck.permissions import Access, CallingClient
 from mcpdeck.status import ServerState
 
 if TYPE_CHECKING:
-    from mcpdeck.gateway._gateway import Gateway
+    from mcpdeck.host import Host
 
 __all__ = [
     "PARKED_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "TOKEN_STATE",
+    "InFlight",
     "RequestContext",
     "Requests",
+    "RunningRequests",
+    "ServedProfile",
     "mcp_error",
     "relayed_client",
     "servers_answer",
@@ -116,20 +120,35 @@ def _token_of(ctx: RequestContext) -> str | None:
     return None
 
 
-class Requests:
-    """The base of each group of handlers: one profile of one gateway."""
+class ServedProfile:
+    """One profile of the gateway as its handlers see it: the host, what the profile shows now, and the wait for
+    its servers still starting.
 
-    def __init__(self, gateway: Gateway, profile: str | None) -> None:
-        self.gateway = gateway
-        self.profile = profile
-        self.host = gateway.host
+    Args:
+        host: The host whose servers the gateway serves.
+        name: The profile (None: the whole catalog).
+        views: What a profile shows now (``Gateway.view``: made again only when its config changed).
+        started: Wait a little for those of some servers still starting (``Gateway.started``).
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        name: str | None,
+        views: Callable[[str | None], ProfileView],
+        started: Callable[[Iterable[str]], Awaitable[None]],
+    ) -> None:
+        self.host = host
+        self.name = name
+        self._views = views
+        self._started = started
 
     def view(self) -> ProfileView:
-        return self.gateway.view(self.profile)
+        return self._views(self.name)
 
     async def started(self) -> None:
         """Wait a little for the profile's servers still starting (see ``Gateway.started``)."""
-        await self.gateway.started(self.view().servers())
+        await self._started(self.view().servers())
 
     def named_by(self, name: str) -> list[str]:
         """The profile's servers whose tool or prompt could bear the served name ``name``."""
@@ -149,41 +168,51 @@ class Requests:
                     tg.start_soon(self.host.wait_settled, name)
         return bool(starting)
 
-    def client(self, ctx: RequestContext) -> GatewayClient:
-        return self.gateway.clients.get(ctx, self.profile, _token_of(ctx))
 
-    def approver(self, ctx: RequestContext, who: GatewayClient) -> CallingClient:
-        """``who`` as the approver of its request ``ctx``: it approves what no rule covers (unless the gateway's
-        ``approval`` is ``ask``), and is asked what an ``ask`` rule asks about."""
-        return calling_client(ctx, who, ask_all=self.gateway.approval == "ask", store=self.gateway.approvals)
+class InFlight:
+    """Clients' requests running on servers: noted in ``calls`` while they run (so a server's questions and log
+    messages find their client), or, for a 2026-07-28 client, run in rounds: the call goes on in the gateway's
+    task group between them, ``parked`` under its ``requestState`` (relayed to the replica that holds it when
+    a round names another).
 
-    def denied_server(self, server: str) -> bool:
-        """Whether a ``deny`` rule covers all of ``server``: it is sent no request, not even a log level."""
-        return self.gateway.denied_server(server)
+    Args:
+        calls: The requests running now, by server.
+        modern: Whether the gateway offers protocol 2026-07-28 (``Gateway(modern=...)``).
+        replica: This process's replica id, the prefix of the ``requestState`` it gives (None: no fleet).
+        relay: How a round of another replica's call reaches it (None: refused clearly).
+        spawn: Start a task in the gateway's task group (raises while the gateway is not open).
+    """
 
-    def refuse_denied(self, access: Access) -> None:
-        """Refuse a request that a ``deny`` rule covers and nothing is asked about (a completion, a subscription).
+    def __init__(
+        self,
+        calls: Calls,
+        *,
+        modern: bool,
+        replica: str | None,
+        relay: RoundRelay | None,
+        spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+    ) -> None:
+        self.calls = calls
+        self.modern = modern
+        self.replica = replica
+        self.relay = relay
+        self._spawn = spawn
+        self.parked: dict[str, MultiRoundCall] = {}
+        """2026-07-28 calls waiting for their client's next round, by ``requestState``."""
 
-        Raises:
-            MCPError: A ``deny`` rule (or unreadable rules) covers ``access``.
-        """
-        if self.gateway.check_permission and (refused := self.host.permissions.denied(access)) is not None:
-            raise MCPError(code=INVALID_REQUEST, message=refused.message)
-
-    async def running_on(
+    async def run(
         self, ctx: RequestContext, who: GatewayClient, server: str, work: Callable[[], Awaitable[Any]]
     ) -> Any:
-        """Run ``work`` as the request of ``who`` (the client ``ctx`` comes from) on ``server``: its log messages and
-        questions come back here."""
-        gateway = self.gateway
-        if gateway.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        """Run ``work`` as the request of ``who`` (the client ``ctx`` comes from) on ``server``: its log messages
+        and questions come back here."""
+        if self.modern and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._in_rounds(ctx, who, server, work)
         running = InFlightRequest(who, server, ctx)
-        noted = gateway.calls.start(running)
+        noted = self.calls.start(running)
         try:
             return await work()
         finally:
-            gateway.calls.end(running, noted)
+            self.calls.end(running, noted)
             if running.pending:
                 await running.flush()
 
@@ -193,32 +222,31 @@ class Requests:
         """A 2026-07-28 request: the call runs in the gateway's task group, and each question the
         server asks ends this round with an ``InputRequiredResult``; the client's next round answers (relayed
         to the replica that holds the call when its ``requestState`` names another: ``_relayed``)."""
-        gateway = self.gateway
         params: Mapping[str, Any] = ctx.params or {}
         state: object = params.get("requestState")
-        parked = gateway.parked.get(state) if isinstance(state, str) else None
+        parked = self.parked.get(state) if isinstance(state, str) else None
         token = _token_of(ctx)
         if parked is not None and parked.owner != token:  # another token's call: for this one, no call at all
             parked = None
-        if parked is None and isinstance(state, str) and (holder := holder_of(state, gateway.replica)) is not None:
-            assert gateway.replica is not None
+        if parked is None and isinstance(state, str) and (holder := holder_of(state, self.replica)) is not None:
+            assert self.replica is not None
             raw = params.get("inputResponses")
-            outcome = await relay_round(gateway.relay, gateway.replica, holder, state, token, raw)
+            outcome = await relay_round(self.relay, self.replica, holder, state, token, raw)
             if outcome is not None:
                 return outcome
         if parked is None:
             key = uuid.uuid4().hex
-            parked = MultiRoundCall(f"{gateway.replica}.{key}" if gateway.replica else key, token)
-            gateway.parked[parked.key] = parked
+            parked = MultiRoundCall(f"{self.replica}.{key}" if self.replica else key, token)
+            self.parked[parked.key] = parked
             running = InFlightRequest(who, server, ctx, parked=parked)
-            gateway.task_group.start_soon(self._park, running, parked, work)
+            self._spawn(partial(self._park, running, parked, work))
         else:
             parked.answer(responses(params.get("inputResponses")))
-        return await parked.round(gateway.parked)
+        return await parked.round(self.parked)
 
     async def _park(self, running: InFlightRequest, parked: MultiRoundCall, work: Callable[[], Awaitable[Any]]) -> None:
         """Run a 2026-07-28 call to its end, then keep its result for a client that may come back for it."""
-        calls = self.gateway.calls
+        calls = self.calls
         noted = calls.start(running)
         try:
             parked.finish(await work())
@@ -228,4 +256,34 @@ class Requests:
             calls.end(running, noted)
         with anyio.move_on_after(PARKED_TIMEOUT):  # a client that never comes back
             await anyio.sleep_forever()
-        self.gateway.parked.pop(parked.key, None)
+        self.parked.pop(parked.key, None)
+
+
+class Requests:
+    """The base of each group of handlers: one profile of one gateway, its connected clients, and its gate.
+
+    Each group is given what it uses and nothing else (``_server.build_server`` puts them together): a group
+    that runs requests on servers takes an ``InFlight`` too.
+    """
+
+    def __init__(self, profile: ServedProfile, clients: ConnectedClients, gate: GatewayGate) -> None:
+        self.served = profile
+        self.profile = profile.name
+        self.host = profile.host
+        self.clients = clients
+        self.gate = gate
+        self.view = profile.view
+        self.started = profile.started
+        self.named_by = profile.named_by
+        self.once_started = profile.once_started
+
+    def client(self, ctx: RequestContext) -> GatewayClient:
+        return self.clients.get(ctx, self.profile, _token_of(ctx))
+
+
+class RunningRequests(Requests):
+    """A group of handlers whose requests run on servers (tools, resources, prompts)."""
+
+    def __init__(self, profile: ServedProfile, clients: ConnectedClients, gate: GatewayGate, in_flight: InFlight):
+        super().__init__(profile, clients, gate)
+        self.running_on = in_flight.run

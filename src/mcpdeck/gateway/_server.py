@@ -27,11 +27,13 @@ from mcpdeck.gateway._handlers import (
     RootsRequests,
     ToolRequests,
 )
-from mcpdeck.gateway._requests import RequestContext
+from mcpdeck.gateway._requests import RequestContext, ServedProfile
 from mcpdeck.gateway._spans import tracing
 
 if TYPE_CHECKING:
-    from mcpdeck.gateway._gateway import Gateway
+    from mcpdeck.gateway._approval import GatewayGate
+    from mcpdeck.gateway._connected_clients import ConnectedClients
+    from mcpdeck.gateway._requests import InFlight
 
 __all__ = ["build_server"]
 
@@ -60,19 +62,29 @@ async def _no_discover(ctx: RequestContext, params: types.RequestParams) -> type
     raise MCPError(code=METHOD_NOT_FOUND, message=_HANDSHAKE_ONLY)
 
 
-def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
-    """The MCP server for one profile (None: the whole catalog)."""
-    tools = ToolRequests(gateway, profile)
-    resources = ResourceRequests(gateway, profile)
-    prompts = PromptRequests(gateway, profile)
-    logs = LoggingRequests(gateway, profile)
-    roots = RootsRequests(gateway, profile)
+def build_server(
+    served: ServedProfile,
+    clients: ConnectedClients,
+    gate: GatewayGate,
+    in_flight: InFlight,
+    *,
+    name: str,
+    instructions: str,
+    modern: bool,
+) -> Server[Any]:
+    """The MCP server for one profile (``served``): its handlers, each group given what it uses (the profile, the
+    connected clients, the gate, the requests in flight), which the ``Gateway`` owns."""
+    tools = ToolRequests(served, clients, gate, in_flight)
+    resources = ResourceRequests(served, clients, gate, in_flight)
+    prompts = PromptRequests(served, clients, gate, in_flight)
+    logs = LoggingRequests(served, clients, gate)
+    roots = RootsRequests(served, clients, gate, in_flight.calls)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # on_set_logging_level is deprecated as of 2026-07-28; older clients use it
         server = _GatewayServer(  # pyright: ignore[reportDeprecated]
-            gateway.server_name(profile),
+            name,
             version=__version__,
-            instructions=gateway.instructions(profile),
+            instructions=instructions,
             on_list_tools=tools.list_tools,
             on_call_tool=tools.call_tool,
             on_list_resources=resources.list_resources,
@@ -91,9 +103,9 @@ def build_server(gateway: Gateway, profile: str | None) -> Server[Any]:
     )
     if not tracing():  # the SDK's span middleware costs even when the spans go nowhere (see ``_spans``)
         server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
-    if gateway.modern:
-        bus = gateway.clients.buses[profile] = InMemorySubscriptionBus()
-        listen = ListenRequests(gateway, profile, ListenHandler(bus))
+    if modern:
+        bus = clients.buses[served.name] = InMemorySubscriptionBus()
+        listen = ListenRequests(served, clients, gate, ListenHandler(bus))
         server.add_request_handler(
             "subscriptions/listen", types.SubscriptionsListenRequestParams, listen.subscriptions_listen
         )

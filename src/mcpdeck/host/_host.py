@@ -12,7 +12,7 @@ import mcp_types as types
 
 from mcpdeck._util.paths import log_dir as default_log_dir
 from mcpdeck.auth import AuthorizeFunction, OAuthInteraction, TokenStore
-from mcpdeck.callbacks import ElicitationHandler, SamplingHandler
+from mcpdeck.callbacks import ElicitationHandler, SamplingHandler, ServerRequestRouter
 from mcpdeck.catalog import Catalog, CatalogTool, unlisted_tool
 from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, resolve_config_path
 from mcpdeck.connection import ProgressCallback
@@ -209,10 +209,18 @@ class Host:
         return os.environ if given is None else given
 
     @property
-    def client_handlers(self) -> ClientHandlers:
-        """How servers' requests to the host (elicitation, sampling, roots) are answered, for every
-        connection. A face that serves other clients (the gateway) may wrap these to forward them."""
+    def _handlers(self) -> ClientHandlers:
+        """How servers' requests to the host (elicitation, sampling, roots) are answered, for every connection."""
         return self._servers.options.handlers
+
+    def route_server_requests(self, router: ServerRequestRouter) -> Callable[[], None]:
+        """Let ``router`` answer the servers' requests (elicitation, sampling, roots, who a ``forwardCaller``
+        connection presents itself as) that are its own, before the host's handlers do; returns the function
+        that takes it away (idempotent). The contract is ``mcpdeck.callbacks.ServerRequestRouter``'s: a router
+        says None for a request that is not its, which goes to the router given before it, and in the end to
+        the handlers given to ``Host`` (``elicitation``, ``sampling``, ``roots``), which stay as they are.
+        The gateway is one: a server's question goes to the client whose call is running."""
+        return self._handlers.route(router)
 
     async def set_log_level(self, level: types.LoggingLevel, servers: Iterable[str] | None = None) -> None:
         """Ask connected servers (all, or ``servers``) to send log messages from ``level`` up.
@@ -393,23 +401,23 @@ class Host:
     @property
     def roots(self) -> list[types.Root]:
         """The folders offered to servers as roots ([] when the host offers none)."""
-        return list(self.client_handlers.roots or [])
+        return list(self._handlers.roots or [])
 
     async def set_roots(self, roots: Iterable[str | os.PathLike[str]]) -> None:
         """Offer other roots, and tell connected servers that they changed.
 
         A server that connected while the host offered no roots was not told the host has any;
         it sees them from its next connect (``reconnect``)."""
-        self.client_handlers.roots = as_roots(roots)
+        self._handlers.roots = as_roots(roots)
         await self._servers.roots_changed()
 
     async def roots_changed(self, servers: Iterable[str] | None = None, *, offer: bool = False) -> None:
         """The roots some servers (all, or ``servers``) are given changed, because someone who decides them
-        (``client_handlers.roots_for``, e.g. a gateway's client) has others now: tell them.
+        (a router's ``roots_for``, e.g. a gateway's client) has others now: tell them.
 
         A server connected in the handshake era with the roots capability gets
         ``notifications/roots/list_changed`` (and asks again). With ``offer``, a server whose session was
-        opened without offering roots, and that would be offered some now (``client_handlers.roots_offered``),
+        opened without offering roots, and that would be offered some now (a router's ``roots_offered``),
         connects again, offering them: a client's capabilities are fixed when it connects. Servers with
         their own ``roots`` (a list, or ``false``) are left alone."""
         await self._servers.roots_changed(servers, offer=offer)

@@ -12,8 +12,11 @@ The order of things:
    live events, ``_live``), and uvicorn serves the app on the bound socket;
 4. on SIGINT or SIGTERM (or ``stop``): event streams end, uvicorn stops taking requests
    and finishes the ones in flight (at most ``GRACE`` seconds), the follower stops, the
-   host closes every server (stdio children and their process groups included), the
-   replica leaves the fleet, the history is closed and the state file removed.
+   host closes every server (stdio children and their process groups included), the state
+   file is removed, the replica leaves the fleet and the history is closed.
+
+The host, the signals and the stopping are ``server._runner.ProcessRunner``'s, as for every
+other process mode; this module gives it the serve-specific parts.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import signal
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -47,6 +49,7 @@ from mcpdeck.host import Host
 from mcpdeck.server._app import build_app
 from mcpdeck.server._follow import ConfigFollower
 from mcpdeck.server._live import share_events
+from mcpdeck.server._runner import ProcessRunner
 from mcpdeck.server._state import ServeState, read_state, remove_state, write_state
 from mcpdeck.store import (
     HEARTBEAT,
@@ -161,72 +164,82 @@ async def _run(
     except BaseException:
         _leave(fleet, history)
         raise
-    # On PostgreSQL: a 2026-07-28 call's round that reaches this replica but is held by another is relayed there,
-    # and each config write is announced to the other replicas
-    postgres = fleet if fleet is not None and history is not None and history.location.kind == "postgresql" else None
-    relay = Relay(postgres) if postgres is not None else None
-    parts = _assemble(options, store, config_path, sock, replica_id, relay)
-    context, server = parts.context, parts.server
-    # One LISTEN connection for this replica's notices: the config file's writes and the fleet's live events
-    listener = Listener(postgres.history.store) if postgres is not None else None
-    notices = ConfigNotices(listener.store, config_path, replica_id, listener) if listener is not None else None
-    broadcast = EventBroadcast(listener, config_path, replica_id, context.redact) if listener is not None else None
     try:
-        async with parts.host, parts.gateway, anyio.create_task_group() as tg:
-            unsubscribe = context.attach()
-            if context.metrics is not None:
-                parts.host.events.on(context.metrics.record, ToolCallStarted, ToolCallFinished)
-            if history is not None:
-                history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
-            if fleet is not None:
-                tg.start_soon(fleet.run, name="mcpdeck replica heartbeat")
-            if context.metrics is not None and context.metrics.shared is not None:
-                tg.start_soon(_flush_minutes, context.metrics, name="mcpdeck metrics to the store")
-            if relay is not None:
-                await tg.start(partial(relay.run, parts.gateway.answer_relayed), name="mcpdeck relay")
-            if options.follow_interval > 0:
-                await parts.follower.prime()
-                tg.start_soon(parts.follower.run, name="mcpdeck config follower")
-                if notices is not None:  # on PostgreSQL: the others say when they wrote the file
-                    store.written.append(notices.notify)
-                    notices.listen(parts.follower.wake)
-            if broadcast is not None and listener is not None:  # on PostgreSQL: the console's live events, fleet-wide
-                stop_sharing = share_events(parts.host, broadcast)
-                listener.start()
-            else:
-                stop_sharing = None
-            write_state(parts.state)
-            serving = anyio.Event()
-
-            async def serve() -> None:
-                try:
-                    await server.serve([sock])
-                finally:
-                    serving.set()
-
-            tg.start_soon(serve, name="mcpdeck http")
-            # SIGINT and SIGTERM are caught before anyone is told the process is ready: one sent at once
-            # stops it as one sent later does (servers closed, state file removed), not by the default action.
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                if ready is not None:
-                    ready(parts.state, context.logins.code)
-                await _until_stopped(signals, serving, stop or anyio.Event())
-            # Stopping: end event streams, let requests in flight finish, then close the rest.
-            context.stop()
-            server.should_exit = True
-            with anyio.move_on_after(GRACE + 1):
-                await serving.wait()
-            unsubscribe()
-            if stop_sharing is not None:
-                stop_sharing()
-            await context.chats.aclose()
-            tg.cancel_scope.cancel()
-    finally:
-        if listener is not None:
-            listener.close()
+        # On PostgreSQL: a 2026-07-28 call's round that reaches this replica but is held by another is relayed
+        # there, and each config write is announced to the other replicas
+        postgres = (
+            fleet if fleet is not None and history is not None and history.location.kind == "postgresql" else None
+        )
+        relay = Relay(postgres) if postgres is not None else None
+        parts = _assemble(options, store, config_path, sock, replica_id, relay)
+        # One LISTEN connection for this replica's notices: the config file's writes and the fleet's live events
+        listener = Listener(postgres.history.store) if postgres is not None else None
+        notices = ConfigNotices(listener.store, config_path, replica_id, listener) if listener is not None else None
+        broadcast = EventBroadcast(listener, config_path, replica_id, parts.context.redact) if listener else None
+    except BaseException:
         sock.close()
-        remove_state(config_path, replica=replica_id, pid=os.getpid())
         _leave(fleet, history)
+        raise
+    runner = ProcessRunner(parts.host, history=history, grace=GRACE + 1)
+    if listener is not None:
+        runner.on_exit(listener.close)
+    runner.on_exit(sock.close)
+    runner.on_exit(partial(remove_state, config_path, replica=replica_id, pid=os.getpid()))
+    runner.on_exit(partial(_leave, fleet, None))  # (the runner closes the history after)
+    context, server = parts.context, parts.server
+
+    async def faces() -> None:
+        """The gateway, the API's event listeners, the replica's jobs, the follower and uvicorn."""
+        async with parts.gateway, anyio.create_task_group() as tg:
+            unsubscribe = context.attach()
+            stop_sharing: Callable[[], None] | None = None
+            try:
+                if context.metrics is not None:
+                    parts.host.events.on(context.metrics.record, ToolCallStarted, ToolCallFinished)
+                if history is not None:
+                    history.add_redactor(context.redact)  # the secrets of servers added or changed while it runs
+                if fleet is not None:
+                    tg.start_soon(fleet.run, name="mcpdeck replica heartbeat")
+                if context.metrics is not None and context.metrics.shared is not None:
+                    tg.start_soon(_flush_minutes, context.metrics, name="mcpdeck metrics to the store")
+                if relay is not None:
+                    await tg.start(partial(relay.run, parts.gateway.answer_relayed), name="mcpdeck relay")
+                if options.follow_interval > 0:
+                    await parts.follower.prime()
+                    tg.start_soon(parts.follower.run, name="mcpdeck config follower")
+                    if notices is not None:  # on PostgreSQL: the others say when they wrote the file
+                        store.written.append(notices.notify)
+                        notices.listen(parts.follower.wake)
+                if broadcast is not None and listener is not None:  # on PostgreSQL: the console's live events
+                    stop_sharing = share_events(parts.host, broadcast)
+                    listener.start()
+                write_state(parts.state)
+                serving = anyio.Event()
+
+                async def serve() -> None:
+                    try:
+                        await server.serve([sock])
+                    finally:
+                        serving.set()
+
+                tg.start_soon(serve, name="mcpdeck http")
+                if ready is not None:  # (the runner caught SIGINT and SIGTERM before anything started)
+                    ready(parts.state, context.logins.code)
+                await serving.wait()  # uvicorn ends when stopping (or by itself: it failed)
+            finally:
+                unsubscribe()
+                if stop_sharing is not None:
+                    stop_sharing()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(GRACE):
+                    await context.chats.aclose()
+                tg.cancel_scope.cancel()
+
+    def stop_faces() -> None:
+        """Stopping: end event streams, let requests in flight finish (uvicorn's ``GRACE``)."""
+        context.stop()
+        server.should_exit = True
+
+    await runner.run(faces, stop_faces=stop_faces, stop=stop)
 
 
 async def _flush_minutes(metrics: CallMetrics) -> None:
@@ -298,7 +311,6 @@ def _assemble(
         elicitation=chats.asks.elicit,
         sampling=chats.sample,
         roots=list(options.roots) or None,
-        history=options.history,
     )
     context = ApiContext(
         host=host, store=store, history=options.history, chats=chats, log_dir=options.log_dir, replica=replica
@@ -350,23 +362,3 @@ def _assemble(
         replica=replica,
     )
     return _Parts(host, context, follower, gateway, quiet_server(config), state)
-
-
-async def _until_stopped(signals: AsyncIterator[int], serving: anyio.Event, stopping: anyio.Event) -> None:
-    """Wait for a signal from ``signals``, for ``stopping`` to be set, or for uvicorn to end by itself (it failed)."""
-
-    async def on_signal() -> None:
-        async for signum in signals:
-            logger.info("stopping on %s", signal.Signals(signum).name)
-            stopping.set()
-            return
-
-    async def on_server_end() -> None:
-        await serving.wait()
-        stopping.set()
-
-    async with anyio.create_task_group() as watch:
-        watch.start_soon(on_signal)
-        watch.start_soon(on_server_end)
-        await stopping.wait()
-        watch.cancel_scope.cancel()
