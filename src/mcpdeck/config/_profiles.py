@@ -18,13 +18,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from mcpdeck.config._models import ToolFilter
-from mcpdeck.config._store import ConfigStore
 from mcpdeck.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcpdeck.config._store import ConfigStore
 
 __all__ = ["ProfileConfig", "parse_profiles", "put_profile", "remove_profile", "validate_profile_name"]
 
