@@ -58,7 +58,8 @@ def look(rounds: int) -> str:
             runs.append((time.perf_counter() - began) / rounds)
     return (
         "| what | looks per run | per look (median of 5 runs) | fastest run |\n|---|---:|---:|---:|\n"
-        f"| `ConfigStore.document()` of an unchanged `mcp.json` (one `stat`) | {rounds:,} | {_us(median(runs))} | {_us(min(runs))} |\n"
+        f"| `ConfigStore.document()` of an unchanged `mcp.json` (one `stat`) | {rounds:,} "
+        f"| {_us(median(runs))} | {_us(min(runs))} |\n"
     )
 
 

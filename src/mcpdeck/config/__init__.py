@@ -30,13 +30,15 @@ from mcpdeck.config._models import (
 )
 from mcpdeck.config._oauth import IdentityProviderConfig, OAuthConfig
 from mcpdeck.config._permissions import PermissionRules, RuleKind, parse_permissions
-from mcpdeck.config._profiles import ProfileConfig, parse_profiles, put_profile, remove_profile, validate_profile_name
+from mcpdeck.config._profiles import ProfileConfig, parse_profiles, validate_profile_name
 from mcpdeck.config._secrets import secrets_of
 from mcpdeck.config._store import (
     ConfigStore,
     McpConfig,
     default_config_path,
     parse_config_document,
+    put_profile,
+    remove_profile,
     resolve_config_path,
 )
 

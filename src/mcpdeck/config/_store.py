@@ -39,6 +39,7 @@ from mcpdeck.config._document import (
     parse_document,
 )
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
+from mcpdeck.config._profiles import ProfileConfig, parse_profile, validate_profile_name
 from mcpdeck.config._splice import rewrite, same_json
 from mcpdeck.errors import ConfigError
 
@@ -48,6 +49,8 @@ __all__ = [
     "McpConfig",
     "default_config_path",
     "parse_config_document",
+    "put_profile",
+    "remove_profile",
     "resolve_config_path",
 ]
 
@@ -259,6 +262,37 @@ class ConfigStore:
         # A new folder is the owner's alone; the file is 0600 whatever it was: headers can hold tokens.
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(self.path, text, mode=0o600)
+
+
+def put_profile(store: ConfigStore, name: str, profile: ProfileConfig | Mapping[str, Any]) -> ProfileConfig:
+    """Add or replace one profile in the config file (other keys untouched); returns it as saved."""
+    parsed = profile if isinstance(profile, ProfileConfig) else parse_profile(name, dict(profile))
+    validate_profile_name(name)
+
+    def change(doc: dict[str, Any]) -> None:
+        section: object = doc.setdefault("profiles", {})
+        if not isinstance(section, dict):
+            raise ConfigError('"profiles" must be an object', path=str(store.path))
+        cast(dict[str, Any], section)[name] = parsed.to_json()
+
+    store.edit(change)
+    return parsed
+
+
+def remove_profile(store: ConfigStore, name: str) -> None:
+    """Delete one profile from the config file.
+
+    Raises:
+        ConfigError: There is no such profile.
+    """
+
+    def change(doc: dict[str, Any]) -> None:
+        section: object = doc.get("profiles")
+        if not isinstance(section, dict) or name not in section:
+            raise ConfigError(f"no profile named {name!r} in the config", path=str(store.path))
+        del cast(dict[str, Any], section)[name]
+
+    store.edit(change)
 
 
 def _as_written(name: str, old: object, new: dict[str, Any]) -> dict[str, Any]:
