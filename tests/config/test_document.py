@@ -103,7 +103,7 @@ def test_a_broken_part_keeps_its_last_good_value_and_the_others_follow(path: Pat
     assert 'write "client"' in str(document.problems["gateway"])
     assert set(document.profiles) == {"coding"} and document.gateway.approval == "ask"  # as they were
     assert document.permissions.deny == ("mcp__fs",)  # the edit of a good part applies
-    with pytest.raises(ConfigError, match="gateway.approval"):
+    with pytest.raises(ConfigError, match=r"gateway\.approval"):
         document.check("permissions", "gateway")
 
 

@@ -198,10 +198,13 @@ class Gateway:
         return document.gateway.approval if document is not None else DEFAULT_APPROVAL
 
     def _document(self) -> ConfigDocument | None:
-        """The config file's document as last read (None: no file to read)."""
+        """The config file's document as last read (None: no file, or none that could ever be read)."""
         if self._config is None:
             return None
-        return self._config.cached or self._config.document()
+        try:
+            return self._config.cached or self._config.document()
+        except ConfigError:  # said where the host read it; the views serve no profiles meanwhile
+            return None
 
     def profile_config(self, name: str | None) -> ProfileConfig:
         """A profile's config (None: the whole catalog).
