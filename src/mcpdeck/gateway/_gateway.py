@@ -216,6 +216,9 @@ class Gateway:
             return self._everything
         found = self.profiles.get(name)
         if found is None:
+            document = self._document() if self._given_profiles is None else None
+            if document is not None and "profiles" in document.problems:
+                raise document.problems["profiles"]  # what keeps it from being read, not only that it is missing
             known = ", ".join(self.profiles) or "none"
             raise ConfigError(f'no profile named {name!r} (known: {known}); add it under "profiles" in the config')
         return found
@@ -331,9 +334,9 @@ class Gateway:
             if document is looked:
                 continue
             looked = document
-            for section in ("profiles", "gateway"):
+            for section, kept in (("profiles", "profiles"), ("gateway", "gateway settings")):
                 if section in document.problems:
-                    logger.warning("gateway: %s kept as it was: %s", section, document.problems[section])
+                    logger.warning("gateway: %s kept as they were: %s", kept, document.problems[section])
             now = self.profiles
             if now is seen:
                 continue
