@@ -334,9 +334,10 @@ class Gateway:
             if document is looked:
                 continue
             looked = document
-            for section, kept in (("profiles", "profiles"), ("gateway", "gateway settings")):
-                if section in document.problems:
-                    logger.warning("gateway: %s kept as they were: %s", kept, document.problems[section])
+            if "profiles" in document.problems:
+                logger.warning("gateway: profiles kept as they were: %s", document.problems["profiles"])
+            if "gateway" in document.problems:
+                logger.warning("gateway: gateway settings kept as they were: %s", document.problems["gateway"])
             now = self.profiles
             if now is seen:
                 continue
