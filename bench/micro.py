@@ -2,7 +2,7 @@
 
     python -m bench.micro                      # both, printed as Markdown tables
 
-- **A look at the config file** (``mcpdeck.server._follow``): what the follower of ``mcpdeck serve``
+- **A look at the config file** (``ConfigStore.document()``): what the follower of ``mcpdeck serve``
   pays per interval while the file does not change, one ``stat`` (goal: microseconds, far below its
   interval). ``tests/server/test_follow.py`` checks that such a look does not read the file.
 - **JSONC stripping of hostile text** (``mcpdeck.config._json.strip_jsonc``): each input of
@@ -42,21 +42,24 @@ def _us(seconds: float | None) -> str:
 
 
 def look(rounds: int) -> str:
-    """A look at an unchanged config file: the follower's ``_stamp``, timed over ``rounds`` looks, 5 times."""
-    from mcpdeck.server._follow import _stamp  # pyright: ignore[reportPrivateUsage]
+    """A look at an unchanged config file: the store's ``document()``, timed over ``rounds`` looks, 5 times."""
+    from mcpdeck.config import ConfigStore
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "mcp.json"
         path.write_text("{}")
+        store = ConfigStore(path)
+        store.document()
         runs: list[float] = []
         for _ in range(5):
             began = time.perf_counter()
             for _ in range(rounds):
-                _stamp(str(path))
+                store.document()
             runs.append((time.perf_counter() - began) / rounds)
     return (
         "| what | looks per run | per look (median of 5 runs) | fastest run |\n|---|---:|---:|---:|\n"
-        f"| `stat` of an unchanged `mcp.json` | {rounds:,} | {_us(median(runs))} | {_us(min(runs))} |\n"
+        f"| `ConfigStore.document()` of an unchanged `mcp.json` (one `stat`) | {rounds:,} "
+        f"| {_us(median(runs))} | {_us(min(runs))} |\n"
     )
 
 

@@ -32,7 +32,7 @@ def test_a_symlinked_config_is_written_through_to_its_target_and_made_private(tm
     ConfigStore(hop).put_server("fs", StdioServerConfig(command="fs-server"))
     assert hop.is_symlink() and config.is_symlink()
     assert list(ConfigStore(target).read().servers) == ["fs"]
-    assert ConfigStore(target).read_raw()["theme"] == "dark"
+    assert ConfigStore(target).document().raw["theme"] == "dark"
     assert mode(target) == 0o600
     assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json"]  # no temp or lock beside the link
     assert sorted(p.name for p in dotfiles.iterdir()) == ["mcp.json"]  # nor beside the target

@@ -46,7 +46,7 @@ def test_a_key_given_twice_anywhere_is_refused_with_its_path_and_line(
 ) -> None:
     store = store_with(tmp_path, text)
     with pytest.raises(ConfigError) as caught:
-        store.read_raw()
+        store.document()
     assert str(caught.value) == (
         f"{store.path}:{line}: {where}; JSON keeps only the last one, so remove or merge one of them"
     )
@@ -80,7 +80,7 @@ def test_nesting_up_to_the_limit_loads_and_saves(tmp_path: Path) -> None:
     inner = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)
     store = store_with(tmp_path, '{"x": ' + inner + "}")
     store.set_enabled(False)
-    assert store.read_raw()["mcpEnabled"] is False
+    assert store.document().raw["mcpEnabled"] is False
 
 
 def test_a_deep_unterminated_file_is_refused_the_same_way(tmp_path: Path) -> None:

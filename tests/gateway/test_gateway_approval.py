@@ -147,7 +147,8 @@ async def test_the_config_files_gateway_approval_is_the_default_and_an_edit_appl
                 refused = await mute.call_tool("mcp__basic__echo", {"text": "hi"})
                 doc["gateway"]["approval"] = "client"
                 config.write_text(json.dumps(doc))
-                gateway.profiles  # noqa: B018 - the gateway reads the file again (as it does twice a second)
+                assert host.config_store is not None
+                host.config_store.document()  # the look at the file the gateway takes twice a second
                 allowed = await mute.call_tool("mcp__basic__echo", {"text": "hi"})
     assert refused.is_error and "gateway.approval" in _text(refused)
     assert not allowed.is_error, _text(allowed)

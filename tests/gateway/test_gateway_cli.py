@@ -12,6 +12,7 @@ import pytest
 
 from mcpdeck import Host
 from mcpdeck.cli._gateway import gateway_tokens, serve_http
+from mcpdeck.config import parse_document
 from mcpdeck.errors import ConfigError
 from mcpdeck.gateway import GatewayToken
 from tests.cli.inprocess import mcpdeck
@@ -22,13 +23,13 @@ pytestmark = pytest.mark.anyio
 
 def test_named_tokens_come_from_the_config_with_variables_expanded() -> None:
     doc = {"gateway": {"tokens": {"laptop": {"token": "${T1}"}, "ci": {"token": "${T2}", "profile": "coding"}}}}
-    tokens = gateway_tokens(doc, {"T1": "s3cret-1", "T2": "s3cret-2"})
+    tokens = gateway_tokens(parse_document(doc), {"T1": "s3cret-1", "T2": "s3cret-2"})
     assert tokens == {"laptop": GatewayToken("s3cret-1"), "ci": GatewayToken("s3cret-2", "coding")}
     assert "s3cret" not in repr(tokens["laptop"])  # a secret is never printed
     with pytest.raises(ConfigError, match=r"gateway.tokens.bad: give \"token\""):
-        gateway_tokens({"gateway": {"tokens": {"bad": {"profile": "x"}}}}, {})
+        gateway_tokens(parse_document({"gateway": {"tokens": {"bad": {"profile": "x"}}}}), {})
     with pytest.raises(ConfigError, match="T3"):
-        gateway_tokens({"gateway": {"tokens": {"x": {"token": "${T3}"}}}}, {})
+        gateway_tokens(parse_document({"gateway": {"tokens": {"x": {"token": "${T3}"}}}}), {})
 
 
 async def test_serving_beyond_loopback_without_a_token_is_refused(log_dir: Path) -> None:

@@ -13,6 +13,7 @@ from mcp import Client
 
 from mcpdeck import Host
 from mcpdeck.config import ConfigStore, put_profile, remove_profile
+from mcpdeck.errors import ConfigError
 from mcpdeck.gateway import Gateway
 from tests.gateway.support import ALLOW_ALL, Seen, client
 from tests.helpers import WAIT, serve_asgi, stdio_server
@@ -85,17 +86,26 @@ async def test_a_removed_profile_tells_its_clients_and_then_refuses_them_by_name
     assert "known: none" in str(refused.value)
 
 
-async def test_a_broken_edit_keeps_the_profiles_that_ran(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_broken_edit_keeps_the_profiles_that_ran(tmp_path: Path) -> None:
     path = _config(tmp_path, {"kept": {"servers": ["conf"], "tools": {"include": ["test_simple_text"]}}})
     seen = Seen()
-    async with _through(path, "kept", seen) as via:
+    async with (
+        Host.from_file(path, log_dir=tmp_path / "logs") as host,
+        Gateway(host) as gateway,
+        serve_asgi(gateway.asgi()) as base,
+        client(f"{base}/mcp/kept", seen) as via,
+    ):
         with anyio.fail_after(WAIT):
             await via.list_tools()
             doc = json.loads(path.read_text())
             doc["profiles"]["kept"]["prefix"] = False
             doc["profiles"]["kept"]["servers"] = ["conf", "another"]  # prefix false needs exactly one server
             path.write_text(json.dumps(doc))
-            still = [t.name for t in (await via.list_tools()).tools]  # this request reads the file again
+            assert host.config_store is not None
+            document = host.config_store.document()  # the look at the file the gateway takes twice a second
+            still = [t.name for t in (await via.list_tools()).tools]
+            with pytest.raises(ConfigError, match="exactly one server"):  # said, not "no such profile"
+                Gateway(host, profile="another")
     assert still == ["mcp__conf__test_simple_text"]
-    assert "profiles kept as they were" in caplog.text and "exactly one server" in caplog.text
+    assert "exactly one server" in str(document.problems["profiles"])
     assert "notifications/tools/list_changed" not in seen.notifications

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.anyio
 class Followed:
     host: Host
     follower: ConfigFollower
+    store: ConfigStore
     path: Path
     events: Subscription
 
@@ -44,17 +45,21 @@ async def followed(tmp_path: Path) -> AsyncIterator[Followed]:
     path.write_text(json.dumps({"mcpServers": {"one": stdio_server("basic"), "two": stdio_server("basic")}}))
     host = Host(store=ConfigStore(path), log_dir=tmp_path / "logs")
     async with host, host.events.subscribe() as events:
-        follower = ConfigFollower(host, ConfigStore(path))
+        store = ConfigStore(path)
+        follower = ConfigFollower(host, store)
         await follower.prime()
-        yield Followed(host, follower, path, events)
+        yield Followed(host, follower, store, path, events)
 
 
 async def test_an_unchanged_file_is_not_even_read(followed: Followed) -> None:
     """A look is one stat while nothing changed (what that costs: ``python -m bench.micro``)."""
+    store = followed.store
+    reads, parses = store.reads, store.parses
     assert not await followed.follower.check()
-    followed.path.touch()  # a new mtime, same content: read, hashed, nothing applied
+    followed.path.touch()  # a new mtime, same content: read, compared, not parsed, nothing applied
     assert not await followed.follower.check()
-    assert (followed.follower.checks, followed.follower.reads) == (2, 1)
+    assert followed.follower.checks == 2
+    assert (store.reads - reads, store.parses - parses) == (1, 0)
 
 
 async def test_an_added_entry_connects_and_the_others_are_untouched(followed: Followed) -> None:
@@ -109,7 +114,7 @@ async def test_a_removed_entry_is_disconnected(followed: Followed) -> None:
 
 async def test_a_broken_file_is_reported_and_everything_keeps_running(followed: Followed) -> None:
     followed.path.write_text('{"mcpServers": {"one": ')
-    assert await followed.follower.check()
+    assert not await followed.follower.check()  # nothing applied: the last good document stays in use
     failed = await next_event(followed.events, ConfigReloadFailed)
     assert failed.server is None
     assert "not valid JSON" in failed.error

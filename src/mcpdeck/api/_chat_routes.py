@@ -98,10 +98,10 @@ class AnswerIn(BaseModel):
     reason: str | None = None
 
 
-async def _config(ctx: ApiContext) -> dict[str, Any]:
+async def _config(ctx: ApiContext) -> Mapping[str, Any]:
     if ctx.store is None:
         return {}
-    return await anyio.to_thread.run_sync(ctx.store.read_raw)
+    return (await anyio.to_thread.run_sync(ctx.store.document)).raw
 
 
 @router.get("/chat/models", response_model=ModelsOut, summary="Models the chat can use")

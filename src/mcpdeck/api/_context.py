@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -105,7 +105,7 @@ class ApiContext:
             ConfigError: The config's ``providers`` are malformed.
         """
         store = self.store
-        raw: dict[str, Any] = await anyio.to_thread.run_sync(store.read_raw) if store is not None else {}
+        raw: Mapping[str, Any] = (await anyio.to_thread.run_sync(store.document)).raw if store is not None else {}
         spec = default_model(os.environ, raw)
         if not spec:
             return None

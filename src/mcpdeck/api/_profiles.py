@@ -16,7 +16,7 @@ from mcpdeck.api._common import ApiContextDep, ChangesConfig
 from mcpdeck.api._context import ApiContext
 from mcpdeck.api._errors import ApiError
 from mcpdeck.api._models import ProfileIn, ProfileListOut, ProfileOut
-from mcpdeck.config import ConfigStore, ProfileConfig, parse_profiles, put_profile, remove_profile
+from mcpdeck.config import ConfigStore, ProfileConfig, put_profile, remove_profile
 
 __all__ = ["router"]
 
@@ -33,8 +33,9 @@ def _store(ctx: ApiContext) -> ConfigStore:
 
 async def _profiles(ctx: ApiContext) -> dict[str, ProfileConfig]:
     store = _store(ctx)
-    raw = await anyio.to_thread.run_sync(store.read_raw)
-    return parse_profiles(raw, path=str(store.path))
+    document = await anyio.to_thread.run_sync(store.document)
+    document.check("profiles")
+    return dict(document.profiles)
 
 
 def _out(ctx: ApiContext, name: str, profile: ProfileConfig) -> dict[str, Any]:

@@ -3,6 +3,7 @@ disconnect, test (saved or not), per-tool enable/disable, logs; ``/api/import``.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any, cast
 
@@ -68,11 +69,11 @@ def _detail(ctx: ApiContext, name: str) -> dict[str, Any]:
 async def _stored(ctx: ApiContext, name: str) -> dict[str, Any]:
     """The server's entry as the file stores it (secrets and all), else as it runs."""
     if ctx.store is not None:
-        raw = await anyio.to_thread.run_sync(ctx.store.read_raw)
-        servers: dict[str, Any] = raw.get("mcpServers") or {}
+        document = await anyio.to_thread.run_sync(ctx.store.document)
+        servers: dict[str, Any] = document.raw.get("mcpServers") or {}
         entry: object = servers.get(name)
         if isinstance(entry, dict):
-            return cast(dict[str, Any], entry)
+            return copy.deepcopy(cast(dict[str, Any], entry))  # the document is shared: the caller gets its own
     if ctx.host.servers.get(name) is not None and not ctx.host.servers[name].unreadable:
         running = ctx.host.config_of(name)
         if not isinstance(running, InProcessServerConfig):

@@ -88,7 +88,7 @@ class CliContext:
             )
         config = self.store.read()
         if not config.servers and not config.problems:
-            raw = self.store.read_raw()
+            raw = self.store.document().raw  # the same reading
             if "mcpServers" not in raw and isinstance(raw.get("servers"), dict):
                 raise ConfigError(
                     f'{self.path} has "servers" but no "mcpServers": it looks like a VS Code config; '

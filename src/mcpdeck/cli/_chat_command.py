@@ -36,7 +36,7 @@ def chat_start(ctx: CliContext, options: ChatOptions) -> tuple[dict[str, Any], s
 
     for name in options.servers:
         ctx.server(name)  # an unknown name is an error, not a chat without tools
-    raw = ctx.store.read_raw()
+    raw = dict(ctx.store.document().raw)  # (a copy of its top level: the backends take a dict)
     spec = options.model or default_model(os.environ, raw)
     if spec is None:
         raise ProviderError(NO_MODEL, provider="")

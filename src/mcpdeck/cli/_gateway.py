@@ -29,7 +29,7 @@ from mcpdeck.errors import ConfigError
 if TYPE_CHECKING:  # the gateway (the SDK's server side, uvicorn) is imported when it is used
     import socket
 
-    from mcpdeck.config import GatewayApproval
+    from mcpdeck.config import ConfigDocument, GatewayApproval
     from mcpdeck.gateway import GatewayToken
     from mcpdeck.history import History
     from mcpdeck.host import Host
@@ -109,30 +109,21 @@ def print_client_config(kind: ClientKind, config_path: Path, **options: Any) -> 
         )
 
 
-def gateway_tokens(doc: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, GatewayToken]:
-    """The named tokens of a config's ``gateway.tokens`` (``{"name": {"token": "${VAR}", "profile": "p"}}``).
+def gateway_tokens(document: ConfigDocument, environ: Mapping[str, str]) -> dict[str, GatewayToken]:
+    """The named tokens of a config's ``gateway.tokens`` (``{"name": {"token": "${VAR}", "profile": "p"}}``),
+    their variables expanded.
 
     Raises:
         ConfigError: The section is malformed or a variable is unset; the message says which.
     """
-    section: object = doc.get("gateway") or {}
-    if not isinstance(section, dict):
-        raise ConfigError('"gateway" must be an object')
-    raw: object = cast(dict[str, object], section).get("tokens") or {}
-    if not isinstance(raw, dict):
-        raise ConfigError('"gateway.tokens" must be an object mapping token names to {"token": ..., "profile": ...}')
     from mcpdeck.config import expand_vars
     from mcpdeck.gateway import GatewayToken
 
-    tokens: dict[str, GatewayToken] = {}
-    for name, entry in cast(dict[str, object], raw).items():
-        spec = cast(dict[str, object], entry) if isinstance(entry, dict) else {}
-        secret, profile = spec.get("token"), spec.get("profile")
-        if not isinstance(secret, str) or not secret or not (profile is None or isinstance(profile, str)):
-            hint = 'give "token" (use "${VAR}" to keep it out of the file) and optionally "profile"'
-            raise ConfigError(f"gateway.tokens.{name}: {hint}")
-        tokens[name] = GatewayToken(expand_vars(secret, environ, field=f"gateway.tokens.{name}"), profile)
-    return tokens
+    document.check("gateway")
+    return {
+        name: GatewayToken(expand_vars(token.token, environ, field=f"gateway.tokens.{name}"), token.profile)
+        for name, token in document.gateway.tokens.items()
+    }
 
 
 async def serve_stdio(host: Host, profile: str | None, approval: GatewayApproval | None = None) -> None:
@@ -404,7 +395,7 @@ async def _http_gateway(
     from mcpdeck.gateway._spans import drop_idle_client_spans
 
     drop_idle_client_spans()
-    tokens = {} if no_token else gateway_tokens(ctx.store.read_raw(), os.environ)
+    tokens = {} if no_token else gateway_tokens(ctx.store.document(), os.environ)
     if not no_token and not tokens:
         from mcpdeck.gateway import GatewayToken
 

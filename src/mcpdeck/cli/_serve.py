@@ -234,10 +234,11 @@ def _known_profile(ctx: CliContext, name: str) -> None:
     Raises:
         ConfigError: No such profile (or the profiles cannot be read); the message says which exist.
     """
-    from mcpdeck.config import parse_profiles
     from mcpdeck.errors import ConfigError
 
-    profiles = parse_profiles(ctx.store.read_raw(), path=str(ctx.path))
+    document = ctx.store.document()
+    document.check("profiles")
+    profiles = document.profiles
     if name not in profiles:
         known = ", ".join(profiles) or "none"
         raise ConfigError(f'no profile named {name!r} in {ctx.path} (known: {known}); add it under "profiles" first')

@@ -1,4 +1,5 @@
-"""Server configs (with their OAuth settings), the config file, ``${VAR}`` expansion and importers from other hosts.
+"""Server configs (with their OAuth settings), the config file and its one typed model (``ConfigDocument``: servers,
+permissions, profiles, gateway settings), ``${VAR}`` expansion and importers from other hosts.
 
 The importers (``import_servers`` and its types) are imported on first use: reading other hosts'
 files needs ``yaml``, which every command's start would pay otherwise (bench/RESULTS.md).
@@ -6,8 +7,15 @@ files needs ``yaml``, which every command's start would pay otherwise (bench/RES
 
 from typing import TYPE_CHECKING, Any
 
+from mcpdeck.config._document import ConfigDocument, ConfigSection, parse_document
 from mcpdeck.config._expand import expand_server_config, expand_vars, referenced_values
-from mcpdeck.config._gateway import DEFAULT_APPROVAL, GatewayApproval, parse_gateway_approval
+from mcpdeck.config._gateway import (
+    DEFAULT_APPROVAL,
+    GatewayApproval,
+    GatewaySettings,
+    GatewayTokenSetting,
+    parse_gateway_settings,
+)
 from mcpdeck.config._models import (
     AnyServerConfig,
     InProcessServer,
@@ -21,13 +29,16 @@ from mcpdeck.config._models import (
     validate_server_name,
 )
 from mcpdeck.config._oauth import IdentityProviderConfig, OAuthConfig
-from mcpdeck.config._profiles import ProfileConfig, parse_profiles, put_profile, remove_profile, validate_profile_name
+from mcpdeck.config._permissions import PermissionRules, RuleKind, parse_permissions
+from mcpdeck.config._profiles import ProfileConfig, parse_profiles, validate_profile_name
 from mcpdeck.config._secrets import secrets_of
 from mcpdeck.config._store import (
     ConfigStore,
     McpConfig,
     default_config_path,
     parse_config_document,
+    put_profile,
+    remove_profile,
     resolve_config_path,
 )
 
@@ -37,8 +48,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_APPROVAL",
     "AnyServerConfig",
+    "ConfigDocument",
+    "ConfigSection",
     "ConfigStore",
     "GatewayApproval",
+    "GatewaySettings",
+    "GatewayTokenSetting",
     "IdentityProviderConfig",
     "ImportResult",
     "ImportSource",
@@ -46,8 +61,10 @@ __all__ = [
     "InProcessServerConfig",
     "McpConfig",
     "OAuthConfig",
+    "PermissionRules",
     "ProfileConfig",
     "RemoteServerConfig",
+    "RuleKind",
     "ServerConfig",
     "StdioServerConfig",
     "ToolFilter",
@@ -58,7 +75,9 @@ __all__ = [
     "expand_vars",
     "import_servers",
     "parse_config_document",
-    "parse_gateway_approval",
+    "parse_document",
+    "parse_gateway_settings",
+    "parse_permissions",
     "parse_profiles",
     "parse_server_config",
     "put_profile",

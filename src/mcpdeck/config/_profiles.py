@@ -10,7 +10,7 @@ They live beside ``mcpServers`` in the config file::
 ``servers`` (absent: every server) picks the servers; ``tools`` is an include/exclude filter
 whose patterns match either the catalog name (``mcp__fs__read_*``) or the server's own name
 (``read_*``); ``prefix: false`` serves one server's tools and prompts under their own names.
-Keys this module does not know are kept on save.
+Keys this module does not know are kept on save (``put_profile`` and ``remove_profile`` are in ``_store``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from mcpdeck.config._models import ToolFilter
-from mcpdeck.config._store import ConfigStore
 from mcpdeck.errors import ConfigError
 
-__all__ = ["ProfileConfig", "parse_profiles", "put_profile", "remove_profile", "validate_profile_name"]
+__all__ = ["ProfileConfig", "parse_profile", "parse_profiles", "validate_profile_name"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 _RESERVED = ("sse", "messages")
@@ -81,7 +80,12 @@ class ProfileConfig(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
-def _parse(name: str, raw: object) -> ProfileConfig:
+def parse_profile(name: str, raw: object) -> ProfileConfig:
+    """One profile as written under ``profiles.<name>``.
+
+    Raises:
+        ConfigError: The name or the profile is unusable; the message says which key and why.
+    """
     validate_profile_name(name)
     try:
         return ProfileConfig.model_validate(raw)
@@ -106,38 +110,7 @@ def parse_profiles(doc: Mapping[str, Any], *, path: str | None = None) -> dict[s
     profiles: dict[str, ProfileConfig] = {}
     for name, entry in cast(dict[str, object], raw).items():
         try:
-            profiles[name] = _parse(name, entry)
+            profiles[name] = parse_profile(name, entry)
         except ConfigError as error:
             raise ConfigError(str(error), path=path) from None
     return profiles
-
-
-def put_profile(store: ConfigStore, name: str, profile: ProfileConfig | Mapping[str, Any]) -> ProfileConfig:
-    """Add or replace one profile in the config file (other keys untouched); returns it as saved."""
-    parsed = profile if isinstance(profile, ProfileConfig) else _parse(name, dict(profile))
-    validate_profile_name(name)
-
-    def change(doc: dict[str, Any]) -> None:
-        section: object = doc.setdefault("profiles", {})
-        if not isinstance(section, dict):
-            raise ConfigError('"profiles" must be an object', path=str(store.path))
-        cast(dict[str, Any], section)[name] = parsed.to_json()
-
-    store.edit(change)
-    return parsed
-
-
-def remove_profile(store: ConfigStore, name: str) -> None:
-    """Delete one profile from the config file.
-
-    Raises:
-        ConfigError: There is no such profile.
-    """
-
-    def change(doc: dict[str, Any]) -> None:
-        section: object = doc.get("profiles")
-        if not isinstance(section, dict) or name not in section:
-            raise ConfigError(f"no profile named {name!r} in the config", path=str(store.path))
-        del cast(dict[str, Any], section)[name]
-
-    store.edit(change)

@@ -24,19 +24,46 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from mcpdeck._util.files import atomic_write, locked
 from mcpdeck._util.paths import config_path
-from mcpdeck.config._json import load_json, strip_jsonc
+from mcpdeck.config._document import (
+    ConfigDocument,
+    McpConfig,
+    load_document_json,
+    parse_config_document,
+    parse_document,
+)
 from mcpdeck.config._models import ServerConfig, parse_server_config, validate_server_name
+from mcpdeck.config._profiles import ProfileConfig, parse_profile, validate_profile_name
 from mcpdeck.config._splice import rewrite, same_json
 from mcpdeck.errors import ConfigError
 
-__all__ = ["ConfigStore", "McpConfig", "default_config_path", "parse_config_document", "resolve_config_path"]
+__all__ = [
+    "ConfigDocument",
+    "ConfigStore",
+    "McpConfig",
+    "default_config_path",
+    "parse_config_document",
+    "put_profile",
+    "remove_profile",
+    "resolve_config_path",
+]
+
+_Stamp = tuple[int, int, int] | None
+"""A file's (size, mtime_ns, inode); None: no file."""
+
+
+def _stamp(path: Path) -> _Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -53,74 +80,70 @@ def resolve_config_path(
     return config_path(environ)
 
 
-@dataclass(frozen=True)
-class McpConfig:
-    """One reading of a config file (or of configs given in code).
-
-    Attributes:
-        servers: The usable servers, by name, in file order.
-        problems: Servers whose entries cannot be used, with the reason.
-        npm_registry: The file-wide ``npmRegistry`` setting.
-        enabled: The global switch (``mcpEnabled``); False means connect nothing.
-        path: The file this came from, if any.
-    """
-
-    servers: dict[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
-    problems: dict[str, ConfigError] = field(default_factory=dict[str, ConfigError])
-    npm_registry: str | None = None
-    enabled: bool = True
-    path: Path | None = None
-
-
-def _load_json(text: str, path: str) -> dict[str, Any]:
-    # Comments and trailing commas become spaces first, so the lines of an error stay true.
-    data: object = load_json(strip_jsonc(text), path) if text.strip() else {}
-    if not isinstance(data, dict):
-        raise ConfigError('the file must hold a JSON object like {"mcpServers": {...}}', path=path, line=1)
-    document = cast(dict[str, Any], data)
-    servers: object = document.get("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ConfigError('"mcpServers" must be an object mapping server names to configs', path=path)
-    return document
-
-
-def parse_config_document(data: Mapping[str, Any], path: Path | None = None) -> McpConfig:
-    """Turn a parsed ``{"mcpServers": ...}`` document into an McpConfig."""
-    servers: dict[str, ServerConfig] = {}
-    problems: dict[str, ConfigError] = {}
-    entries: dict[str, Any] = data.get("mcpServers") or {}
-    for name, raw in entries.items():
-        try:
-            servers[name] = parse_server_config(name, raw)
-        except ConfigError as error:
-            problems[name] = error
-    registry = data.get("npmRegistry")
-    enabled = data.get("mcpEnabled", True)
-    return McpConfig(
-        servers=servers,
-        problems=problems,
-        npm_registry=registry if isinstance(registry, str) and registry else None,
-        enabled=enabled is not False,
-        path=path,
-    )
-
-
 class ConfigStore:
-    """Reads and changes one ``mcpServers`` JSON file."""
+    """Reads and changes one ``mcpServers`` JSON file.
+
+    It keeps the file's ``ConfigDocument``: ``document()`` parses the file again only when its size, mtime or
+    inode moved and its text changed, so every reader of one store shares one parse per change; a change it
+    writes (``edit``) is kept as the new document at once.
+    """
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.written: list[Callable[[], None]] = []
         """Called after each change this store writes (in the writing thread): ``serve`` tells its other
         replicas there (``mcpdeck.store``'s config notices on PostgreSQL)."""
+        self.problem: ConfigError | None = None
+        """Why the file as it is now cannot be read, while ``document()`` hands out the last good document."""
+        self.reads = 0
+        """How many times ``document()`` read the file's text (its size, mtime or inode had moved)."""
+        self.parses = 0
+        """How many documents were made from the file's text (``document()``, ``edit``): one per change."""
+        self._lock = threading.Lock()
+        self._document: ConfigDocument | None = None
+        self._text: str | None = None
+        self._stamp: _Stamp = None
 
-    def read_raw(self) -> dict[str, Any]:
-        """The whole document as JSON data; an absent file reads as empty.
+    @property
+    def cached(self) -> ConfigDocument | None:
+        """The document as last read or written, without looking at the file (None before the first read).
+
+        For a reader on a hot path whose process has something else calling ``document()`` when the file changes
+        (``serve``'s config follower, the gateway's own look at the file)."""
+        return self._document
+
+    def document(self) -> ConfigDocument:
+        """The whole document, parsed again only when the file changed (a ``stat`` when it did not).
+
+        A file that became unusable (not JSON, a key twice ...) leaves the last good document in use and says why
+        in ``problem`` until it is fixed; an absent file reads as an empty document.
 
         Raises:
-            ConfigError: The file exists but is not a usable config document.
+            ConfigError: The file is unusable and there is no earlier document to keep.
         """
-        return _load_json(self._read_text() or "", str(self.path))
+        with self._lock:
+            stamp = _stamp(self.path)
+            if self._document is not None and stamp == self._stamp:
+                return self._document
+            self.reads += 1
+            try:
+                text = self._read_text()
+                if self._document is not None and text == self._text:  # touched, or written back as it was
+                    self._stamp, self.problem = stamp, None
+                    return self._document
+                raw = load_document_json(text or "", str(self.path))
+            except ConfigError as error:
+                if self._document is None:
+                    raise
+                self._stamp, self.problem = stamp, error
+                return self._document
+            return self._keep(raw, text, stamp)
+
+    def _keep(self, raw: dict[str, Any], text: str | None, stamp: _Stamp) -> ConfigDocument:
+        self.parses += 1
+        self._document = parse_document(raw, self.path, previous=self._document)
+        self._text, self._stamp, self.problem = text, stamp, None
+        return self._document
 
     def _read_text(self) -> str | None:
         """The file's text as it is, line breaks included (``\\r\\n`` stays); None when there is no file."""
@@ -129,12 +152,23 @@ class ConfigStore:
                 return handle.read()
         except FileNotFoundError:
             return None
+        except UnicodeDecodeError as error:
+            raise ConfigError(
+                f"the file is not UTF-8 text (byte {error.start}); save it as UTF-8", path=str(self.path)
+            ) from None
         except OSError as error:
             raise ConfigError(f"cannot read the file: {error.strerror}", path=str(self.path)) from None
 
     def read(self) -> McpConfig:
-        """Load the file."""
-        return parse_config_document(self.read_raw(), self.path)
+        """The file's servers now.
+
+        Raises:
+            ConfigError: The file is unusable (even when an earlier reading is kept for others).
+        """
+        document = self.document()
+        if self.problem is not None:
+            raise self.problem
+        return document.config
 
     def edit(self, change: Callable[[dict[str, Any]], None]) -> McpConfig:
         """Apply ``change`` to a fresh copy of the document and save what it changed atomically.
@@ -142,7 +176,8 @@ class ConfigStore:
         The whole read-change-write holds the file's inter-process lock, so a change made by
         another process meanwhile is never lost. ``change`` may raise ConfigError to abandon
         the edit; the file is then untouched. Only what ``change`` changed is written into the
-        file's text (``_splice.rewrite``); the rest of it stays byte for byte.
+        file's text (``_splice.rewrite``); the rest of it stays byte for byte. The changed document
+        becomes this store's ``document()``.
 
         Raises:
             ConfigError: The file cannot be read, ``change`` refused, or another process kept
@@ -151,15 +186,18 @@ class ConfigStore:
         try:
             with locked(self.path):
                 text = self._read_text()
-                raw = _load_json(text or "", str(self.path))
+                raw = load_document_json(text or "", str(self.path))
                 updated = copy.deepcopy(raw)
                 change(updated)
-                self._write(rewrite(text, raw, updated))
+                written = rewrite(text, raw, updated)
+                self._write(written)
+                with self._lock:
+                    document = self._keep(updated, written, _stamp(self.path))
         except TimeoutError as error:
             raise ConfigError(str(error), path=str(self.path)) from None
         for told in self.written:
             told()
-        return parse_config_document(updated, self.path)
+        return document.config
 
     def put_server(self, name: str, config: ServerConfig, *, replace: bool = True) -> McpConfig:
         """Add the server, or replace its entry. Other entries stay as they are.
@@ -224,6 +262,37 @@ class ConfigStore:
         # A new folder is the owner's alone; the file is 0600 whatever it was: headers can hold tokens.
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(self.path, text, mode=0o600)
+
+
+def put_profile(store: ConfigStore, name: str, profile: ProfileConfig | Mapping[str, Any]) -> ProfileConfig:
+    """Add or replace one profile in the config file (other keys untouched); returns it as saved."""
+    parsed = profile if isinstance(profile, ProfileConfig) else parse_profile(name, dict(profile))
+    validate_profile_name(name)
+
+    def change(doc: dict[str, Any]) -> None:
+        section: object = doc.setdefault("profiles", {})
+        if not isinstance(section, dict):
+            raise ConfigError('"profiles" must be an object', path=str(store.path))
+        cast(dict[str, Any], section)[name] = parsed.to_json()
+
+    store.edit(change)
+    return parsed
+
+
+def remove_profile(store: ConfigStore, name: str) -> None:
+    """Delete one profile from the config file.
+
+    Raises:
+        ConfigError: There is no such profile.
+    """
+
+    def change(doc: dict[str, Any]) -> None:
+        section: object = doc.get("profiles")
+        if not isinstance(section, dict) or name not in section:
+            raise ConfigError(f"no profile named {name!r} in the config", path=str(store.path))
+        del cast(dict[str, Any], section)[name]
+
+    store.edit(change)
 
 
 def _as_written(name: str, old: object, new: dict[str, Any]) -> dict[str, Any]:

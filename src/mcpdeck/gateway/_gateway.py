@@ -14,7 +14,6 @@ updates, log messages) to the clients, and starts nothing else; leaving it undoe
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from contextlib import AsyncExitStack
@@ -29,14 +28,7 @@ from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 
 from mcpdeck._http_faces.guard import LOOPBACK_HOSTS, Guard, same_secret
-from mcpdeck.config import (
-    DEFAULT_APPROVAL,
-    ConfigStore,
-    GatewayApproval,
-    ProfileConfig,
-    parse_gateway_approval,
-    parse_profiles,
-)
+from mcpdeck.config import DEFAULT_APPROVAL, ConfigDocument, GatewayApproval, ProfileConfig
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import Event, PromptsChanged, ResourcesChanged, ResourceUpdated, ServerLog, ToolsChanged
 from mcpdeck.gateway._approval import ApprovalStore, GatewayGate
@@ -148,10 +140,9 @@ class Gateway:
             if profiles is not None
             else None
         )
-        self._read_at: int | None = None
-        self._read: dict[str, ProfileConfig] = {}
-        self._configured: GatewayApproval = DEFAULT_APPROVAL
-        """The config file's ``gateway.approval`` as last read."""
+        self._config = host.config_store
+        """The config file's store, whose document (profiles, ``gateway.approval``) every view reads without a
+        ``stat``; ``_follow_config`` (or ``serve``'s follower) has it look at the file."""
         self._everything = ProfileConfig()
         self._views: dict[str | None, ProfileView] = {}
         self.calls = Calls()
@@ -172,52 +163,36 @@ class Gateway:
         self._lists_wait_until: float | None = None
         if profile is not None:
             self.profile_config(profile)  # an unknown profile is an error now, not at the first request
-        if approval is None and host.config_path is not None and host.config_path.exists():
+        if approval is None and self._config is not None:
             # a setting that cannot be read is an error now; an edit that breaks it later keeps the last one
-            self._configured = parse_gateway_approval(
-                ConfigStore(host.config_path).read_raw(), path=str(host.config_path)
-            )
+            self._config.document().check("gateway")
 
     # ----- profiles --------------------------------------------------------------------
 
     @property
-    def profiles(self) -> dict[str, ProfileConfig]:
-        """The profiles now (from the config file, read again when it changed)."""
+    def profiles(self) -> Mapping[str, ProfileConfig]:
+        """The profiles now (from the config file's document, as last read: no ``stat`` here)."""
         if self._given_profiles is not None:
             return self._given_profiles
-        return self._reread() or {}
+        document = self._document()
+        return document.profiles if document is not None else {}
 
     @property
     def approval(self) -> GatewayApproval:
         """Who approves a call no rule covers now: ``client`` or ``ask`` (see ``Gateway``)."""
-        return self._approval if self._approval is not None else self._configured  # kept fresh by _follow_config
+        if self._approval is not None:
+            return self._approval
+        document = self._document()
+        return document.gateway.approval if document is not None else DEFAULT_APPROVAL
 
-    def _reread(self) -> dict[str, ProfileConfig] | None:
-        """The config file's profiles (and ``gateway.approval``), read again when the file changed; None when
-        there is no file."""
-        path = self.host.config_path
-        if path is None:
+    def _document(self) -> ConfigDocument | None:
+        """The config file's document as last read (None: no file, or none that could ever be read)."""
+        if self._config is None:
             return None
         try:
-            stamp = os.stat(path).st_mtime_ns
-        except FileNotFoundError:
+            return self._config.cached or self._config.document()
+        except ConfigError:  # said where the host read it; the views serve no profiles meanwhile
             return None
-        if stamp != self._read_at:
-            self._read_at = stamp
-            try:
-                raw = ConfigStore(path).read_raw()
-            except ConfigError as error:  # a broken edit never stops what runs: the last good settings stay
-                logger.warning("gateway: profiles and gateway.approval kept as they were: %s", error)
-                return self._read
-            try:
-                self._read = parse_profiles(raw, path=str(path))
-            except ConfigError as error:
-                logger.warning("gateway: profiles kept as they were: %s", error)
-            try:
-                self._configured = parse_gateway_approval(raw, path=str(path))
-            except ConfigError as error:
-                logger.warning("gateway: gateway.approval kept as it was: %s", error)
-        return self._read
 
     def profile_config(self, name: str | None) -> ProfileConfig:
         """A profile's config (None: the whole catalog).
@@ -229,6 +204,9 @@ class Gateway:
             return self._everything
         found = self.profiles.get(name)
         if found is None:
+            document = self._document() if self._given_profiles is None else None
+            if document is not None and "profiles" in document.problems:
+                raise document.problems["profiles"]  # what keeps it from being read, not only that it is missing
             known = ", ".join(self.profiles) or "none"
             raise ConfigError(f'no profile named {name!r} (known: {known}); add it under "profiles" in the config')
         return found
@@ -309,7 +287,7 @@ class Gateway:
             stack.callback(self._event_queue.close)
             stack.callback(self.host.events.on(self._on_event, *NEWS))
             self._tg.start_soon(self._deliver, news)
-            if self.host.config_path is not None:
+            if self._config is not None:
                 self._tg.start_soon(self._follow_config)
             self._stack = stack.pop_all()
         return self
@@ -345,11 +323,22 @@ class Gateway:
         """Until the gateway closes: the config file's ``gateway.approval`` read again when it changes, and when an
         edit changes a profile (the console, the API or a text editor), the clients of that profile are told to
         list everything again."""
-        seen = self.profiles
+        config = self._config
+        assert config is not None
+        seen, looked = self.profiles, config.cached
         while True:
             await anyio.sleep(PROFILES_POLL)
-            if self._given_profiles is not None:  # (otherwise reading the profiles reads it)
-                self._reread()
+            try:
+                document = await anyio.to_thread.run_sync(config.document)  # parsed only when the file changed
+            except ConfigError:  # unusable from the start: the host's own reading said so
+                continue
+            if document is looked:
+                continue
+            looked = document
+            if "profiles" in document.problems:
+                logger.warning("gateway: profiles kept as they were: %s", document.problems["profiles"])
+            if "gateway" in document.problems:
+                logger.warning("gateway: gateway settings kept as they were: %s", document.problems["gateway"])
             now = self.profiles
             if now is seen:
                 continue

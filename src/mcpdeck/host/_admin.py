@@ -90,7 +90,9 @@ def load_permissions(
         elif rules is not None:
             gate.rules = parse_permissions({"permissions": dict(rules)})
         elif store is not None:
-            gate.rules = parse_permissions(store.read_raw(), path=str(store.path))
+            document = store.document()  # read already for the servers: the same parse
+            document.check("permissions")
+            gate.rules = document.permissions
     except ConfigError as error:  # the servers still start
         gate.problem = str(error)
 

@@ -233,6 +233,12 @@ class Host:
         """The config file this host saves to, if any."""
         return self._admin.store.path if self._admin.store else None
 
+    @property
+    def config_store(self) -> ConfigStore | None:
+        """The config file's store, if any: its ``document()`` is the file's one parse, shared by whoever reads it
+        (the gate's rules, the gateway's profiles and settings, ``serve``'s follower and API)."""
+        return self._admin.store
+
     # ----- calls -----------------------------------------------------------------------
     async def call_tool(
         self,

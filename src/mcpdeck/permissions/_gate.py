@@ -20,7 +20,7 @@ import anyio.to_thread
 import mcp_types as types
 
 from mcpdeck.catalog import PREFIX, CatalogTool
-from mcpdeck.config import ConfigStore, parse_config_document
+from mcpdeck.config import ConfigStore
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ApprovedBy
 from mcpdeck.permissions._rules import (
@@ -29,7 +29,6 @@ from mcpdeck.permissions._rules import (
     RuleKind,
     Subject,
     covers_server,
-    parse_permissions,
     pattern_matches,
 )
 
@@ -221,11 +220,6 @@ _RULED = 4096
 """Catalog tools whose rule decision the gate remembers at most (past that it starts over)."""
 
 
-def _auto_approve_map(store: ConfigStore, raw: Mapping[str, Any]) -> dict[str, list[str]]:
-    config = parse_config_document(dict(raw), store.path)
-    return {name: list(server.auto_approve) for name, server in config.servers.items()}
-
-
 @dataclass(eq=False)
 class PermissionGate:
     """Decides tool calls by rules, asking ``approver`` only when the rules say ``ask``.
@@ -272,9 +266,12 @@ class PermissionGate:
         Raises:
             ConfigError: The file or its ``permissions`` object is unusable.
         """
-        raw = store.read_raw()
-        rules = parse_permissions(raw, path=str(store.path))
-        return cls(rules=rules, auto_approve=_auto_approve_map(store, raw), store=store, **options)
+        document = store.document()
+        if store.problem is not None:
+            raise store.problem
+        document.check("permissions")
+        auto_approve = {name: list(server.auto_approve) for name, server in document.config.servers.items()}
+        return cls(rules=document.permissions, auto_approve=auto_approve, store=store, **options)
 
     def _auto_patterns(self, server: str) -> Sequence[str]:
         if callable(self.auto_approve):

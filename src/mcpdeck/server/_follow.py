@@ -1,30 +1,29 @@
 """Following the config file: edits made elsewhere are applied to the running host as they land.
 
-A cheap poll: every ``interval`` seconds one ``stat`` of the file (a few microseconds); only
-when its size, mtime or inode moved is the file read (in a worker thread) and hashed, and
-only when the content changed is it parsed and compared with what the host runs. Then only
-the servers whose entry changed are touched: new ones are added, changed ones reconnected
-with their new config, vanished ones removed, nothing saved (the file already says so).
-The ``permissions`` rules and the global switch (``mcpEnabled``) are applied too.
+A cheap poll: every ``interval`` seconds the store's ``document()`` (``mcpdeck.config``): one ``stat`` of the
+file (a few microseconds); only when its size, mtime or inode moved is the file read (in a worker thread), and
+only when its text changed is it parsed, once, into the ``ConfigDocument`` every reader of that store shares.
+A new document is compared with what the host runs, and only the servers whose entry changed are touched: new
+ones are added, changed ones reconnected with their new config, vanished ones removed, nothing saved (the file
+already says so). The ``permissions`` rules and the global switch (``mcpEnabled``) are applied too.
 
-A broken edit never stops what runs: a file that is not valid JSON changes nothing, and a
-single unusable entry leaves that server running with its last good config. Both are
-reported as a ``ConfigReloadFailed`` event and a warning in the log, and kept in
-``ConfigFollower.problems`` until a later edit fixes them.
+A broken edit never stops what runs: a file that is not valid JSON changes nothing (the store keeps the last good
+document), a broken ``permissions`` object closes the gate, and a single unusable entry leaves that server
+running with its last good config. Each is reported as a ``ConfigReloadFailed`` event and a warning in the log,
+and kept in ``ConfigFollower.problems`` until a later edit fixes it.
 
 On a PostgreSQL store, ``serve`` also wakes it when another replica says it wrote the file (a
 ``NOTIFY``: ``mcpdeck.store.ConfigNotices``), so it looks at once; the interval stays the fallback.
 
 The host's own changes (``add_server`` and friends, as the API makes them) write the file
 and then switch what runs. While the API makes one, ``paused()`` is true and the follower
-holds off; afterwards it reads the file back, finds what runs, and does nothing.
+holds off; afterwards it takes the document the change wrote, finds what runs, and does nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 from collections.abc import Callable
@@ -32,33 +31,17 @@ from collections.abc import Callable
 import anyio
 import anyio.to_thread
 
-from mcpdeck.config import AnyServerConfig, ConfigStore, McpConfig, ServerConfig, parse_config_document
+from mcpdeck.config import AnyServerConfig, ConfigDocument, ConfigSection, ConfigStore, McpConfig, ServerConfig
 from mcpdeck.errors import ConfigError, MCPDeckError
 from mcpdeck.events import ConfigReloaded, ConfigReloadFailed
 from mcpdeck.host import Host
-from mcpdeck.permissions import parse_permissions
 
 __all__ = ["ConfigFollower"]
 
 logger = logging.getLogger(__name__)
 
-_Stamp = tuple[int, int, int] | None  # (size, mtime_ns, inode), None: no file
-
-
-def _stamp(path: str) -> _Stamp:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
+_SECTIONS: tuple[ConfigSection, ...] = ("permissions", "profiles", "gateway")
+"""The parts besides the servers whose problems are kept under their name in ``ConfigFollower.problems``."""
 
 
 def _same(running: AnyServerConfig, wanted: ServerConfig) -> bool:
@@ -77,22 +60,20 @@ class ConfigFollower:
         self._store = store
         self._path = os.fspath(store.path)
         self.interval = interval
-        self._stamp: _Stamp = _stamp(self._path)
-        self._digest: bytes | None = None
+        self._applied: ConfigDocument | None = None
         self.problems: dict[str | None, str] = {}
         """What the last reading could not apply: ``None`` for the whole file, else by server."""
         self.checks = 0
         """How many times the file was looked at (for tests and the cost measurement)."""
-        self.reads = 0
-        """How many times it was read (its size, mtime or inode had moved)."""
         self._woken = anyio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def prime(self) -> None:
-        """Remember the file as it is now (the host was just loaded from it)."""
-        self._stamp = _stamp(self._path)
-        data = await anyio.to_thread.run_sync(_read, self._path)
-        self._digest = hashlib.sha256(data).digest() if data is not None else None
+        """Take the document the host was loaded from (the store's; the file as it is now if it has none)."""
+        self._applied = self._store.cached
+        if self._applied is None:
+            with contextlib.suppress(ConfigError):  # said at the first check
+                self._applied = await anyio.to_thread.run_sync(self._store.document)
 
     def wake(self) -> None:
         """Look at the file now rather than at the next interval (from any thread: a notice that it was written)."""
@@ -115,20 +96,22 @@ class ConfigFollower:
 
     async def check(self) -> bool:
         """Look at the file once; apply it if its content changed. Returns whether it was applied."""
-        if self._paused():  # looked at again once the change is made (its stamp is not taken yet)
+        if self._paused():  # looked at again once the change is made
             return False
         self.checks += 1
-        stamp = _stamp(self._path)
-        if stamp == self._stamp:
+        try:
+            document = await anyio.to_thread.run_sync(self._store.document)
+        except ConfigError as error:  # unusable, and no good document before it
+            self._fail(str(error))
             return False
-        self._stamp = stamp
-        self.reads += 1
-        data = await anyio.to_thread.run_sync(_read, self._path)
-        digest = hashlib.sha256(data).digest() if data is not None else None
-        if digest == self._digest:
+        if self._store.problem is not None:  # the last good document stays in use
+            self._fail(str(self._store.problem))
+        else:
+            self.problems.pop(None, None)
+        if document is self._applied:
             return False
-        self._digest = digest
-        await self._apply()
+        self._applied = document
+        await self._apply(document)
         return True
 
     def _fail(self, error: str, server: str | None = None) -> None:
@@ -139,25 +122,20 @@ class ConfigFollower:
         logger.warning("the edit of %s was not applied%s: %s", self._path, where, error)
         self._host.events.publish(ConfigReloadFailed(path=self._path, error=error, server=server))
 
-    async def _apply(self) -> None:
-        # Read through the store, which reports a broken file with its line; should the file
-        # have changed again since it was hashed, the next check applies that too.
-        try:
-            raw = await anyio.to_thread.run_sync(self._store.read_raw)
-            config = parse_config_document(raw, self._store.path)
-        except (ConfigError, UnicodeDecodeError) as error:
-            self._fail(str(error))
-            return
-        self.problems.pop(None, None)
+    async def _apply(self, document: ConfigDocument) -> None:
+        for section in _SECTIONS:  # a broken part keeps its last good value (the gateway's profiles and settings)
+            problem = document.problems.get(section)
+            if problem is None:
+                self.problems.pop(section, None)
+            else:
+                self._fail(str(problem), section)
         gate = self._host.permissions
-        try:
-            gate.rules = parse_permissions(raw, path=self._path)
-            gate.problem = None
-        except ConfigError as error:  # a broken rule closes the gate, as at start-up
-            gate.problem = str(error)
-            self._fail(str(error), "permissions")
-        else:
-            self.problems.pop("permissions", None)
+        problem = document.problems.get("permissions")
+        if problem is None:
+            gate.rules, gate.problem = document.permissions, None
+        else:  # a broken rule closes the gate, as at start-up
+            gate.problem = str(problem)
+        config = document.config
         if config.enabled != self._host.enabled:
             await self._host.set_enabled(config.enabled, save=False)
         await self._servers(config)
@@ -171,7 +149,7 @@ class ConfigFollower:
         for name, problem in config.problems.items():
             self._fail(str(problem), name)  # the last good config keeps running
         for name in list(self.problems):
-            if name not in (None, "permissions") and name not in config.problems:
+            if name is not None and name not in _SECTIONS and name not in config.problems:
                 del self.problems[name]
         for name, server in config.servers.items():
             if name not in running or running[name].unreadable:
