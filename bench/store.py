@@ -17,7 +17,9 @@ committed). Rounds take the cases in turn, so drift hits all alike. Cases:
   its linger): the part of the cost that is the wait itself.
 
 It prints the median and p99 latency per call, calls/s, and the p50 each case adds to ``off``; the
-goal (issue #29) is at most 1 ms added at 16 concurrent clients.
+goal (issue #29) is at most 1 ms added at 16 concurrent clients. Beside each store, its floor: the p50 of
+one row inserted and committed by the bare driver (``sqlite3``, ``psycopg``) on the same kind of database,
+which no durable history on that store can add less than.
 
 Two ways to load the host. By default the clients never pause (a closed loop): the host is saturated,
 each call's latency is mostly its wait behind the 15 others on one event loop, and whatever CPU the
@@ -34,6 +36,7 @@ import argparse
 import contextlib
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -68,11 +71,56 @@ class Unawaited:
         return None
 
 
+FLOOR_COMMITS = 500
+
+
+def _floor_sqlite(path: Path, synchronous: str) -> float:
+    """The median of one row inserted and committed by the bare ``sqlite3`` module, WAL, as the store opens it."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(f"PRAGMA synchronous={synchronous}")
+        connection.execute("CREATE TABLE floor (id INTEGER PRIMARY KEY, text TEXT)")
+        times: list[float] = []
+        for _ in range(FLOOR_COMMITS):
+            began = time.perf_counter()
+            connection.execute("BEGIN")
+            connection.execute("INSERT INTO floor (text) VALUES (?)", ("hi",))
+            connection.execute("COMMIT")
+            times.append(time.perf_counter() - began)
+        return median(times[50:]) or 0.0
+    finally:
+        connection.close()
+
+
+def _floor_postgresql(url: str) -> float:
+    """The median of one row inserted and committed by bare ``psycopg`` over the same TCP connection kind."""
+    import psycopg
+
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE floor (id SERIAL PRIMARY KEY, text TEXT)")
+        connection.commit()
+        times: list[float] = []
+        for _ in range(FLOOR_COMMITS):
+            began = time.perf_counter()
+            connection.execute("INSERT INTO floor (text) VALUES (%s)", ("hi",))
+            connection.commit()
+            times.append(time.perf_counter() - began)
+        return median(times[50:]) or 0.0
+
+
+FLOORS: dict[str, float] = {}
+"""Each store's floor: a bare driver's one-row insert and commit, p50 (what no history on that store can beat)."""
+
+
 @contextlib.contextmanager
 def stores(folder: Path) -> Generator[dict[str, History | None]]:
     from tests.postgres import running_postgres
 
     with running_postgres(durable=True) as postgres, postgres.database() as url:
+        FLOORS["sqlite"] = _floor_sqlite(folder / "floor-normal.sqlite3", "NORMAL")
+        FLOORS["sqlite-full"] = _floor_sqlite(folder / "floor-full.sqlite3", "FULL")
+        FLOORS["postgresql"] = _floor_postgresql(url)
         opened: dict[str, History | None] = {
             "off": None,
             "sqlite": History(folder / "normal.sqlite3", replica="bench"),
@@ -165,8 +213,8 @@ def render(
         f"{clients} clients at once ({paced}), {rounds} rounds of {calls} calls per case (`mcp__line__echo`, stdio "
         f"line server); load average {os.getloadavg()[0]:.1f} at the end.",
         "",
-        "| Case | p50 per call | p99 per call | calls/s | CPU per call | p50 added to `off` |",
-        "|---|---|---|---|---|---|",
+        "| Case | p50 per call | p99 per call | calls/s | CPU per call | p50 added to `off` | floor: bare commit p50 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for case, got in figures.items():
         added = got["p50"] - base
@@ -175,7 +223,7 @@ def render(
             f"| `{case}` | {got['p50'] * 1000:.2f} ms | {got['p99'] * 1000:.2f} ms | {got['calls_per_s']:.0f} | "
             f"{got['cpu_per_call'] * 1e6:.0f} us | "
             + ("baseline" if case == "off" else f"{added * 1000:+.2f} ms{mark}")
-            + " |"
+            + (f" | {FLOORS[case] * 1000:.2f} ms |" if case in FLOORS else " | - |")
         )
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ so a call answered is a call on the record.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -38,6 +39,10 @@ _DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
 RESULT_CHARS = 10_000
 """Characters of a call's result (``ToolResult.text()``) the history keeps, with a note of what was cut."""
 CALL_STATUSES = ("running", "ok", "tool-error", "error", "denied", "interrupted")
+START_DELAY = 0.05
+"""Seconds a call's start row may wait in memory for its end, so that a short call is one insert in one commit
+(the one its answer waits for) rather than two. A call still running after this is written as ``running``; the
+wait holds nothing anyone was answered: an answer always waits for its own commit."""
 """What a call's ``status`` may be; ``interrupted``: its replica died while it ran."""
 _COLUMNS = (
     "call_id, started_at, server, tool, name, arguments, status, error, result_size, duration, approved_by, caller,"
@@ -190,6 +195,8 @@ class History:
         # (None: that insert has taken its rows, or another job was queued after it). See ``call_started``.
         self._unwritten: dict[str, _CallRow] = {}
         self._batch: list[_CallRow] | None = None
+        self._pending: list[_CallRow] = []  # starts not yet queued (``START_DELAY``)
+        self._pending_timer: asyncio.TimerHandle | None = None
         self._rows_lock = threading.Lock()
 
     def add_redactor(self, redact: Callable[[str], str]) -> None:
@@ -218,14 +225,18 @@ class History:
 
     async def committed(self) -> None:
         """Wait until everything recorded so far is committed to the store."""
+        self._queue_starts()
         await self._writer.committed()
 
     def flush(self) -> None:
         """Wait until every write queued so far is in the store (blocks: from a thread)."""
+        self._queue_starts()
         self._writer.flush()
 
     def close(self) -> None:
         """Write what is queued, then close the store. Safe to call twice."""
+        if not self._writer.closed:
+            self._queue_starts()
         self.store.close()
 
     def __enter__(self) -> History:
@@ -237,12 +248,14 @@ class History:
     def _queue(self, job: Callable[[Database], Any]) -> None:
         """Queue a write other than a call's insert: the calls recorded so far are written before it, the
         later ones after it (a call's row may refer to a conversation a job opens)."""
+        self._queue_starts()
         with self._rows_lock:
             self._batch = None
             self._writer.submit(job)
 
     def _ask(self, job: Callable[[Database], _T], *, write: bool = False) -> _T:
         """Queue a job and wait for its answer; it sees every call recorded before it."""
+        self._queue_starts()
         with self._rows_lock:
             self._batch = None
         return self._writer.call(job, write=write)
@@ -255,9 +268,11 @@ class History:
     def call_started(self, event: ToolCallStarted, *, conversation_id: int | None = None) -> None:
         """Record that a call was sent (in the conversation its event names, unless one is given).
 
-        The row waits in memory for the writer, which inserts every call recorded meanwhile in one
-        statement; when the call ends before that (under load many do: the writer is busy committing),
-        ``call_finished`` completes the row and the call costs one insert and no update.
+        The row waits in memory up to ``START_DELAY`` (on an event loop; at once elsewhere), then for the
+        writer, which inserts every call recorded meanwhile in one statement; when the call ends before that
+        (most do), ``call_finished`` completes the row and the call costs one insert, in the commit its answer
+        waits for, and no update. Anything that reads or writes the store through this history queues the
+        waiting starts first, so it sees them.
         """
         row = _CallRow(
             event.call_id,
@@ -274,10 +289,31 @@ class History:
         )
         with self._rows_lock:
             self._unwritten[row.call_id] = row
-            if self._batch is not None:  # its insert is queued and has not run yet: the row joins it
-                self._batch.append(row)
+            self._pending.append(row)
+            if self._pending_timer is not None:
                 return
-            batch = self._batch = [row]
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is not None:
+                self._pending_timer = loop.call_later(START_DELAY, self._queue_starts)
+                return
+        self._queue_starts()
+
+    def _queue_starts(self) -> None:
+        """Queue the insert of the starts waiting in memory (they join an insert queued and not run yet)."""
+        with self._rows_lock:
+            if self._pending_timer is not None:
+                self._pending_timer.cancel()
+                self._pending_timer = None
+            pending, self._pending = self._pending, []
+            if not pending:
+                return
+            if self._batch is not None:  # an insert is queued and has not run yet: the rows join it
+                self._batch.extend(pending)
+                return
+            batch = self._batch = pending
             self._writer.submit(lambda db: self._insert_calls(db, batch))
 
     def _insert_calls(self, db: Database, batch: list[_CallRow]) -> None:
@@ -352,7 +388,14 @@ class History:
                     row.result_size = size
                 if event.approved_by is not None:
                     row.approved_by = event.approved_by
-                return
+                waiting = any(one is row for one in self._pending)
+            else:
+                waiting = False
+        if row is not None:
+            if waiting:  # its start is still in memory: queue it (and the others waiting) now
+                self._queue_starts()
+            return
+        with self._rows_lock:
             params = (status, error, event.duration, size, event.approved_by)
             result, call_id = event.result, event.call_id
             # after its insert, which has run or is running; under the lock: in order with the others
