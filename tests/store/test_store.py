@@ -21,6 +21,7 @@ from mcpdeck._observability.metrics import store_commits
 from mcpdeck.errors import ConfigError, ServerTimeoutError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import SCHEMA_VERSION, History, Redactor
+from mcpdeck.store import _history as history_module
 from mcpdeck.store import parse_location
 from mcpdeck.store._db import Database
 from tests.helpers import ROOT, WAIT, closed_port
@@ -247,6 +248,42 @@ def test_a_call_that_ends_before_it_is_written_costs_one_insert_and_no_update(tm
         history.call_finished(finished(2))  # its row is written: its end is an update
         assert {c.call_id: c.status for c in history.tool_calls()} == {"c1": "ok", "c2": "ok"}
         assert len([s for s in statements if s.startswith("UPDATE")]) == 1
+
+
+async def test_on_an_event_loop_a_short_call_is_one_insert_in_the_commit_its_answer_waits_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its start waits in memory (``START_DELAY``, long here so that no clock decides) for its end: an idle writer
+    does not commit the start alone and then the end as an update. A read through the history sees the start."""
+    monkeypatch.setattr(history_module, "START_DELAY", 60.0)
+    with History(tmp_path / "h.sqlite3") as history:
+        statements: list[str] = []
+        history.store.writer.call(lambda db: db.connection.set_trace_callback(statements.append))  # type: ignore[attr-defined]
+        history.call_started(started(1))
+        await anyio.to_thread.run_sync(history.store.writer.flush)  # the writer is idle: it wrote what it had
+        assert not [s for s in statements if s.startswith("INSERT")]
+        history.call_finished(finished(1))
+        with anyio.fail_after(WAIT):
+            await history.committed()
+        (insert,) = [s for s in statements if s.startswith("INSERT")]
+        assert "'c1'" in insert and "'ok'" in insert and not [s for s in statements if s.startswith("UPDATE")]
+
+        history.call_started(started(3))  # a read through the history queues the waiting start first
+        assert {c.call_id: c.status for c in await anyio.to_thread.run_sync(history.tool_calls)} == {
+            "c1": "ok",
+            "c3": "running",
+        }
+
+
+async def test_a_call_still_running_is_in_the_store_for_another_reader_soon(store_url: str) -> None:
+    """After ``START_DELAY`` a running call's start is committed by itself: another replica (here another
+    ``History`` on the same store) lists it ``running``, and a survivor could mark it interrupted."""
+    with History(store_url, replica="a") as writer, History(store_url, replica="b") as reader:
+        writer.call_started(started(1))
+        with anyio.fail_after(WAIT):
+            while not await anyio.to_thread.run_sync(reader.tool_calls):  # noqa: ASYNC110 (another store reader: nothing to wait on)
+                await anyio.sleep(0.01)
+        assert [(c.call_id, c.status) for c in await anyio.to_thread.run_sync(reader.tool_calls)] == [("c1", "running")]
 
 
 def test_a_call_made_after_a_conversation_opened_is_filed_under_it(store_url: str) -> None:
