@@ -216,6 +216,11 @@ async def _killed_mid_load(tmp_path: Path, config: Path, store: str) -> None:
                             tg.start_soon(calling, port, index, load)
                         tg.start_soon(looking, replicas, load)
                         await _kill_mid_load(reader, replicas, load)
+                    # The long calls' client learns that their replica died (its SSE streams broke, a resumption
+                    # gets 404): an error, never a hang; it may come after the other clients' recovery.
+                    with anyio.fail_after(RECOVERY):
+                        while not all(call.ended for call in load.calls if call.client == -1):  # noqa: ASYNC110
+                            await anyio.sleep(0.05)
                     outer.cancel_scope.cancel()  # the long calls' session: its replica is dead
                 await until_states(stats, {name: "DOWN" if name == load.doomed else "UP" for name in REPLICAS})
             survivors = {name: one for name, one in replicas.items() if name != load.doomed}
