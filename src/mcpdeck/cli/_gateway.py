@@ -357,13 +357,18 @@ async def _stdio_gateway(ctx: CliContext, profile: str | None, approval: Gateway
         await _through_running_serve(running.host, running.port, running.token, profile)
         return
     history = ctx.history()
+    host = _host_or_close(ctx, history)
+    await _run(host, partial(serve_stdio, host, profile, approval), history)
+
+
+def _host_or_close(ctx: CliContext, history: History | None) -> Host:
+    """The config's host, not yet entered; the history is closed if the host cannot be made."""
     try:
-        host = ctx.host(wait=False)
+        return ctx.host(wait=False)
     except BaseException:
         if history is not None:
             history.close()
         raise
-    await _run(host, partial(serve_stdio, host, profile, approval), history)
 
 
 async def http_gateway(
@@ -410,12 +415,7 @@ async def _http_gateway(
 
     with sock:
         history = ctx.history(also=[token.secret for token in tokens.values()])
-        try:
-            host = ctx.host(wait=False)
-        except BaseException:
-            if history is not None:
-                history.close()
-            raise
+        host = _host_or_close(ctx, history)
         options: dict[str, Any] = {"profile": profile, "tokens": tokens, "approval": approval}
         await _run(host, partial(serve_http, host, address=address, sock=sock, announce=announce, **options), history)
 
