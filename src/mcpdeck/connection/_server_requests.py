@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
@@ -24,7 +24,6 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 from mcpdeck.callbacks import (
     ElicitationHandler,
     ElicitationRequest,
-    ElicitationResponse,
     Presented,
     SamplingHandler,
     SamplingRequest,
@@ -33,6 +32,8 @@ from mcpdeck.callbacks import (
 from mcpdeck.events import Event, ServerLog, ServerRequestHandled, ServerRequestKind, ServerRequestOutcome
 
 __all__ = ["ClientHandlers", "ServerRequests", "as_roots", "fill_defaults"]
+
+_A = TypeVar("_A")
 
 logger = logging.getLogger(__name__)
 
@@ -157,11 +158,7 @@ class ServerRequests:
                 origin=self._origin(),
             )
         try:
-            answer: ElicitationResponse | None = None
-            for router in self._handlers.asked():
-                answer = await router.elicitation(request)
-                if answer is not None:
-                    break
+            answer = await self._routed(lambda router: router.elicitation(request))
             if answer is None:
                 if handler is None:
                     detail = "no elicitation handler is configured for this host, so it declined"
@@ -178,6 +175,14 @@ class ServerRequests:
             content = fill_defaults(request.schema, answer.content)
         self._report("elicitation", answer.action)
         return types.ElicitResult(action=answer.action, content=content)
+
+    async def _routed(self, ask: Callable[[ServerRequestRouter], Awaitable[_A | None]]) -> _A | None:
+        """The first answer a router gives (the newest first: the gateway's clients), None if none answers."""
+        for router in self._handlers.asked():
+            answer = await ask(router)
+            if answer is not None:
+                return answer
+        return None
 
     async def url_elicitations(self, data: object) -> bool:
         """A tool call answered "open these pages first": ask the user; True if they accepted every one."""
@@ -202,11 +207,7 @@ class ServerRequests:
         handler = self._handlers.sampling
         request = SamplingRequest(server=self._server, params=params, origin=self._origin())
         try:
-            result: types.CreateMessageResult | None = None
-            for router in self._handlers.asked():
-                result = await router.sampling(request)
-                if result is not None:
-                    break
+            result = await self._routed(lambda router: router.sampling(request))
             if result is None:
                 if handler is None:
                     detail = "sampling is not available: no model is configured for this host"
