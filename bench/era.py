@@ -1,14 +1,17 @@
 """What the choice of protocol era costs: connect time of a server of today's SDK, and per-call latency in each era.
 
-A session opens with the ``initialize`` handshake (``"protocol": "auto"``), so that a server's
-questions in the middle of a call reach the host; before, ``auto`` probed ``server/discover``
-(2026-07-28) first. This measures, in one run, with every case's turns interleaved round by
+``"protocol": "auto"`` opens with the ``initialize`` handshake, so that a server's questions in the
+middle of a call reach the host, except over streamable HTTP for a host nobody answers for (no
+elicitation or sampling handler, no router, no roots), which opens with ``server/discover`` first.
+This measures, in one run, with every case's turns interleaved round by
 round (so a loaded machine weighs on each alike):
 
 - **connect**: ``async with Host({one server})`` until it is connected (tools listed), for a
   server on the SDK's ``MCPServer`` that speaks both eras (``bench/servers/sdk_small.py``) over
-  stdio (a new process each time) and over streamable HTTP (a running server): ``auto`` now,
-  ``auto`` of an older checkout (``--before PATH/src``: its ``src`` first on ``PYTHONPATH``),
+  stdio (a new process each time) and over streamable HTTP (a running server): ``auto`` now, by a
+  host that nobody answers for (no handlers: over HTTP ``server/discover`` first) and by one that
+  answers (an elicitation handler: the handshake first), ``auto`` of an older checkout
+  (``--before PATH/src``: its ``src`` first on ``PYTHONPATH``, a host with no handlers),
   ``"protocol": "handshake"`` and ``"protocol": "modern"``; and for a server that speaks only
   2026-07-28 (``tests/servers/asking.py --modern-only``: it refuses ``initialize`` naming its
   versions), ``auto`` (the refused handshake, then ``server/discover`` on the same connection)
@@ -52,17 +55,25 @@ def _worker() -> None:
     import anyio
 
     from mcpdeck import Host, ServerState
+    from mcpdeck.callbacks import ElicitationRequest, ElicitationResponse
 
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # what anything prints goes to stderr: stdout is the protocol channel
     logs = Path(tempfile.mkdtemp(prefix="bench-era-"))
     hosts: dict[str, Any] = {}
 
-    async def connect(config: dict[str, Any], n: int) -> list[float]:
+    async def decline(request: ElicitationRequest) -> ElicitationResponse:
+        return ElicitationResponse(action="decline")
+
+    def handlers(answers: bool) -> dict[str, Any]:
+        """A host that answers servers' questions (an elicitation handler), or one nobody answers for."""
+        return {"elicitation": decline} if answers else {}
+
+    async def connect(config: dict[str, Any], n: int, answers: bool) -> list[float]:
         times: list[float] = []
         for _ in range(n):
             started = time.perf_counter()
-            async with Host({"s": config}, log_dir=logs) as host:
+            async with Host({"s": config}, log_dir=logs, **handlers(answers)) as host:
                 took = time.perf_counter() - started
                 status = host.servers["s"]
                 if status.state is not ServerState.CONNECTED:
@@ -70,9 +81,9 @@ def _worker() -> None:
             times.append(took)
         return times
 
-    async def calls(key: str, config: dict[str, Any], n: int) -> list[float]:
+    async def calls(key: str, config: dict[str, Any], n: int, answers: bool) -> list[float]:
         if key not in hosts:
-            host = Host({"s": config}, log_dir=logs)
+            host = Host({"s": config}, log_dir=logs, **handlers(answers))
             await host.__aenter__()
             hosts[key] = host
         host = hosts[key]
@@ -87,10 +98,11 @@ def _worker() -> None:
         try:
             while line := await anyio.to_thread.run_sync(sys.stdin.readline):
                 command = json.loads(line)
+                answers = bool(command.get("answers"))
                 if command["op"] == "connect":
-                    answer = await connect(command["config"], command["n"])
+                    answer = await connect(command["config"], command["n"], answers)
                 else:
-                    answer = await calls(command["key"], command["config"], command["n"])
+                    answer = await calls(command["key"], command["config"], command["n"], answers)
                 out.write(json.dumps(answer) + "\n")
         finally:
             for host in reversed(hosts.values()):  # last opened, first closed: each holds a task group
@@ -111,6 +123,8 @@ class Case:
     op: str
     config: dict[str, Any]
     reference: str | None = None
+    answers: bool = False
+    """Whether the case's host answers servers' questions (an elicitation handler)."""
     samples: list[float] = field(default_factory=list[float])
 
 
@@ -167,13 +181,12 @@ def _cases(both_url: str, modern_only_url: str, before: bool) -> list[Case]:
         ("stdio", stdio, modern_only),
         ("http", {"type": "http", "url": both_url}, {"type": "http", "url": modern_only_url}),
     ):
-        auto = f"connect {transport}: auto (the handshake first)"
+        auto = f"connect {transport}: auto, nobody answers"
         modern = f"connect {transport}: modern"
         cases.append(Case(auto, "after", "connect", server, reference=modern))
+        cases.append(Case(f"connect {transport}: auto, the host answers", "after", "connect", server, modern, True))
         if before:
-            cases.append(
-                Case(f"connect {transport}: auto before (server/discover first)", "before", "connect", server, auto)
-            )
+            cases.append(Case(f"connect {transport}: auto before, nobody answers", "before", "connect", server, auto))
         cases.append(
             Case(f"connect {transport}: handshake", "after", "connect", server | {"protocol": "handshake"}, modern)
         )
@@ -187,7 +200,15 @@ def _cases(both_url: str, modern_only_url: str, before: bool) -> list[Case]:
             Case(f"call {transport}: handshake session", "after", "calls", server | {"protocol": "handshake"}, modern)
         )
         cases.append(Case(modern, "after", "calls", server | {"protocol": "modern"}))
+        cases.append(Case(f"call {transport}: auto, nobody answers", "after", "calls", server, modern))
+        if before:
+            cases.append(Case(f"call {transport}: auto before, nobody answers", "before", "calls", server, modern))
     return cases
+
+
+def _command(case: Case, n: int) -> dict[str, Any]:
+    """What a worker is asked to do for ``case``, ``n`` times."""
+    return {"op": case.op, "key": case.name, "config": case.config, "n": n, "answers": case.answers}
 
 
 def _transport(case: Case) -> str:
@@ -245,15 +266,13 @@ def main() -> None:
     try:
         cases = [c for c in _cases(servers[0][1], servers[1][1], "before" in workers) if _transport(c) in transports]
         for case in cases:  # a first connect or call of each, not measured (imports, caches)
-            workers[case.worker].ask({"op": case.op, "key": case.name, "config": case.config, "n": 1})
+            workers[case.worker].ask(_command(case, 1))
         started = time.monotonic()
         for round_ in range(options.rounds):
             turn = cases[round_ % len(cases) :] + cases[: round_ % len(cases)]
             for case in turn:
                 n = options.connects if case.op == "connect" else options.calls
-                case.samples += workers[case.worker].ask(
-                    {"op": case.op, "key": case.name, "config": case.config, "n": n}
-                )
+                case.samples += workers[case.worker].ask(_command(case, n))
         took = time.monotonic() - started
     finally:
         for worker in workers.values():

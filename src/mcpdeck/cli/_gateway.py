@@ -298,8 +298,12 @@ async def _through_running_serve(address: str, port: int, token: str, profile: s
     where = f"[{address}]" if ":" in address else address
     url = f"http://{where}:{port}/mcp" + (f"/{profile}" if profile else "")
     bearer = {"Authorization": f"Bearer {token}"}
-    # forwardCaller: the serve's history names this stdio client (Claude Desktop ...), not this bridge
-    upstream = {"serve": {"type": "http", "url": url, "headers": bearer, "forwardCaller": True}}
+    # forwardCaller: the serve's history names this stdio client (Claude Desktop ...), not this bridge.
+    # The handshake: the serve's questions come over its back-channel to this gateway's client, whose
+    # router is given only after this host connected (auto would open with server/discover, then again).
+    upstream = {
+        "serve": {"type": "http", "url": url, "headers": bearer, "forwardCaller": True, "protocol": "handshake"}
+    }
     window = {"serve": {"servers": ["serve"], "prefix": False}}
     # Its client sees the running serve's gateway: that one's name, and its instructions once it answered.
     name = "mcpdeck" if profile is None else f"mcpdeck/{profile}"

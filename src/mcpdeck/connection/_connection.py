@@ -237,6 +237,22 @@ class ServerConnection:
         except Exception as error:
             logger.info("server %r: could not notify roots change: %s", self.name, describe_error(error))
 
+    def answerers_changed(self) -> None:
+        """Someone may answer the server's questions now (a router was given, roots are offered). A session
+        opened without a back-channel because nobody could (``auto`` over streamable HTTP: ``server/discover``
+        first, see ``_protocol``) is ended, and the server connects again with the handshake, so that its
+        questions reach whoever answers them now."""
+        session, client = self._supervisor.session, self._supervisor.client
+        if session is None or not session.back_channel_left_out:
+            return
+        if client is not None and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return  # it answered server/discover with an error: a session of the handshake era all the same
+        if not self._requests.back_channel_wanted(self._context.config.roots is not False):
+            return
+        if self.state in (ServerState.CONNECTING, ServerState.RECONNECTING, ServerState.CONNECTED):
+            logger.info("server %r: connecting again with the initialize handshake, for its questions", self.name)
+            self._supervisor.command(want=True)
+
     # ----- requests ------------------------------------------------------------------------
 
     async def request(
@@ -303,6 +319,11 @@ class ServerConnection:
         hide = self._context.hide
         if error.code != CONNECTION_CLOSED:
             text = protocol_error_text(error.code, error.message, method)
+            if session.back_channel_left_out and "back-channel" in error.message:
+                text += (
+                    "; it asked a question nobody here could answer (this host has no elicitation or sampling "
+                    'handler): give it one, or set "protocol": "handshake" in the server\'s config'
+                )
             return ServerError(self.name, hide(f"{what} failed: {text}"))
         if client is self._supervisor.client:  # (not a session that ended meanwhile)
             self._supervisor.lost(session)

@@ -70,11 +70,14 @@ class Opener:
         async with self._open(session) as client:
             await use(client)
 
-    def _client(self, session: Session, server: Transport | InProcessServer, mode: Literal["auto", "legacy"]) -> Client:
-        requests = self._requests
+    def _offers_roots(self) -> bool:
         # Roots only where someone has some: the server's own list, the host's (Host(roots=...)), or a
         # gateway client's; never by default, since a server may trade its command line's folders for them.
-        offers_roots = self._context.config.roots is not False and requests.offers_roots
+        return self._context.config.roots is not False and self._requests.offers_roots
+
+    def _client(self, session: Session, server: Transport | InProcessServer, mode: Literal["auto", "legacy"]) -> Client:
+        requests = self._requests
+        offers_roots = self._offers_roots()
         session.offers_roots = offers_roots
         # A server that relays for the client (forwardCaller: another mcpdeck gateway) sees that client, where
         # a face has one: its name, and no elicitation or sampling it cannot answer (it then says so itself).
@@ -133,6 +136,8 @@ class Opener:
             if self._traffic is not None:
                 transport = tapped(transport, self._traffic, name)
             watching = watched(transport, session.ended, session.on_error)
+            back_channel = kind != "http" or self._requests.back_channel_wanted(config.roots is not False)
+            session.back_channel_left_out = not back_channel and self._context.config.protocol == "auto"
             try:
                 client = await stack.enter_async_context(
                     negotiated(
@@ -140,6 +145,7 @@ class Opener:
                         partial(self._client, session),
                         watching,
                         http_refused=lambda: session.last_http_status is not None,
+                        back_channel=back_channel,
                     )
                 )
             except Exception as error:

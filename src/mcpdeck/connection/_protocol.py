@@ -7,6 +7,16 @@ refuses the handshake naming its versions (-32022), and the SDK then probes ``se
 the same connection; its questions come as ``InputRequiredResult`` rounds, which the SDK's client
 answers through the host's handlers. ``handshake`` opens with the handshake alone; ``modern`` with
 ``server/discover`` alone, and fails a server that answers it with the handshake era.
+
+A back-channel is worth its cost only where someone could answer what comes over it. Over streamable
+HTTP, a session of the handshake era costs the SDK's server about half as much CPU again per request
+as one of 2026-07-28 (stateful: each request handed to the session's task, its answer on an SSE
+stream), and the client a quarter more. So ``auto`` over streamable HTTP, where nobody could answer a
+server's question (no elicitation or sampling handler, no router, no roots offered: ``back_channel``
+False), opens the way the SDK's own ``auto`` does: ``server/discover`` first, the handshake when the
+server answers that with an error (a server of the handshake era over HTTP answers an unknown method;
+it does not exit). Over stdio and SSE ``auto`` always opens with the handshake: an SDK 1.x stdio server
+may exit on ``server/discover``, and over stdio the handshake era costs no more per call.
 """
 
 from __future__ import annotations
@@ -40,13 +50,18 @@ async def negotiated(
     transport: Transport,
     *,
     http_refused: Callable[[], bool] | None = None,
+    back_channel: bool = True,
 ) -> AsyncGenerator[Client]:
     """A client on ``transport``, its session opened the way the server's ``protocol`` says (see the module
     docstring). ``http_refused`` tells whether the server answered with an HTTP error status (then a refused
-    request says nothing about its era)."""
+    request says nothing about its era). ``back_channel``: whether ``auto`` opens with the handshake, for a
+    back-channel (False only over streamable HTTP, where nobody could answer a server's question)."""
     protocol = context.config.protocol
     if protocol == "handshake":
         async with make_client(transport, "legacy") as client:
+            yield client
+    elif protocol == "auto" and not back_channel:
+        async with make_client(transport, "auto") as client:  # server/discover first, as the SDK's own auto
             yield client
     elif protocol == "modern":
         async with _modern(context, make_client(transport, "auto")) as client:

@@ -245,6 +245,19 @@ class ServerRequests:
         return None
 
     @property
+    def answers_questions(self) -> bool:
+        """Whether anyone could answer this server's request for user input or a model's completion: the
+        host's elicitation or sampling handler, or a router (a gateway's clients). Where nobody could, and
+        no roots are offered either, a session needs no back-channel (see ``_protocol``)."""
+        handlers = self._handlers
+        return handlers.elicitation is not None or handlers.sampling is not None or bool(handlers.routers)
+
+    def back_channel_wanted(self, roots_allowed: bool) -> bool:
+        """Whether a session of this server wants a back-channel: someone answers its questions, or it is
+        offered roots (``roots_allowed``: its config does not turn roots off)."""
+        return self.answers_questions or (roots_allowed and self.offers_roots)
+
+    @property
     def offers_roots(self) -> bool:
         """Whether this server is offered roots at all: its own ``roots`` list, the host's, or those of
         someone who has some for it now (a router's ``roots_offered``)."""

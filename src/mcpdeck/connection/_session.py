@@ -65,6 +65,8 @@ class Session:
         last_http_status: The last HTTP error status of this session.
         offers_roots: Whether its client offers the server roots (fixed when the client is made, as the
             handshake fixes a client's capabilities); None until then.
+        back_channel_left_out: Whether it was opened with ``server/discover`` first because nobody could
+            answer a server's question then (``auto`` over streamable HTTP; see ``_protocol``).
         presented: The client it presents itself as to a ``forwardCaller`` server (``ClientHandlers.presented``),
             when the client was made; None: mcpdeck itself.
     """
@@ -84,6 +86,7 @@ class Session:
         self.give_up = False
         self.last_http_status: int | None = None
         self.offers_roots: bool | None = None
+        self.back_channel_left_out = False
         self.answered = 0
         """Requests of the host's the server has answered in this session (results and errors alike)."""
         self._answered_at_check = 0  # ``answered`` at the last health check

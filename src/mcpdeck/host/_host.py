@@ -219,8 +219,14 @@ class Host:
         that takes it away (idempotent). The contract is ``mcpdeck.callbacks.ServerRequestRouter``'s: a router
         says None for a request that is not its, which goes to the router given before it, and in the end to
         the handlers given to ``Host`` (``elicitation``, ``sampling``, ``roots``), which stay as they are.
-        The gateway is one: a server's question goes to the client whose call is running."""
-        return self._handlers.route(router)
+        The gateway is one: a server's question goes to the client whose call is running.
+
+        A server reached over streamable HTTP while nobody could answer its questions was opened without a
+        back-channel (``server/discover`` first, see docs/architecture.md, "Protocol era"): it connects
+        again now, with the ``initialize`` handshake, so that its questions reach the router."""
+        remove = self._handlers.route(router)
+        self._servers.answerers_changed()
+        return remove
 
     async def set_log_level(self, level: types.LoggingLevel, servers: Iterable[str] | None = None) -> None:
         """Ask connected servers (all, or ``servers``) to send log messages from ``level`` up.

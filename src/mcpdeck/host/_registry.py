@@ -292,3 +292,9 @@ class ServerRegistry:
             connection = self.connections.get(name)
             if connection is not None:
                 await connection.roots_changed(offer=offer)
+
+    def answerers_changed(self) -> None:
+        """Someone may answer servers' questions now: sessions opened without a back-channel because nobody
+        could connect again with one (``ServerConnection.answerers_changed``)."""
+        for connection in self.connections.values():
+            connection.answerers_changed()
