@@ -270,6 +270,8 @@ class Watched:
     to HAProxy marking the replica down."""
 
     visible: list[float] = field(default_factory=list[float])
+    looks: list[int] = field(default_factory=list[int])
+    """For each call followed, the lists asked for until it was there (1: at the first look)."""
     missing: list[str] = field(default_factory=list[str])
     down_after: float | None = None
 
@@ -295,12 +297,15 @@ async def watching(watched: Watched, replicas: dict[str, Replica], load: Load) -
             call = fresh[-1]
             followed.add(call.text)
             other = next(name for name in replicas if name not in (call.replica, load.doomed))
+            looks = 0
             while True:
+                looks += 1
                 listed = await http.get(
                     f"{replicas[other].url}/api/history/calls", params={"replica": call.replica, "limit": 50}
                 )
                 if any(c["arguments"].get("text") == call.text for c in listed.json()["toolCalls"]):
                     watched.visible.append(time.monotonic() - call.ended)
+                    watched.looks.append(looks)
                     break
                 if time.monotonic() - call.ended > LOOK_FOR:
                     watched.missing.append(call.text)
@@ -351,7 +356,24 @@ def judged(killed: Killed, watched: Watched) -> dict[str, Any]:
         for name, families in killed.metrics.items()
     }
     metrics_ok = all(counted[name] == sum(c.replica == name for c in answered) for name in counted)
+    calls = {c.text: c for c in load.calls}
+    interrupted = [
+        {
+            "text": text,
+            "client": call.client if call else None,
+            "error": call.error if call else None,
+            "answered_by": call.replica if call else None,
+            "in_flight": bool(call and call.started <= killed_at <= (call.ended or math.inf)),
+        }
+        for row in rows
+        if row["status"] == "interrupted"
+        for text in [str(row["arguments"].get("text", row["tool"]))]
+        for call in [calls.get(text)]
+    ]
     return {
+        "back": {index: round(seconds, 3) for index, seconds in back.items()},
+        "unfinished": [c.text for c in load.calls if not c.ended],
+        "interrupted_calls": interrupted,
         "back_max": max(back.values()),
         "back_p50": median(list(back.values())) or 0.0,
         "hit": hit,
@@ -362,6 +384,7 @@ def judged(killed: Killed, watched: Watched) -> dict[str, Any]:
         "visible_p50": median(watched.visible) or 0.0,
         "visible_max": max(watched.visible, default=0.0),
         "visible_n": len(watched.visible),
+        "first_look": sum(looks == 1 for looks in watched.looks),
         "missing": len(watched.missing),
         "answered": len(answered),
         "once": once,
@@ -400,11 +423,12 @@ def render_recovery(figures: list[dict[str, Any]]) -> str:
         "(half 2026-07-28, half handshake), `kill -9` of the replica running two long calls mid-load. Back: from the "
         "kill to a client's next answered call (all clients: max, p50; the clients that saw an error: max). Long "
         "calls: from the kill to their error. Visible: from an answer to its row in another replica's "
-        "`/api/history/calls`, asked every 10 ms (n: calls followed). History: answered calls there exactly once "
+        "`/api/history/calls`, asked every 10 ms (n: calls followed; first: listed at the first look, so the time is "
+        "that request's own). History: answered calls there exactly once "
         "with their replica / answered; twice: any there more than once.",
         "",
         "| Run | load | back max | back p50 | hit clients: max | long calls' errors | HAProxy down after "
-        "| errors by kind | visible p50 / max (n) | history once / answered | twice | interrupted | /metrics |",
+        "| errors by kind | visible p50 / max (n, first) | history once / answered | twice | interrupted | /metrics |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n, got in enumerate(figures, 1):
@@ -413,17 +437,19 @@ def render_recovery(figures: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {n} | {got['load']:.1f} | {ms(got['back_max'])} | {ms(got['back_p50'])} | "
             f"{len(got['hit'])}: {ms(got['hit_max'])} | {longs} | {ms(got['down_after'])} | {errors} | "
-            f"{ms(got['visible_p50'])} / {ms(got['visible_max'])} ({got['visible_n']}, {got['missing']} missing) | "
+            f"{ms(got['visible_p50'])} / {ms(got['visible_max'])} ({got['visible_n']}, {got.get('first_look', '?')}) | "
             f"{got['once']} / {got['answered']} | {got['twice']} | {got['interrupted']} | "
             f"{'adds up' if got['metrics_ok'] else 'DOES NOT add up'} |"
         )
     worst = max(got["back_max"] for got in figures)
     seen = max(got["visible_max"] for got in figures)
+    missing = sum(got["missing"] for got in figures)
     lines += [
         "",
         f"Worst client back after {worst:.2f} s (goal {RECOVERY_GOAL:g} s: "
         f"{'met' if worst <= RECOVERY_GOAL else 'NOT met'}); slowest call visible after {seen:.2f} s (goal "
-        f"{VISIBLE_GOAL:g} s: {'met' if seen <= VISIBLE_GOAL else 'NOT met'}).",
+        f"{VISIBLE_GOAL:g} s: {'met' if seen <= VISIBLE_GOAL else 'NOT met'}); {missing} calls not listed within "
+        f"{LOOK_FOR:g} s.",
     ]
     return "\n".join(lines)
 
