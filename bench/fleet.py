@@ -370,7 +370,23 @@ def judged(killed: Killed, watched: Watched) -> dict[str, Any]:
         for text in [str(row["arguments"].get("text", row["tool"]))]
         for call in [calls.get(text)]
     ]
+    slowest = max(back, key=lambda index: back[index])
+    dead_at = load.dead_at if load.dead_at is not None else killed_at
+    stray = [  # errors of calls not in flight on the replica while it died (a 404 after it is the protocol's)
+        c.text
+        for c in load.calls
+        if c.error is not None
+        and "Session not found" not in c.error
+        and not (c.started <= dead_at and killed_at <= c.ended)
+    ]
     return {
+        "slowest": [
+            (c.text, round(c.started - killed_at, 3), round(c.ended - killed_at, 3), c.replica, c.session, c.error)
+            for c in load.calls
+            if c.client == slowest and (c.ended or math.inf) > killed_at - 1
+        ],
+        "dying": dead_at - killed_at,
+        "stray": stray,
         "back": {index: round(seconds, 3) for index, seconds in back.items()},
         "unfinished": [c.text for c in load.calls if not c.ended],
         "interrupted_calls": interrupted,
@@ -420,26 +436,31 @@ def render_recovery(figures: list[dict[str, Any]]) -> str:
 
     lines = [
         f"The judged check, {len(figures)} runs: three replicas on PostgreSQL behind HAProxy, {CLIENTS} SDK clients "
-        "(half 2026-07-28, half handshake), `kill -9` of the replica running two long calls mid-load. Back: from the "
-        "kill to a client's next answered call (all clients: max, p50; the clients that saw an error: max). Long "
-        "calls: from the kill to their error. Visible: from an answer to its row in another replica's "
-        "`/api/history/calls`, asked every 10 ms (n: calls followed; first: listed at the first look, so the time is "
-        "that request's own). History: answered calls there exactly once "
-        "with their replica / answered; twice: any there more than once.",
+        "(half 2026-07-28, half handshake), `kill -9` of the replica running two long calls mid-load.",
         "",
-        "| Run | load | back max | back p50 | hit clients: max | long calls' errors | HAProxy down after "
-        "| errors by kind | visible p50 / max (n, first) | history once / answered | twice | interrupted | /metrics |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "- back: from the kill to a client's next answered call (all clients: max, p50; hit: the clients that saw an "
+        "error, and their max);",
+        "- long calls: from the kill to their error; down: from the kill to HAProxy marking the replica down; dying: "
+        "from the signal to the process's end (a request that reached it meanwhile was in flight there);",
+        "- errors by kind; stray: errors of calls not in flight on the replica while it died (other than the 404 "
+        "after);",
+        "- visible: from an answer to its row in another replica's `/api/history/calls`, asked every 10 ms (n: calls "
+        "followed; first: listed at the first look, so the time is that request's own);",
+        "- history: answered calls there exactly once with their replica / answered; twice: any there more than once.",
+        "",
+        "| Run | load | back max | back p50 | hit: max | long calls | down | dying | errors (stray) "
+        "| visible p50 / max (n, first) | history | twice | interrupted | /metrics |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n, got in enumerate(figures, 1):
         errors = ", ".join(f"{kind}: {count}" for kind, count in sorted(got["errors"].items())) or "none"
         longs = ", ".join(ms(t) for t in got["long_errors"]) or "-"
+        visible = f"{ms(got['visible_p50'])} / {ms(got['visible_max'])} ({got['visible_n']}, {got['first_look']})"
         lines.append(
             f"| {n} | {got['load']:.1f} | {ms(got['back_max'])} | {ms(got['back_p50'])} | "
-            f"{len(got['hit'])}: {ms(got['hit_max'])} | {longs} | {ms(got['down_after'])} | {errors} | "
-            f"{ms(got['visible_p50'])} / {ms(got['visible_max'])} ({got['visible_n']}, {got.get('first_look', '?')}) | "
-            f"{got['once']} / {got['answered']} | {got['twice']} | {got['interrupted']} | "
-            f"{'adds up' if got['metrics_ok'] else 'DOES NOT add up'} |"
+            f"{len(got['hit'])}: {ms(got['hit_max'])} | {longs} | {ms(got['down_after'])} | {ms(got['dying'])} | "
+            f"{errors} ({len(got['stray'])}) | {visible} | {got['once']} / {got['answered']} | {got['twice']} | "
+            f"{got['interrupted']} | {'adds up' if got['metrics_ok'] else 'DOES NOT add up'} |"
         )
     worst = max(got["back_max"] for got in figures)
     seen = max(got["visible_max"] for got in figures)

@@ -83,7 +83,10 @@ def _judge(load: Load, listed: httpx2.Response, metrics: dict[str, Any]) -> None
     assert wrong == {}, f"answered, but not in the history once with its replica: {wrong}"
 
     # The only errors: calls in flight on the dead replica when it died, and the 404 ("Session not found") a
-    # handshake-era session of that replica gets after; neither ran anywhere else.
+    # handshake-era session of that replica gets after; neither ran anywhere else. A kill -9 takes a moment
+    # (`dead_at`: the process had ended): a request that reached the replica meanwhile was in flight there.
+    dead_at = load.dead_at
+    assert dead_at is not None
     failed = [call for call in load.calls if call.error is not None]
     for call in failed:
         assert call.error is not None
@@ -93,10 +96,10 @@ def _judge(load: Load, listed: httpx2.Response, metrics: dict[str, Any]) -> None
             # Either it was sent after the kill and ran nowhere, or it was in flight on the dead replica when it
             # died (it may have run and been committed there, its answer lost with the process), and the client
             # learnt of its session's end from its next request's 404.
-            in_flight = call.started <= killed_at <= call.ended
+            in_flight = call.started <= dead_at and killed_at <= call.ended
             assert ran == [] or (in_flight and all(replica == load.doomed for replica, _ in ran)), call
         else:
-            assert call.started <= killed_at <= call.ended, f"failed, not in flight at the kill: {call}"
+            assert call.started <= dead_at and killed_at <= call.ended, f"failed, not in flight at the kill: {call}"
             assert all(replica == load.doomed for replica, _ in ran), call
     longs = [call for call in load.calls if call.client == -1]
     assert len(longs) == LONG_CALLS and all(call.error for call in longs), longs

@@ -81,6 +81,8 @@ class Call:
 class Load:
     calls: list[Call] = field(default_factory=list[Call])
     killed_at: float | None = None
+    dead_at: float | None = None
+    """When the killed replica's process had ended (``kill -9`` takes a moment: until then it takes requests)."""
     doomed: str = ""
     stop: anyio.Event = field(default_factory=anyio.Event)
     eras: dict[int, set[str]] = field(default_factory=dict[int, set[str]])
@@ -132,8 +134,9 @@ async def calling(port: int, index: int, load: Load) -> None:
     session fails starts a new one; a 2026-07-28 client goes on as it is (it has no session)."""
     mode = "auto" if index % 2 == 0 else "legacy"
     number = 0
+    call: Call | None = None
     while not load.stop.is_set():
-        with contextlib.suppress(Exception):  # leaving a session its replica took with it may fail too
+        try:
             async with client(port, mode) as (mcp, seen):
                 load.eras.setdefault(index, set()).add(mcp.protocol_version)
                 load.sessions.setdefault(index, []).append(seen.session)
@@ -152,6 +155,9 @@ async def calling(port: int, index: int, load: Load) -> None:
                     if result.is_error:
                         call.error = f"tool error: {result.content}"
                     await anyio.lowlevel.checkpoint()
+        except Exception as error:  # leaving a session its replica took with it may fail too
+            if call is not None and not call.ended:  # a call the client never heard the end of failed with it
+                call.ended, call.error = time.monotonic(), f"client closed: {error!r}"
 
 
 async def long_calls(port: int, load: Load, running: anyio.Event) -> None:
@@ -250,6 +256,9 @@ async def _kill_mid_load(reader: History, replicas: dict[str, Replica], load: Lo
             await anyio.sleep(0.05)
     load.killed_at = time.monotonic()
     os.kill(replicas[load.doomed].process.pid, signal.SIGKILL)
+    with anyio.fail_after(10):
+        await replicas[load.doomed].process.wait()
+    load.dead_at = time.monotonic()
 
     def recovered() -> bool:
         assert load.killed_at is not None
