@@ -1,22 +1,35 @@
-"""The fleet's throughput: calls through HAProxy to 1, 2 and 3 ``serve`` replicas on PostgreSQL, against one
-``serve`` on SQLite, in one run; then the durable commit's cost per call on each store (``bench.store``).
+"""The fleet: calls through HAProxy to 1, 2 and 3 ``serve`` replicas on PostgreSQL against one ``serve`` on SQLite,
+split by what stands between (the balancer, the store); issue 29's kill -9 check, measured; then the durable
+commit's cost per call on each store (``bench.store``).
 
-    python -m bench.fleet                       # 16 clients, 2 rounds of 480 calls per case, then bench.store
-    python -m bench.fleet --clients 16 --calls 480 --rounds 2 --store-calls 400
+    python -m bench.fleet            # 16 clients, 2 rounds of 480 calls per case, 3 recovery runs, bench.store
+    python -m bench.fleet --calls 480 --rounds 2 --statements --recovery-runs 5 --skip store
 
-Every ``serve`` runs ``bench/servers/line.py`` (near-free) for one config, started at once before the first
-round (``tests/support/replicas.py``); PostgreSQL 15 is started for the run, durable as in production
+Throughput. Every ``serve`` runs ``bench/servers/line.py`` (near-free) for one config, started at once before the
+first round (``tests/support/replicas.py``); PostgreSQL 15 is started for the run, durable as in production
 (``tests/postgres.py``: ``fsync`` on). Cases:
 
 - ``sqlite``: one ``serve`` on its default store (SQLite), the clients connected to it directly;
+- ``sqlite-lb``: the same ``serve`` behind a HAProxy of its own (what the balancer costs);
+- ``pg-direct``: replica r1 on PostgreSQL, the clients connected to it directly (what the store costs);
 - ``pg-1``, ``pg-2``, ``pg-3``: replicas r1..rN on PostgreSQL behind a HAProxy of their own (the
   configuration docs/fleet.md shows), the clients connected to HAProxy.
 
 Each case: ``--clients`` handshake-era SDK sessions (HAProxy spreads them round-robin; each stays on its
 replica) call ``mcp__line__echo`` one call after the other, ``--calls`` in all per round, each call timed.
-Rounds take the cases in turn, so drift hits all alike. The clients run in this process, as in the judged
-check: on 2 cores they share the CPU with the replicas, so more replicas than cores cannot add calls/s; the
-figures say what one machine carries, not how far the fleet scales.
+Rounds take the cases in turn, so drift hits all alike. Beside the latencies: the CPU each kind of process
+spent per call (from /proc: this process, which runs the clients; every ``serve`` and its stdio server, the
+idle replicas included, since they hear the others' live events; HAProxy; PostgreSQL) and PostgreSQL's
+commits per call; ``--statements`` adds a round per PostgreSQL case with ``log_statement = all`` and counts
+the statements it logged per call. The clients run in this process, as in the judged check: on 2 cores they
+share the CPU with the replicas, so more replicas than cores cannot add calls/s; the figures say what one
+machine carries, not how far the fleet scales.
+
+Recovery (``--recovery-runs``, 3 by default): ``tests.support.fleet_load.killed_mid_load`` (the judged check
+``tests/server/test_fleet.py`` asserts) on a durable PostgreSQL, measured: per client, the time from the kill
+to its next answered call; the errors by kind; the long calls' time to fail; HAProxy's time to mark the
+replica down; the time from an answer to its row in another replica's ``/api/history/calls``; the history
+and the survivors' ``/metrics`` against the answered calls.
 
 Then ``bench.store`` runs as it does alone (``--clients`` tasks on one ``Host``, history off, SQLite,
 PostgreSQL): the p50 each store adds to a call (goal, issue #29: at most 1 ms at 16 clients).
