@@ -1,7 +1,8 @@
 """Two ``mcpdeck serve`` replicas on one SQLite store and one config behind a real HAProxy, and behind a real
 nginx (the configurations docs/fleet.md shows): a handshake-era SDK client's session id begins with its
 replica's id, so every call of the session reaches that replica; when the replica is killed the session is not
-found (404) and a new one works.
+found (404) and a new one works; a request without a session sent right after a replica died is answered by the
+other replica, never dropped (HAProxy must not send it over a kept connection to the dead one).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import descendants, kill, stdio_server
-from tests.support.balancer import haproxy, nginx, nginx_config, until_states
+from tests.support.balancer import REPLICA_HEADER, haproxy, nginx, nginx_config, until_states
 from tests.support.replicas import BALANCER, TOKEN, ready, replica
 
 LIMIT = 150.0
@@ -151,7 +152,21 @@ async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
                 # know the session: 404 "Session not found"; nginx cannot reach the replica and says the same.
                 doomed = r1 if seen_b.replica == "r1" else r2
                 survivor = "r2" if doomed is r1 else "r1"
-                kill({doomed.process.pid, *descendants(doomed.process.pid)})
+                async with httpx2.AsyncClient(headers=_OPENING, timeout=30) as raw:  # one connection, kept
+                    # round-robin: the balancer talks to both replicas for this connection (HAProxy says which)
+                    answered = {(await _opening(raw, port)).headers.get(REPLICA_HEADER) for _ in range(4)}
+                    assert answered == ({"r1", "r2"} if kind == "haproxy" else {None}), answered
+                    kill({doomed.process.pid, *descendants(doomed.process.pid)})
+                    with anyio.fail_after(10):  # dead: its port refuses from now on (a dying one still took them)
+                        await doomed.process.wait()
+                    # At once, before the balancer has seen it die: requests without a session go round-robin,
+                    # so one of these goes to the dead replica's turn, and must reach the survivor.
+                    for _ in range(4):
+                        try:
+                            answer = await _opening(raw, port)
+                        except httpx2.TransportError as error:
+                            raise AssertionError(f"a request sent after the kill was dropped: {error!r}") from None
+                        assert (answer.status_code, answer.headers.get(REPLICA_HEADER, survivor)) == (200, survivor)
                 await settled({doomed.name: "DOWN", survivor: "UP"})
                 seen_b.statuses.clear()
                 with pytest.raises(MCPError, match="Session not found"):
@@ -163,6 +178,27 @@ async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
                 assert seen_c.replica == survivor, seen_c.id
                 result = await c.call_tool("mcp__basic__echo", {"text": "a new session"})
                 assert not result.is_error, result
+
+
+_OPENING = {
+    "Authorization": f"Bearer {TOKEN}",
+    "Host": BALANCER,
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+}
+
+
+async def _opening(raw: httpx2.AsyncClient, port: int) -> httpx2.Response:
+    """A handshake-era ``initialize`` without a session (the balancer picks the replica), read whole."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    answer = await raw.post(f"http://127.0.0.1:{port}/mcp", json=body)
+    assert answer.status_code == 200, answer.text
+    return answer
 
 
 def test_docs_fleet_shows_the_nginx_site_this_test_runs() -> None:

@@ -50,13 +50,20 @@ def share_events(host: Host, broadcast: EventBroadcast) -> Callable[[], None]:
     loop = asyncio.get_running_loop()
     events = host.events
 
-    def heard(replica: str, data: dict[str, Any]) -> None:
-        kind = data.get("type")
-        if not isinstance(kind, str) or kind not in _NAMES:
-            return  # only the kinds a replica tells (its name becomes an SSE event name: nothing else gets there)
-        event = RemoteEvent(replica=replica, kind=kind, data=data)
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody follows any more
-            loop.call_soon_threadsafe(events.publish, event)
+    def heard(replica: str, told: list[dict[str, Any]]) -> None:
+        # only the kinds a replica tells (its name becomes an SSE event name: nothing else gets there)
+        remote = [
+            RemoteEvent(replica=replica, kind=kind, data=data)
+            for data in told
+            if isinstance(kind := data.get("type"), str) and kind in _NAMES
+        ]
+        if remote:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody follows any more
+                loop.call_soon_threadsafe(publish, remote)  # one hand-over to the loop per notice
+
+    def publish(remote: list[RemoteEvent]) -> None:
+        for event in remote:
+            events.publish(event)
 
     def tell(event: Event) -> None:
         broadcast.send(event_json(event))

@@ -2,7 +2,16 @@
 
 Each replica sends the JSON of the events the console follows on the fleet's channel (one per config file,
 ``mcpdeck_events_<digest>``), with its replica id, and hears the others' there (its own notices come back
-to it too: they are dropped by their replica id, so nothing is said twice and nothing goes round).
+to it too: they are dropped by their replica id, read before the rest, so nothing is said twice and
+nothing goes round).
+
+Events are sent a group at a time, one ``NOTIFY`` for all those that came while the last one waited for the
+store's writer (``{"replica": "r1", "events": [...]}``), the way the writer commits a group of calls: under
+load one notice carries many calls' events, so each replica wakes and reads once per group instead of twice
+per call (bench/fleet.py counts the statements). A group is put together at the moment its ``NOTIFY`` is
+queued, from events sent before that moment only; each of them was sent after its call's row was queued, so
+a notice still arrives with or after the rows of the calls it tells of. A notice of one event alone, without
+``events`` (what replicas sent before), is heard too.
 
 A ``NOTIFY`` payload must be shorter than 8000 bytes. An event longer than that is sent trimmed
 (``fit``): its longest values are left out one by one, largest first, until it fits, and their names
@@ -20,13 +29,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mcpdeck.store._db import Database
 from mcpdeck.store._notices import Listener, fleet_digest
 
-__all__ = ["PAYLOAD_LIMIT", "EventBroadcast", "events_channel", "fit"]
+__all__ = ["PAYLOAD_LIMIT", "EventBroadcast", "events_channel", "fit", "grouped"]
 
 logger = logging.getLogger("mcpdeck.store")
 
@@ -74,6 +85,27 @@ def fit(data: dict[str, Any], limit: int = PAYLOAD_LIMIT) -> str | None:
     return None
 
 
+def grouped(replica: str, events: Sequence[str], limit: int = PAYLOAD_LIMIT) -> list[str]:
+    """Notices of ``replica`` carrying ``events`` (each one event's JSON, in order), as few as fit ``limit`` bytes
+    each: ``{"replica": ..., "events": [...]}``, the replica first so a listener can tell its own at a glance."""
+    head = '{"replica":' + json.dumps(replica) + ',"events":['
+    notices: list[str] = []
+    room = limit - len(head.encode()) - 2  # "]}"
+    group: list[str] = []
+    size = 0
+    for event in events:
+        length = len(event.encode()) + (1 if group else 0)
+        if group and size + length > room:
+            notices.append(head + ",".join(group) + "]}")
+            group, size = [], 0
+            length -= 1
+        group.append(event)
+        size += length
+    if group:
+        notices.append(head + ",".join(group) + "]}")
+    return notices
+
+
 class EventBroadcast:
     """This replica's live events sent to the fleet serving ``path``, and the other replicas' heard, on ``listener``.
 
@@ -87,22 +119,66 @@ class EventBroadcast:
         self.replica = replica
         self.unsent = 0
         """Events that did not fit a notice even trimmed (not sent)."""
+        self.notices = 0
+        """Notices sent (each one ``NOTIFY``, carrying one event or many)."""
+        self._lock = threading.Lock()
+        self._waiting: list[str] = []
+        """Events sent while a notice waits for the writer: the next notice's."""
+        self._queued = False
+        """Whether a notice is queued on the writer and has not been sent yet."""
+        self._own = '{"replica":' + json.dumps(replica) + ","
+        """How this replica's notices begin."""
+        self._room = PAYLOAD_LIMIT - len(grouped(replica, ["{}"])[0].encode()) + 2
+        """The most bytes one event may have, to fit a notice with its replica's wrapping."""
 
     def send(self, data: dict[str, Any]) -> None:
-        """Say an event's JSON (``type`` and its fields) to the other replicas (queued; sent with the writer's commit),
-        every text in it passed through ``redact`` (the secrets of the configs)."""
-        payload = fit({**_redacted(data, self._redact), "replica": self.replica})
+        """Say an event's JSON (``type`` and its fields) to the other replicas (queued; sent with one of the writer's
+        next commits), every text in it passed through ``redact`` (the secrets of the configs)."""
+        payload = fit(_redacted(data, self._redact), self._room)
         if payload is None:
             self.unsent += 1
             logger.warning("a %s event is too big to tell the other replicas, even trimmed", data.get("type"))
             return
-        self._listener.notify(self.channel, payload)
+        with self._lock:
+            self._waiting.append(payload)
+            if self._queued:
+                return  # it goes with the next notice, queued when the one waiting is sent
+            self._queued = True
+        self._queue()
 
-    def listen(self, heard: Callable[[str, dict[str, Any]], None]) -> None:
-        """Call ``heard(replica, data)`` (from the listening thread) for each event another replica said; before the
-        listener starts."""
+    def _queue(self) -> None:
+        """Queue a notice of the events sent so far, and none after: each of them was sent after its call's row was
+        queued, so the notice goes out with or after those rows. The next one is queued once this one is sent."""
+        with self._lock:
+            events, self._waiting = self._waiting, []
+        notices = grouped(self.replica, events)
+        store = self._listener.store
+
+        def say(db: Database) -> None:
+            try:
+                for notice in notices:
+                    db.run("SELECT pg_notify(?, ?)", (self.channel, notice))
+                    self.notices += 1
+            finally:
+                with self._lock:
+                    more = self._queued = bool(self._waiting)
+                if more:
+                    self._queue()  # from the writer's thread: it goes after every job queued so far
+
+        try:
+            store.writer.submit(say)
+        except RuntimeError:  # the store is closed: nobody is told any more
+            with self._lock:
+                self._queued = False
+
+    def listen(self, heard: Callable[[str, list[dict[str, Any]]], None]) -> None:
+        """Call ``heard(replica, events)`` (from the listening thread) with the events of each notice another replica
+        sent, in order; before the listener starts."""
+        own = self._own
 
         def hand(payload: str) -> None:
+            if payload.startswith(own):
+                return  # our own, come back: never said twice, never sent on (and not even read)
             try:
                 data = json.loads(payload)
             except ValueError:
@@ -110,10 +186,18 @@ class EventBroadcast:
                 return
             if not isinstance(data, dict):
                 return
-            event: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
-            sender = event.pop("replica", None)
+            notice: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+            sender = notice.pop("replica", None)
             if not isinstance(sender, str) or sender == self.replica:
-                return  # our own, come back (or no one's): never said twice, never sent on
-            heard(sender, event)
+                return  # our own (or no one's): never said twice, never sent on
+            carried = notice.get("events")
+            if "events" not in notice:
+                events = [notice]  # one event alone, as replicas sent them before
+            elif isinstance(carried, list):
+                events = [event for event in carried if isinstance(event, dict)]  # pyright: ignore[reportUnknownVariableType]
+            else:
+                return
+            if events:
+                heard(sender, events)  # pyright: ignore[reportUnknownArgumentType]
 
         self._listener.on(self.channel, hand)
