@@ -12,10 +12,11 @@ A ``Database`` is used by one thread at a time (the store's writer thread); it r
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, LiteralString, cast
 
@@ -41,6 +42,18 @@ _ROWS = 500
 """Rows at most in one SQLite INSERT (each row's values are parameters; SQLite takes 32,766)."""
 
 
+def _in_chunks(sql: str, rows: Sequence[Sequence[Any]]) -> Iterator[tuple[str, list[Any]]]:
+    """``sql``, an ``INSERT ... VALUES (...)`` of one row, as statements of up to ``_ROWS`` rows each, with their
+    parameters; nothing for another statement or a single row (``executemany`` runs those)."""
+    head, values, tail = sql.partition(" VALUES (")
+    if not values or not head.startswith("INSERT") or len(rows) < 2:
+        return
+    group, _, rest = tail.partition(")")
+    for first in range(0, len(rows), _ROWS):
+        chunk = rows[first : first + _ROWS]
+        yield f"{head} VALUES {', '.join(f'({group})' for _ in chunk)}{rest}", [value for row in chunk for value in row]
+
+
 def lock_key(name: str) -> int:
     """The second key of the advisory lock named ``name`` (a signed 32-bit integer)."""
     key = zlib.crc32(name.encode())
@@ -53,6 +66,9 @@ class Database(ABC):
     dialect: Dialect
     errors: tuple[type[Exception], ...]
     """What the driver raises for a database error."""
+    quick: bool = False
+    """Its commit does not wait for the disk (SQLite with ``synchronous=NORMAL``): an event loop may run one
+    (``mcpdeck.store._writer``) for less than handing it to a thread costs."""
 
     @abstractmethod
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -78,6 +94,14 @@ class Database(ABC):
     def commit(self) -> None:
         self.run("COMMIT")
 
+    def patience(self, seconds: float) -> None:
+        """How long a transaction's start waits for another process's write lock (SQLite; 0: not at all)."""
+
+    @contextlib.contextmanager
+    def pipeline(self) -> Iterator[None]:
+        """Statements whose answers are not read, sent together (one round trip on PostgreSQL)."""
+        yield
+
     @abstractmethod
     def rollback(self) -> None:
         """End the transaction without its changes (nothing when none is open)."""
@@ -97,6 +121,7 @@ class SQLiteDatabase(Database):
     def __init__(self, location: StoreLocation):
         assert location.path is not None
         self.path = location.path
+        self.quick = location.synchronous.lower() in {"off", "normal"}
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -120,18 +145,17 @@ class SQLiteDatabase(Database):
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         # An INSERT of many rows as one statement: sqlite3 lets the GIL go and takes it back around every
         # statement it steps, and taking it back from a busy event loop costs more than the row itself
-        head, values, tail = sql.partition(" VALUES (")
-        if not values or not head.startswith("INSERT") or len(rows) < 2:
+        chunks = list(_in_chunks(sql, rows))
+        for statement, params in chunks:
+            self._db.execute(statement, params)
+        if not chunks:
             self._db.executemany(sql, rows)
-            return
-        group, _, rest = tail.partition(")")
-        for first in range(0, len(rows), _ROWS):
-            chunk = rows[first : first + _ROWS]
-            statement = f"{head} VALUES {', '.join(f'({group})' for _ in chunk)}{rest}"
-            self._db.execute(statement, [value for row in chunk for value in row])
 
     def begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # the write lock now (waiting for it), not at the first write
+
+    def patience(self, seconds: float) -> None:
+        self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
 
     def rollback(self) -> None:
         if self._db.in_transaction:
@@ -167,9 +191,19 @@ class PostgresDatabase(Database):
         return self._conn.execute(self._sql(sql), params or None).rowcount
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if rows:
+        if not rows:
+            return
+        chunks = list(_in_chunks(sql, rows))  # one statement (one plan, one round trip) per _ROWS rows
+        for statement, params in chunks:
+            self._conn.execute(self._sql(statement), params)
+        if not chunks:
             with self._conn.cursor() as cursor:
                 cursor.executemany(self._sql(sql), rows)
+
+    @contextlib.contextmanager
+    def pipeline(self) -> Iterator[None]:
+        with self._conn.pipeline():
+            yield
 
     def _sql(self, sql: str) -> LiteralString:
         # every query is a literal of mcpdeck.store's (values always go as parameters), in psycopg's dialect

@@ -314,7 +314,7 @@ class History:
                 self._batch.extend(pending)
                 return
             batch = self._batch = pending
-            self._writer.submit(lambda db: self._insert_calls(db, batch))
+            self._writer.submit(lambda db: self._insert_calls(db, batch), quick=True)
 
     def _insert_calls(self, db: Database, batch: list[_CallRow]) -> None:
         """In the writer thread: insert the calls of ``batch``, as they are now (ended or still running)."""
@@ -399,7 +399,9 @@ class History:
             params = (status, error, event.duration, size, event.approved_by)
             result, call_id = event.result, event.call_id
             # after its insert, which has run or is running; under the lock: in order with the others
-            self._writer.submit(lambda db: db.run(_FINISH_CALL, (*params, self._result_text(result), call_id)))
+            self._writer.submit(
+                lambda db: db.run(_FINISH_CALL, (*params, self._result_text(result), call_id)), quick=True
+            )
 
     def _where(
         self, server: str | None, status: str | None, text: str | None, replica: str | None = None

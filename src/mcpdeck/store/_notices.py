@@ -63,7 +63,7 @@ class Listener:
         """Say ``payload`` on ``channel`` (queued; sent when the writer commits); nothing once the store is closed."""
         if self.store.writer.closed:
             return
-        self.store.writer.submit(lambda db: db.run("SELECT pg_notify(?, ?)", (channel, payload)))
+        self.store.writer.submit(lambda db: db.run("SELECT pg_notify(?, ?)", (channel, payload)), quick=True)
 
     def on(self, channel: str, handler: Callable[[str], None]) -> None:
         """Hand each notice's payload on ``channel`` to ``handler`` (from the listening thread); before ``start``."""
