@@ -11,6 +11,7 @@ import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 import psycopg
@@ -23,8 +24,9 @@ from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import SCHEMA_VERSION, History, Redactor
 from mcpdeck.store import _history as history_module
 from mcpdeck.store import parse_location
-from mcpdeck.store._db import Database
+from mcpdeck.store._db import Database, PostgresDatabase
 from tests.helpers import ROOT, WAIT, closed_port
+from tests.postgres import Postgres
 from tests.servers import basic
 
 pytestmark = pytest.mark.anyio
@@ -145,6 +147,38 @@ def test_each_group_commit_is_timed_for_metrics(store_url: str) -> None:
         history.flush()
         after = store_commits()
     assert after.count > before.count and after.sum > before.sum
+
+
+async def test_on_postgresql_a_group_of_call_rows_is_one_insert_sent_with_its_commit_in_one_round_trip(
+    postgres: Postgres,
+) -> None:
+    """The calls' rows of a group are one INSERT, and BEGIN, it and COMMIT go in one pipeline (one round trip to
+    the server, whose commit the calls wait for); a group with a job that reads its answers is not pipelined."""
+    with postgres.database() as url, History(url) as history:
+        sent: list[tuple[str, bool]] = []
+
+        def spy(db: Database) -> None:  # every statement the connection sends, and whether in a pipeline
+            assert isinstance(db, PostgresDatabase)
+            conn: psycopg.Connection[Any] = db._conn  # pyright: ignore[reportPrivateUsage]
+            execute = conn.execute
+
+            def traced(query: Any, params: Any = None, **kwargs: Any) -> Any:
+                sent.append((str(query).split()[0], conn.info.pipeline_status != psycopg.pq.PipelineStatus.OFF))
+                return execute(query, params, **kwargs)
+
+            conn.execute = traced  # type: ignore[method-assign]
+
+        history.store.writer.call(spy)
+        held = await anyio.to_thread.run_sync(Held, history)  # a job of its own, which is not pipelined
+        for n in range(1, 21):
+            history.call_started(started(n))
+            history.call_finished(finished(n))
+        held.release()
+        with anyio.fail_after(WAIT):
+            await history.committed()
+        assert sent == [("BEGIN", False), ("COMMIT", False), ("BEGIN", True), ("INSERT", True), ("COMMIT", True)]
+        sent.clear()
+        assert await anyio.to_thread.run_sync(history.count_tool_calls) == 20 and sent == [("SELECT", False)]
 
 
 def test_filters_apply_before_the_limit(store_url: str) -> None:

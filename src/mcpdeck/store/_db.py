@@ -16,7 +16,7 @@ import contextlib
 import sqlite3
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, LiteralString, cast
 
@@ -39,7 +39,7 @@ LOCK_CLASS = 0x6D6364  # "mcd": the first key of every advisory lock mcpdeck tak
 _MIGRATION_KEY = 0
 Row = tuple[Any, ...]
 _ROWS = 500
-"""Rows at most in one SQLite INSERT (each row's values are parameters; SQLite takes 32,766)."""
+"""Rows at most in one INSERT (each row's values are parameters; SQLite takes 32,766, PostgreSQL 65,535)."""
 
 
 def _in_chunks(sql: str, rows: Sequence[Sequence[Any]]) -> Iterator[tuple[str, list[Any]]]:
@@ -66,9 +66,6 @@ class Database(ABC):
     dialect: Dialect
     errors: tuple[type[Exception], ...]
     """What the driver raises for a database error."""
-    quick: bool = False
-    """Its commit does not wait for the disk (SQLite with ``synchronous=NORMAL``): an event loop may run one
-    (``mcpdeck.store._writer``) for less than handing it to a thread costs."""
 
     @abstractmethod
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -94,11 +91,8 @@ class Database(ABC):
     def commit(self) -> None:
         self.run("COMMIT")
 
-    def patience(self, seconds: float) -> None:
-        """How long a transaction's start waits for another process's write lock (SQLite; 0: not at all)."""
-
     @contextlib.contextmanager
-    def pipeline(self) -> Iterator[None]:
+    def pipeline(self) -> Generator[None]:
         """Statements whose answers are not read, sent together (one round trip on PostgreSQL)."""
         yield
 
@@ -121,7 +115,6 @@ class SQLiteDatabase(Database):
     def __init__(self, location: StoreLocation):
         assert location.path is not None
         self.path = location.path
-        self.quick = location.synchronous.lower() in {"off", "normal"}
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -153,9 +146,6 @@ class SQLiteDatabase(Database):
 
     def begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # the write lock now (waiting for it), not at the first write
-
-    def patience(self, seconds: float) -> None:
-        self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
 
     def rollback(self) -> None:
         if self._db.in_transaction:
@@ -201,7 +191,7 @@ class PostgresDatabase(Database):
                 cursor.executemany(self._sql(sql), rows)
 
     @contextlib.contextmanager
-    def pipeline(self) -> Iterator[None]:
+    def pipeline(self) -> Generator[None]:
         with self._conn.pipeline():
             yield
 
