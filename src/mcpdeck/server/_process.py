@@ -170,10 +170,11 @@ async def _run(
         postgres = (
             fleet if fleet is not None and history is not None and history.location.kind == "postgresql" else None
         )
-        relay = Relay(postgres) if postgres is not None else None
-        parts = _assemble(options, store, config_path, sock, replica_id, relay)
-        # One LISTEN connection for this replica's notices: the config file's writes and the fleet's live events
+        # One LISTEN connection for this replica's notices: the config file's writes, the fleet's live events and
+        # the rounds relayed to it
         listener = Listener(postgres.history.store) if postgres is not None else None
+        relay = Relay(postgres, listener) if postgres is not None and listener is not None else None
+        parts = _assemble(options, store, config_path, sock, replica_id, relay)
         notices = ConfigNotices(listener.store, config_path, replica_id, listener) if listener is not None else None
         broadcast = EventBroadcast(listener, config_path, replica_id, parts.context.redact) if listener else None
     except BaseException:

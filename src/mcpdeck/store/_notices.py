@@ -2,10 +2,11 @@
 
 ``Listener`` is a replica's one listening connection (a thread of its own): every channel it hears is
 registered on it (``on(channel, handler)``) before it starts, and a notice is handed to its channel's
-handler, from that thread. ``Listener.notify`` queues a ``NOTIFY`` on the store's writer: it goes out with
-the writer's next commit, after the writes queued before it (a history row and the notice of its event
-arrive together). A connection that is lost is opened again; notices sent meanwhile are not heard (each
-user says what covers that).
+handler, from that thread. The config notices, the console's live events and the relay between
+replicas (``mcpdeck.store._relay``) all listen on it. ``Listener.notify`` queues a ``NOTIFY`` on the store's
+writer: it goes out with the writer's next commit, after the writes queued before it (a history row and the
+notice of its event arrive together). A connection that is lost is opened again; notices sent meanwhile are not
+heard (each user says what covers that: ``on_connect`` tells when to look).
 
 ``ConfigNotices``: "the config file changed", so each replica looks at the file now. The file stays the
 source of truth: a notice carries nothing but the name of the replica that wrote, and a replica that gets
@@ -54,6 +55,7 @@ class Listener:
             raise ValueError("notices need a PostgreSQL store")
         self.store = store
         self._handlers: dict[str, Callable[[str], None]] = {}
+        self._connected: list[Callable[[], None]] = []
         self._stop = threading.Event()
         self.listening = threading.Event()
         """Set once the connection has said ``LISTEN`` on every channel (notices sent from then on are heard)."""
@@ -71,6 +73,14 @@ class Listener:
             raise RuntimeError("the listener runs already: add its channels before start()")
         self._handlers[channel] = handler
 
+    def on_connect(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` (from the listening thread) each time the connection has said ``LISTEN`` (the first
+        time, and again after it was lost), so a user can look for what was sent while nobody heard; before
+        ``start``."""
+        if self._thread is not None:
+            raise RuntimeError("the listener runs already: add its callbacks before start()")
+        self._connected.append(callback)
+
     def start(self) -> None:
         """Listen on every channel given to ``on``, from a thread of its own, until ``close``."""
         if self._thread is None and self._handlers:
@@ -86,6 +96,8 @@ class Listener:
                     for channel in self._handlers:
                         conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
                     self.listening.set()
+                    for callback in self._connected:  # what was sent while nobody listened was not heard
+                        self._call(callback)
                     while not self._stop.is_set():
                         for notice in conn.notifies(timeout=_POLL):
                             self._hand(notice.channel, notice.payload)
@@ -95,12 +107,15 @@ class Listener:
 
     def _hand(self, channel: str, payload: str) -> None:
         handler = self._handlers.get(channel)
-        if handler is None:
-            return
+        if handler is not None:
+            self._call(lambda: handler(payload), channel)
+
+    @staticmethod
+    def _call(callback: Callable[[], None], channel: str | None = None) -> None:
         try:
-            handler(payload)
+            callback()
         except Exception:  # one handler's bug must not stop the others' notices
-            logger.exception("notices: the handler of %s failed", channel)
+            logger.exception("notices: the handler of %s failed", channel or "a reconnection")
 
     def close(self) -> None:
         """Stop listening (within ``_POLL`` seconds)."""

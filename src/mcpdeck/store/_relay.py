@@ -1,8 +1,10 @@
 """Messages between the replicas of a fleet on PostgreSQL: a row in ``relayed``, announced by NOTIFY.
 
 ``Relay.ask(replica, body)`` writes a row for ``replica`` and NOTIFYs its channel (``mcpdeck_relay_<id>``)
-with the row's id; that replica's ``Relay.run`` LISTENs there, takes the row (deletes it), hands the body
-to its handler and sends the handler's answer back the same way, as a row that replies to the first. The
+with the row's id; that replica hears it on its one listening connection (``store.Listener``, shared with
+the config notices and the live events), and its ``Relay.run`` takes the row (deletes it), hands the body
+to its handler and sends the handler's answer back the same way, as a row that replies to the first. Each
+time the listening connection listens (again), the rows that came while nobody heard are taken too. The
 asker waits for that answer, and every ``CHECK_EVERY`` seconds looks whether it still can come: a
 recipient that has not taken the row within ``PICKUP`` seconds, or that is no longer alive (its lock and
 heartbeat: ``Replica.alive``), ends the wait at once with ``Unreachable``; so does ``limit``.
@@ -13,7 +15,10 @@ SQLite has no NOTIFY: there is no relay on it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, LiteralString
@@ -21,10 +26,13 @@ from typing import TYPE_CHECKING, Any, LiteralString
 import anyio
 import anyio.to_thread
 from anyio.abc import TaskStatus
+from anyio.streams.memory import MemoryObjectSendStream
 
+from mcpdeck.errors import ConfigError
 from mcpdeck.store._db import postgres_arguments, unreachable
 from mcpdeck.store._fleet import Replica
 from mcpdeck.store._history import now
+from mcpdeck.store._notices import Listener
 
 if TYPE_CHECKING:
     import psycopg
@@ -37,8 +45,8 @@ CHECK_EVERY = 1.0
 """Seconds between two looks, while an answer is awaited, at whether it can still come."""
 PICKUP = 5.0
 """Seconds a recipient has to take a message (delete its row) before the asker gives up on it."""
-RECONNECT = 1.0
-"""Seconds between two tries to reach the store again after the listening connection was lost."""
+_SWEEP = -1
+"""In the inbox: the listening connection listens (again): take what came while nobody heard."""
 
 
 class Unreachable(Exception):
@@ -56,9 +64,10 @@ class Relay:
 
     Args:
         replica: This process in the fleet: its id, its store, and how it tells another replica is alive.
+        listener: The replica's listening connection, not started yet (its owner starts and closes it).
     """
 
-    def __init__(self, replica: Replica):
+    def __init__(self, replica: Replica, listener: Listener):
         location = replica.history.store.location
         if location.kind != "postgresql":
             raise ValueError("only a PostgreSQL store relays between replicas")
@@ -69,6 +78,22 @@ class Relay:
         self._lock = anyio.Lock()
         self._waiting: dict[int, _Waiting] = {}
         self._handler: Callable[[str], Awaitable[str]] | None = None
+        self._inbox: tuple[asyncio.AbstractEventLoop, MemoryObjectSendStream[int]] | None = None
+        listener.on(self.channel(self.id), self._heard)
+        listener.on_connect(lambda: self._deliver(_SWEEP))
+
+    def _heard(self, payload: str) -> None:
+        """From the listening thread: a notice on this replica's channel (a row's id)."""
+        if payload.isdigit():
+            self._deliver(int(payload))
+
+    def _deliver(self, row: int) -> None:
+        """From the listening thread: hand ``row`` (or ``_SWEEP``) to ``run`` on its event loop, if it runs."""
+        inbox = self._inbox
+        if inbox is not None:
+            loop, send = inbox
+            with contextlib.suppress(RuntimeError):  # its loop is closed: run has ended
+                loop.call_soon_threadsafe(_put, send, row)
 
     @staticmethod
     def channel(replica: str) -> str:
@@ -161,47 +186,34 @@ class Relay:
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """Until cancelled: take the messages for this replica, answer each with ``handler(body)``, and hand the
-        answers to the ``ask`` waiting for them. A lost connection is made again (``RECONNECT``)."""
+        answers to the ``ask`` waiting for them. What an earlier life of this replica was sent is dropped first."""
+        import psycopg
 
         self._handler = handler
+        send, receive = anyio.create_memory_object_stream[int](math.inf)
+        self._inbox = (asyncio.get_running_loop(), send)
         try:
-            await self._listen(task_status)
-        finally:
-            await self.aclose()
-
-    async def _listen(self, task_status: TaskStatus[None]) -> None:
-        import psycopg
-        from psycopg import sql
-
-        first = True
-        async with anyio.create_task_group() as tg:
-            while True:
-                try:
-                    listening = await self._connect()
-                except Exception as error:
+            async with receive, anyio.create_task_group() as tg:
+                try:  # for nobody now; what comes from now on is taken when the listener (next) listens
+                    await self._execute("DELETE FROM relayed WHERE recipient = %s", (self.id,))
+                except (psycopg.Error, OSError, ConfigError) as error:  # the replica serves meanwhile
                     logger.error("replica %s: the relay cannot reach the store: %s", self.id, error)
-                    if first:  # the replica serves meanwhile; rounds relayed to it wait for the next try
-                        task_status.started()
-                        first = False
-                    await anyio.sleep(RECONNECT)
-                    continue
-                try:
-                    async with listening:
-                        await listening.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel(self.id))))
-                        if first:  # what an earlier life of this replica was sent is for nobody now
-                            await self._execute("DELETE FROM relayed WHERE recipient = %s", (self.id,))
-                            task_status.started()
-                            first = False
-                        else:  # what came while the connection was down
-                            pending = await self._execute("SELECT id FROM relayed WHERE recipient = %s", (self.id,))
-                            for (row,) in pending:
-                                tg.start_soon(self._take, int(row))
-                        async for notice in listening.notifies():
-                            if notice.payload.isdigit():
-                                tg.start_soon(self._take, int(notice.payload))
-                except psycopg.Error as error:
-                    logger.error("replica %s: the relay lost the store: %s", self.id, error)
-                    await anyio.sleep(RECONNECT)
+                task_status.started()
+                async for row in receive:
+                    if row != _SWEEP:
+                        tg.start_soon(self._take, row)
+                        continue
+                    try:
+                        pending = await self._execute("SELECT id FROM relayed WHERE recipient = %s", (self.id,))
+                    except (psycopg.Error, OSError, ConfigError) as error:
+                        logger.error("replica %s: the relay cannot look for its messages: %s", self.id, error)
+                        continue
+                    for (found,) in pending:
+                        tg.start_soon(self._take, int(found))
+        finally:
+            self._inbox = None
+            send.close()
+            await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connection it sends with (``run`` does, when it ends)."""
@@ -231,3 +243,8 @@ class Relay:
             await self._notify(sender, reply)
         except Exception as error:  # one message lost; its asker's wait ends on its own bounds
             logger.error("replica %s: a relayed message (row %d) failed: %s", self.id, row, error)
+
+
+def _put(send: MemoryObjectSendStream[int], row: int) -> None:
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # run has ended
+        send.send_nowait(row)
