@@ -20,9 +20,11 @@ It prints the median and p99 latency per call, calls/s, and the p50 each case ad
 goal (issue #29) is at most 1 ms added at 16 concurrent clients. Beside each store, its floor: the p50 of
 one row inserted and committed by the bare driver (``sqlite3``, ``psycopg``) on the same kind of database,
 which no durable history on that store can add less than; the verdict says when the goal lies below that
-floor on this machine, and how far above the floor the case is. Then each store's group commits in the
+floor on this machine, and how far above the floor the case is. Then, per case, the event loop's own CPU
+per call (its thread alone: the writer thread's work is in "CPU per call" only), the process's thread
+switches per call (each one a wait for a core on a busy machine), and each store's group commits in the
 measured rounds: how many calls share one, and its mean time from BEGIN to COMMIT (``/metrics``' store
-commit latency) against the floor: what a call waits for its commit beyond that is the hand-over.
+commit latency) against the floor: beyond the floor, that is the writer thread waiting for the GIL.
 The load average is printed at the start and the end: on a shared machine, compare runs only at like load.
 
 Two ways to load the host. By default the clients never pause (a closed loop): the host is saturated,
@@ -40,6 +42,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import sqlite3
 import sys
 import tempfile
@@ -180,6 +183,8 @@ async def measure(
     cpus: dict[str, float] = dict.fromkeys(CASES, 0.0)
     commits: dict[str, float] = dict.fromkeys(CASES, 0.0)
     committing: dict[str, float] = dict.fromkeys(CASES, 0.0)  # seconds, BEGIN to COMMIT, summed
+    loop_cpus: dict[str, float] = dict.fromkeys(CASES, 0.0)  # the event loop's thread alone
+    switches: dict[str, float] = dict.fromkeys(CASES, 0.0)  # the process's context switches
     with stores(folder) as opened:
         async with contextlib.AsyncExitStack() as stack:
             hosts: dict[str, Host] = {}
@@ -193,9 +198,15 @@ async def measure(
                 await one_round(hosts[case], clients, clients * 4)
             for _ in range(rounds):
                 for case in CASES:
-                    before = store_commits()
+                    before, loop_cpu, usage = (
+                        store_commits(),
+                        time.thread_time(),
+                        resource.getrusage(resource.RUSAGE_SELF),
+                    )
                     latencies, wall, cpu = await one_round(hosts[case], clients, calls, rate)
-                    after = store_commits()  # one case at a time: its commits only (the writers are idle between)
+                    after, used = store_commits(), resource.getrusage(resource.RUSAGE_SELF)
+                    loop_cpus[case] += time.thread_time() - loop_cpu
+                    switches[case] += used.ru_nvcsw + used.ru_nivcsw - usage.ru_nvcsw - usage.ru_nivcsw
                     commits[case] += after.count - before.count
                     committing[case] += after.sum - before.sum
                     samples[case] += latencies
@@ -214,6 +225,8 @@ async def measure(
             "p99": percentile(samples[case], 99) or 0.0,
             "calls_per_s": len(samples[case]) / walls[case],
             "cpu_per_call": cpus[case] / len(samples[case]),
+            "loop_cpu_per_call": loop_cpus[case] / len(samples[case]),
+            "switches_per_call": switches[case] / len(samples[case]),
             "commits": commits[case],
             "commit_mean": committing[case] / commits[case] if commits[case] else 0.0,
         }
@@ -242,16 +255,25 @@ def render(
             + (f" | {FLOORS[case] * 1000:.2f} ms |" if case in FLOORS else " | - |")
             + f" {verdict(case, added)} |"
         )
-    stored = [case for case in figures if case != "off" and figures[case].get("commits")]
-    if stored:
-        lines += ["", "| Store | commits | calls per commit | BEGIN to COMMIT, mean | floor |", "|---|---|---|---|---|"]
-        for case in stored:
-            got = figures[case]
-            floor = f"{FLOORS[case] * 1000:.2f} ms" if case in FLOORS else "-"
-            lines.append(
-                f"| `{case}` | {got['commits']:.0f} | {calls * rounds / got['commits']:.1f} | "
-                f"{got['commit_mean'] * 1000:.2f} ms | {floor} |"
+    lines += [
+        "",
+        "| Case | event loop's CPU per call | thread switches per call | commits | calls per commit |"
+        " BEGIN to COMMIT, mean | floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for case, got in figures.items():
+        floor = f"{FLOORS[case] * 1000:.2f} ms" if case in FLOORS else "-"
+        stored = case != "off" and got.get("commits")
+        lines.append(
+            f"| `{case}` | {got.get('loop_cpu_per_call', 0.0) * 1e6:.0f} us | "
+            f"{got.get('switches_per_call', 0.0):.2f} | "
+            + (
+                f"{got['commits']:.0f} | {calls * rounds / got['commits']:.1f} | {got['commit_mean'] * 1000:.2f} ms |"
+                if stored
+                else "- | - | - |"
             )
+            + f" {floor} |"
+        )
     return "\n".join(lines)
 
 
