@@ -10,8 +10,6 @@ committed). Rounds take the cases in turn, so drift hits all alike. Cases:
 
 - ``off``: no history (the baseline);
 - ``sqlite``: the default store (WAL, ``synchronous=NORMAL``);
-- ``sqlite-thread``: the default store with every group committed by the writer's thread (on that store the
-  event loop commits the calls' rows itself: this case measures what that saves);
 - ``sqlite-full``: ``synchronous=FULL`` (each commit synced: what survives a power cut);
 - ``postgresql``: a PostgreSQL 15 started for the run (``tests/postgres.py``), durable as in production
   (``fsync`` and ``synchronous_commit`` on), over TCP on 127.0.0.1;
@@ -62,7 +60,7 @@ from mcpdeck.store import History
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 0.001
-CASES = ("off", "sqlite", "sqlite-thread", "sqlite-full", "postgresql", "sqlite-unawaited")
+CASES = ("off", "sqlite", "sqlite-full", "postgresql", "sqlite-unawaited")
 
 
 class Unawaited:
@@ -131,20 +129,15 @@ def stores(folder: Path) -> Generator[dict[str, History | None]]:
 
     with running_postgres(durable=True) as postgres, postgres.database() as url:
         FLOORS["sqlite"] = _floor_sqlite(folder / "floor-normal.sqlite3", "NORMAL")
-        FLOORS["sqlite-thread"] = FLOORS["sqlite"]
         FLOORS["sqlite-full"] = _floor_sqlite(folder / "floor-full.sqlite3", "FULL")
         FLOORS["postgresql"] = _floor_postgresql(url)
         opened: dict[str, History | None] = {
             "off": None,
             "sqlite": History(folder / "normal.sqlite3", replica="bench"),
-            "sqlite-thread": History(folder / "thread.sqlite3", replica="bench"),
             "sqlite-full": History(f"sqlite:///{folder / 'full.sqlite3'}?synchronous=full", replica="bench"),
             "postgresql": History(url, replica="bench"),
             "sqlite-unawaited": History(folder / "unawaited.sqlite3", replica="bench"),
         }
-        thread = opened["sqlite-thread"]
-        assert thread is not None
-        thread.store.writer.quick = False  # the writer's thread commits every group
         try:
             yield opened
         finally:

@@ -66,9 +66,6 @@ class Database(ABC):
     dialect: Dialect
     errors: tuple[type[Exception], ...]
     """What the driver raises for a database error."""
-    quick: bool = False
-    """Its commit does not wait for the disk (SQLite with ``synchronous=NORMAL``): an event loop may make one
-    (``mcpdeck.store._writer``) for less than handing it to a thread costs."""
 
     @abstractmethod
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -99,10 +96,6 @@ class Database(ABC):
         """Statements whose answers are not read, sent together (one round trip on PostgreSQL)."""
         yield
 
-    def patience(self, seconds: float) -> None:
-        """How long a write waits for another process's write lock (SQLite; 0: not at all)."""
-        _ = seconds  # PostgreSQL's transactions do not wait for each other to begin
-
     @abstractmethod
     def rollback(self) -> None:
         """End the transaction without its changes (nothing when none is open)."""
@@ -122,7 +115,6 @@ class SQLiteDatabase(Database):
     def __init__(self, location: StoreLocation):
         assert location.path is not None
         self.path = location.path
-        self.quick = location.synchronous.lower() in {"off", "normal"}
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -151,9 +143,6 @@ class SQLiteDatabase(Database):
             self._db.execute(statement, params)
         if not chunks:
             self._db.executemany(sql, rows)
-
-    def patience(self, seconds: float) -> None:
-        self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
 
     def begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # the write lock now (waiting for it), not at the first write
