@@ -181,9 +181,7 @@ class PostgresDatabase(Database):
         return self._conn.execute(self._sql(sql), params or None).rowcount
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if len(rows) <= 1:
-            for row in rows:
-                self.run(sql, row)
+        if not rows:
             return
         chunks = list(_in_chunks(sql, rows))  # one statement (one plan, one round trip) per _ROWS rows
         for statement, params in chunks:
