@@ -335,13 +335,17 @@ class EventBus:
             receive.close()
 
     def wants(self, kind: type[Event]) -> bool:
-        """Whether anyone takes events of ``kind`` (publishers may skip building those no one takes)."""
+        """Whether anyone takes events of ``kind`` (publishers may skip building those no one takes). Cached until
+        the next subscriber comes or goes: on the event loop only (another thread asks ``takes``)."""
         wanted = self._wanted.get(kind)
         if wanted is None:
-            wanted = self._wanted[kind] = bool(self._streams) or any(
-                not kinds or issubclass(kind, kinds) for _, kinds in self._callbacks
-            )
+            wanted = self._wanted[kind] = self.takes(kind)
         return wanted
+
+    def takes(self, kind: type[Event]) -> bool:
+        """Whether anyone takes events of ``kind`` now, worked out afresh: safe to ask from another thread (it reads
+        a copy of the subscribers and caches nothing)."""
+        return bool(self._streams) or any(not kinds or issubclass(kind, kinds) for _, kinds in list(self._callbacks))
 
     def publish(self, event: Event) -> None:
         """Deliver ``event`` now. Never blocks and never raises."""

@@ -5,6 +5,7 @@ a notice of one event alone (what replicas sent before) is heard too."""
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 from collections.abc import Callable
@@ -175,5 +176,48 @@ async def test_a_notice_of_one_event_alone_is_heard(tmp_path: Path, postgres: Po
                 "old",
                 {"type": "ConfigChanged", "server": "x", "change": "added"},
             )
+        finally:
+            listener.close()
+
+
+async def test_notices_nobody_here_wants_are_dropped_unread_and_heard_again_once_someone_follows(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    """A replica nobody watches does not decode the fleet's events: ``wanted`` says no, the notice is counted as
+    unwanted and ``heard`` is not called; once it says yes, the next notice is heard."""
+    config = tmp_path / "mcp.json"
+    heard: queue.SimpleQueue[tuple[str, dict[str, Any]]] = queue.SimpleQueue()
+    following = threading.Event()
+    asked = threading.Event()
+
+    def wanted() -> bool:
+        answer = following.is_set()
+        asked.set()
+        return answer
+
+    with postgres.database() as url, History(url, replica="b") as on_b:
+        listener = Listener(on_b.store)
+        broadcast = EventBroadcast(listener, config, "b")
+        broadcast.listen(into(heard), wanted=wanted)
+        listener.start()
+        try:
+            assert await anyio.to_thread.run_sync(listener.listening.wait, WAIT)
+            with psycopg.connect(url, autocommit=True) as conn:
+
+                def notify(server: str) -> None:
+                    event = {"type": "ConfigChanged", "server": server, "change": "added"}
+                    notice = json.dumps({"replica": "a", "events": [event]})
+                    conn.execute("SELECT pg_notify(%s, %s)", (events_channel(config), notice))
+
+                notify("unseen")
+                assert await anyio.to_thread.run_sync(asked.wait, WAIT)
+                following.set()
+                notify("seen")
+                assert await anyio.to_thread.run_sync(lambda: heard.get(timeout=WAIT)) == (
+                    "a",
+                    {"type": "ConfigChanged", "server": "seen", "change": "added"},
+                )
+                assert heard.empty()  # the first notice was never heard
+                assert broadcast.unwanted == 1
         finally:
             listener.close()

@@ -113,7 +113,7 @@ class ApiContext:
 
     def attach(self) -> Callable[[], None]:
         """Start listening to the host's events (stats, call ids, the secrets to redact)."""
-        return self.host.events.on(self._on_event)
+        return self.host.events.on(self._on_event, ToolCallStarted, ToolCallFinished, ConfigChanged, ConfigReloaded)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, ToolCallStarted):

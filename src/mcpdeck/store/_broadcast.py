@@ -121,6 +121,8 @@ class EventBroadcast:
         """Events that did not fit a notice even trimmed (not sent)."""
         self.notices = 0
         """Notices sent (each one ``NOTIFY``, carrying one event or many)."""
+        self.unwanted = 0
+        """Other replicas' notices dropped unread because nobody here took their events (``listen``'s ``wanted``)."""
         self._lock = threading.Lock()
         self._waiting: list[str] = []
         """Events sent while a notice waits for the writer: the next notice's."""
@@ -171,14 +173,21 @@ class EventBroadcast:
             with self._lock:
                 self._queued = False
 
-    def listen(self, heard: Callable[[str, list[dict[str, Any]]], None]) -> None:
+    def listen(
+        self, heard: Callable[[str, list[dict[str, Any]]], None], *, wanted: Callable[[], bool] | None = None
+    ) -> None:
         """Call ``heard(replica, events)`` (from the listening thread) with the events of each notice another replica
-        sent, in order; before the listener starts."""
+        sent, in order; before the listener starts. ``wanted`` (asked from the listening thread, so it must be cheap
+        and thread-safe) says whether anyone takes them now: while it says no, notices are dropped unread, so a
+        replica nobody watches does not pay to decode the whole fleet's calls."""
         own = self._own
 
         def hand(payload: str) -> None:
             if payload.startswith(own):
                 return  # our own, come back: never said twice, never sent on (and not even read)
+            if wanted is not None and not wanted():
+                self.unwanted += 1
+                return  # nobody follows the fleet's events here: not read, no hand-over to the loop
             try:
                 data = json.loads(payload)
             except ValueError:
