@@ -39,11 +39,11 @@ _DENIED = frozenset({"denied-by-rule", "denied-by-user", "no-approver"})
 RESULT_CHARS = 10_000
 """Characters of a call's result (``ToolResult.text()``) the history keeps, with a note of what was cut."""
 CALL_STATUSES = ("running", "ok", "tool-error", "error", "denied", "interrupted")
+"""What a call's ``status`` may be; ``interrupted``: its replica died while it ran."""
 START_DELAY = 0.05
 """Seconds a call's start row may wait in memory for its end, so that a short call is one insert in one commit
 (the one its answer waits for) rather than two. A call still running after this is written as ``running``; the
 wait holds nothing anyone was answered: an answer always waits for its own commit."""
-"""What a call's ``status`` may be; ``interrupted``: its replica died while it ran."""
 _COLUMNS = (
     "call_id, started_at, server, tool, name, arguments, status, error, result_size, duration, approved_by, caller,"
     " replica, trace_id"
@@ -148,6 +148,8 @@ class _CallRow:
     result_size: int | None = None
     duration: float | None = None
     result: ToolResult | None = None
+    pending: bool = True
+    """Its start still waits in memory (``START_DELAY``): its insert is not queued yet."""
 
 
 def now() -> str:
@@ -310,6 +312,8 @@ class History:
             pending, self._pending = self._pending, []
             if not pending:
                 return
+            for row in pending:
+                row.pending = False
             if self._batch is not None:  # an insert is queued and has not run yet: the rows join it
                 self._batch.extend(pending)
                 return
@@ -388,11 +392,8 @@ class History:
                     row.result_size = size
                 if event.approved_by is not None:
                     row.approved_by = event.approved_by
-                waiting = any(one is row for one in self._pending)
-            else:
-                waiting = False
         if row is not None:
-            if waiting:  # its start is still in memory: queue it (and the others waiting) now
+            if row.pending:  # its start is still in memory: queue it (and the others waiting) now
                 self._queue_starts()
             return
         with self._rows_lock:
