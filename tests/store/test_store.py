@@ -403,3 +403,87 @@ def test_an_unreachable_postgresql_is_a_clear_error_before_anything_starts() -> 
     message = str(raised.value)
     assert f"cannot connect to the store postgresql://mcpdeck@127.0.0.1:{port}/mcpdeck" in message
     assert "check that PostgreSQL runs there" in message
+
+
+def _durability(history: History) -> str:
+    """The durability the store's writing connection commits with: SQLite's ``synchronous`` pragma, PostgreSQL's
+    ``synchronous_commit``."""
+
+    def read(db: Database) -> str:
+        if isinstance(db, PostgresDatabase):
+            return str(_one(db, "SHOW synchronous_commit"))
+        return {1: "NORMAL", 2: "FULL"}[int(_one(db, "PRAGMA synchronous"))]
+
+    return history._ask(read)  # pyright: ignore[reportPrivateUsage]
+
+
+def _one(db: Database, query: str) -> Any:
+    row = db.one(query)
+    assert row is not None
+    return row[0]
+
+
+def _ask_one(history: History, query: str) -> Any:
+    return history._ask(lambda db: _one(db, query))  # pyright: ignore[reportPrivateUsage]
+
+
+def _database_commits(url: str, level: str) -> None:
+    """Give the database at ``url`` its own ``synchronous_commit`` (the tests' server runs with it off, for speed)."""
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        name = sql.Identifier(url.rsplit("/", 1)[1])
+        admin.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = {}").format(name, sql.Literal(level)))
+
+
+def test_the_store_url_s_synchronous_level_means_the_same_on_both_stores(store_url: str) -> None:
+    location = parse_location(store_url)
+    if location.path is not None:
+        normal, full = "NORMAL", "FULL"
+        with_level = f"sqlite:///{location.path}?synchronous="
+    else:
+        _database_commits(store_url, "on")  # as a server does by default: full must leave it so
+        normal, full = "off", "on"
+        with_level = f"{store_url}?synchronous="
+    for url, expected in ((store_url, normal), (f"{with_level}normal", normal), (f"{with_level}FULL", full)):
+        with History(url) as history:
+            history.call_started(started(1))
+            history.flush()
+            assert (_durability(history), history.count_tool_calls()) == (expected, 1), url
+
+
+def test_on_postgresql_full_keeps_the_database_s_own_setting_and_the_url_s_libpq_settings(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        _database_commits(url, "remote_write")
+        options = "options=-c%20work_mem%3D7MB&sslmode=disable"
+        for level, expected in (("full", "remote_write"), ("normal", "off")):
+            with History(f"{url}?synchronous={level}&{options}") as history:
+                assert (_durability(history), _ask_one(history, "SHOW work_mem")) == (expected, "7MB")
+
+
+def test_on_postgresql_a_writer_connection_opened_again_after_a_loss_keeps_the_level(postgres: Postgres) -> None:
+    with postgres.database() as url, History(url) as history:
+        _database_commits(url, "on")
+        pid = _ask_one(history, "SELECT pg_backend_pid()")
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        history.call_started(started(1))
+        history.flush()
+        assert history.count_tool_calls() == 1
+        assert _ask_one(history, "SELECT pg_backend_pid()") != pid
+        assert _durability(history) == "off"
+
+
+def test_a_durability_level_the_stores_do_not_have_is_a_clear_error() -> None:
+    for url in ("sqlite:///h.db?synchronous=extra", "postgresql://u:secret@h:5432/db?sslmode=require&synchronous=off"):
+        with pytest.raises(ConfigError) as raised:
+            parse_location(url)
+        message = str(raised.value)
+        assert "is not a durability level; write ?synchronous=normal" in message and "?synchronous=full" in message
+        assert "secret" not in message
+    location = parse_location("postgres://u@h:5432/db?sslmode=require&synchronous=Full&application_name=a%20b")
+    assert (location.url, location.synchronous) == (
+        "postgres://u@h:5432/db?sslmode=require&application_name=a%20b",
+        "full",
+    )
+    assert parse_location("postgresql://u@h/db").synchronous == "normal"

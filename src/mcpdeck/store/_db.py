@@ -6,6 +6,12 @@ lock, so three processes starting at once apply each migration once: SQLite's ``
 transaction). SQLite keeps the version in ``user_version`` (as the history file always did),
 PostgreSQL in a one-row table ``mcpdeck_schema``. A database newer than this mcpdeck is refused.
 
+How durable a commit is follows the store URL's ``synchronous`` level (``StoreLocation.synchronous``), with
+one meaning on both: ``normal`` answers once the database has the commit (SQLite's ``synchronous=NORMAL`` in
+WAL mode: in the OS's page cache; PostgreSQL's ``synchronous_commit=off``: in the server's WAL buffers, flushed
+within ~3 x ``wal_writer_delay``), which survives mcpdeck dying; ``full`` answers once it is on the disk
+(``synchronous=FULL``; PostgreSQL's own setting, ``on`` unless the server, role or database says otherwise).
+
 A ``Database`` is used by one thread at a time (the store's writer thread); it runs the queries of
 ``mcpdeck.store`` written with ``?`` parameters in its own dialect.
 """
@@ -173,6 +179,16 @@ class PostgresDatabase(Database):
         import psycopg
 
         self.errors = (psycopg.Error,)
+        if location.synchronous == "normal":
+            # Once per connection (the writer's, opened again after a loss by this same code), so a call's commit
+            # pays nothing more for it: not a SET LOCAL in each transaction, nor libpq's startup options, which
+            # would have to merge with the URL's own options= and which PgBouncer refuses by default. The store
+            # needs a session-pooled connection anyway (advisory locks, LISTEN), so a session setting holds.
+            try:
+                self._conn.execute("SET synchronous_commit TO off")
+            except psycopg.Error as error:
+                self._conn.close()
+                raise unreachable(location, error) from None
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return self._conn.execute(self._sql(sql), params or None).fetchall()

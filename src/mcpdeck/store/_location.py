@@ -11,13 +11,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from mcpdeck.errors import ConfigError
 
-__all__ = ["REPLICA_ID", "StoreLocation", "check_replica_id", "parse_location"]
+__all__ = ["REPLICA_ID", "SYNCHRONOUS", "StoreLocation", "check_replica_id", "parse_location"]
 
-_SYNCHRONOUS = ("off", "normal", "full", "extra")
+SYNCHRONOUS = ("normal", "full")
+"""The store URL's durability levels (``?synchronous=``), the same on both stores: ``normal`` (the default), a
+commit answered once the database has it (it survives mcpdeck dying; a crash of the OS or of the database's
+host may lose the last fraction of a second of commits, never half of one), ``full``, answered once it is on
+the disk."""
 REPLICA_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 """What a replica id may be: it begins the gateway's session ids and names rows and lock files."""
 _FORMS = "a SQLite path, sqlite:///PATH (sqlite:////ABSOLUTE/PATH) or postgresql://USER@HOST:PORT/DB"
@@ -30,8 +34,11 @@ class StoreLocation:
     Attributes:
         kind: ``sqlite`` or ``postgresql``.
         path: The SQLite file (None for PostgreSQL).
-        url: The PostgreSQL connection URL as given (None for SQLite); it may hold a password.
-        synchronous: SQLite's ``synchronous`` level (``normal`` unless the URL says ``?synchronous=full``).
+        url: The PostgreSQL connection URL as given, less its ``synchronous`` setting (which is mcpdeck's, not
+            libpq's); None for SQLite. It may hold a password.
+        synchronous: The durability level (``SYNCHRONOUS``): ``normal`` unless the URL says ``?synchronous=full``.
+            On SQLite the ``synchronous`` pragma; on PostgreSQL ``normal`` turns ``synchronous_commit`` off on the
+            store's writing connection, ``full`` leaves it as the server, role or database has it.
     """
 
     kind: Literal["sqlite", "postgresql"]
@@ -61,9 +68,12 @@ def parse_location(value: str | os.PathLike[str]) -> StoreLocation:
     """The store ``value`` names: a path, ``sqlite:///relative``, ``sqlite:////absolute`` (SQLAlchemy's
     form), or ``postgresql://`` / ``postgres://`` URL.
 
+    Either URL may end in ``?synchronous=normal|full`` (``SYNCHRONOUS``); a PostgreSQL URL's other query
+    settings are libpq's (``sslmode=``, ...) and are left as written.
+
     Raises:
         ConfigError: An unknown scheme, a URL without a database, a SQLite URL without a path or with
-            an unknown ``synchronous`` level; the message shows the forms that work.
+            another setting, an unknown ``synchronous`` level; the message shows the forms that work.
     """
     text = os.fspath(value).strip()
     if not text:
@@ -84,7 +94,15 @@ def parse_location(value: str | os.PathLike[str]) -> StoreLocation:
             raise ConfigError(f"the store URL {_mask(text)} has a port that is not a number; give {_FORMS}") from None
         if not parts.path.strip("/"):
             raise ConfigError(f"the store URL {_mask(text)} names no database; add it: postgresql://USER@HOST:PORT/DB")
-        return StoreLocation("postgresql", url=text)
+        # mcpdeck's own setting comes out of the query; libpq's stay as written (not decoded and encoded again)
+        synchronous, kept = "normal", list[str]()
+        for setting in parts.query.split("&") if parts.query else []:
+            key, _, found = setting.partition("=")
+            if key == "synchronous":
+                synchronous = _level(found, _mask(text))
+            else:
+                kept.append(setting)
+        return StoreLocation("postgresql", url=parts._replace(query="&".join(kept)).geturl(), synchronous=synchronous)
     raise ConfigError(f"the store URL scheme {scheme!r} is not one mcpdeck knows; give {_FORMS}")
 
 
@@ -99,12 +117,21 @@ def _sqlite(text: str) -> StoreLocation:
         raise ConfigError(f"{text!r} names no file; write sqlite:///relative/path or sqlite:////absolute/path")
     synchronous = "normal"
     for key, found in parse_qsl(parts.query, keep_blank_values=True):
-        if key != "synchronous" or found.lower() not in _SYNCHRONOUS:
-            raise ConfigError(
-                f"{text!r}: the only setting a SQLite store takes is synchronous={'|'.join(_SYNCHRONOUS)}"
-            )
-        synchronous = found.lower()
+        if key != "synchronous":
+            raise ConfigError(f"{text!r}: the only setting a SQLite store takes is synchronous={'|'.join(SYNCHRONOUS)}")
+        synchronous = _level(found, repr(text))
     return StoreLocation("sqlite", path=Path(path).expanduser(), synchronous=synchronous)
+
+
+def _level(found: str, shown: str) -> str:
+    level = unquote(found).strip().lower()
+    if level not in SYNCHRONOUS:
+        raise ConfigError(
+            f"{shown}: synchronous={found!r} is not a durability level; write ?synchronous=normal (the default: a "
+            "commit survives mcpdeck dying) or ?synchronous=full (each commit is on the disk before the call is "
+            "answered: it survives a power cut too)"
+        )
+    return level
 
 
 def _mask(url: str) -> str:
