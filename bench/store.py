@@ -9,18 +9,22 @@ at once, each timing its own calls (``host.call_tool``, which returns only once 
 committed). Rounds take the cases in turn, so drift hits all alike. Cases:
 
 - ``off``: no history (the baseline);
-- ``sqlite``: the default store (WAL, ``synchronous=NORMAL``);
-- ``sqlite-full``: ``synchronous=FULL`` (each commit synced: what survives a power cut);
-- ``postgresql``: a PostgreSQL 15 started for the run (``tests/postgres.py``), durable as in production
-  (``fsync`` and ``synchronous_commit`` on), over TCP on 127.0.0.1;
+- ``sqlite``: the default store (WAL, the default level ``synchronous=normal``: a commit answered once the
+  OS has it, which survives mcpdeck dying);
+- ``sqlite-full``: ``?synchronous=full`` (each commit synced: what survives a power cut);
+- ``postgresql``: a PostgreSQL 15 started for the run (``tests/postgres.py``), configured as in production
+  (``fsync`` and ``synchronous_commit`` on), over TCP on 127.0.0.1, at the default level ``normal`` (the
+  store's writing connection sets ``synchronous_commit`` off: answered once the server has the commit);
+- ``postgresql-full``: the same server with ``?synchronous=full`` (the server's own ``synchronous_commit=on``:
+  each commit waits for the WAL's fsync);
 - ``sqlite-unawaited``: the history recorded but not waited for (what the writer that lingered did, less
   its linger): the part of the cost that is the wait itself.
 
 It prints the median and p99 latency per call, calls/s, and the p50 each case adds to ``off``; the
 goal (issue #29) is at most 1 ms added at 16 concurrent clients. Beside each store, its floor: the p50 of
-one row inserted and committed by the bare driver (``sqlite3``, ``psycopg``) on the same kind of database,
-which no durable history on that store can add less than; the verdict says when the goal lies below that
-floor on this machine, and how far above the floor the case is. Then, per case, the event loop's own CPU
+one row inserted and committed by the bare driver (``sqlite3``, ``psycopg``) on the same kind of database at
+the same level, which no history on that store and level can add less than; the verdict says when the goal
+lies below that floor on this machine, and how far above the floor the case is. Then, per case, the event loop's own CPU
 per call (its thread alone: the writer thread's work is in "CPU per call" only), the process's thread
 switches per call (each one a wait for a core on a busy machine), and each store's group commits in the
 measured rounds: how many calls share one, and its mean time from BEGIN to COMMIT (``/metrics``' store
@@ -33,7 +37,8 @@ store adds to a call comes back 16 times in its latency: that mode measures the 
 throughput (calls/s, CPU per call). ``--rate N`` sends N calls a second in all, each client on a schedule
 of its own (an open loop): latency is taken from the moment a call was due, so a host that falls behind
 is charged for the queue it builds (no coordinated omission). Below saturation that mode measures what
-the durable commit adds to a call's latency at that load, which is what a user waits.
+the durable commit adds to a call's latency at that load, which is what a user waits; a case that kept up
+with less than 90% of the rate is marked saturated. The printed reading says which of the two it is.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ from mcpdeck.store import History
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 0.001
-CASES = ("off", "sqlite", "sqlite-full", "postgresql", "sqlite-unawaited")
+CASES = ("off", "sqlite", "sqlite-full", "postgresql", "postgresql-full", "sqlite-unawaited")
 
 
 class Unawaited:
@@ -101,17 +106,22 @@ def _floor_sqlite(path: Path, synchronous: str) -> float:
         connection.close()
 
 
-def _floor_postgresql(url: str) -> float:
-    """The median of one row inserted and committed by bare ``psycopg`` over the same TCP connection kind."""
+def _floor_postgresql(url: str, table: str, synchronous_commit: str | None = None) -> float:
+    """The median of one row inserted and committed by bare ``psycopg`` over the same TCP connection kind, with
+    ``synchronous_commit`` set as given for the session (None: the server's own)."""
     import psycopg
+    from psycopg import sql
 
     with psycopg.connect(url) as connection:
-        connection.execute("CREATE TABLE floor (id SERIAL PRIMARY KEY, text TEXT)")
+        if synchronous_commit is not None:
+            connection.execute(sql.SQL("SET synchronous_commit TO {}").format(sql.Identifier(synchronous_commit)))
+        connection.execute(sql.SQL("CREATE TABLE {} (id SERIAL PRIMARY KEY, text TEXT)").format(sql.Identifier(table)))
         connection.commit()
+        insert = sql.SQL("INSERT INTO {} (text) VALUES (%s)").format(sql.Identifier(table))
         times: list[float] = []
         for _ in range(FLOOR_COMMITS):
             began = time.perf_counter()
-            connection.execute("INSERT INTO floor (text) VALUES (%s)", ("hi",))
+            connection.execute(insert, ("hi",))
             connection.commit()
             times.append(time.perf_counter() - began)
         return median(times[50:]) or 0.0
@@ -127,15 +137,17 @@ FLOORS: dict[str, float] = {}
 def stores(folder: Path) -> Generator[dict[str, History | None]]:
     from tests.postgres import running_postgres
 
-    with running_postgres(durable=True) as postgres, postgres.database() as url:
+    with running_postgres(durable=True) as postgres, postgres.database() as url, postgres.database() as full_url:
         FLOORS["sqlite"] = _floor_sqlite(folder / "floor-normal.sqlite3", "NORMAL")
         FLOORS["sqlite-full"] = _floor_sqlite(folder / "floor-full.sqlite3", "FULL")
-        FLOORS["postgresql"] = _floor_postgresql(url)
+        FLOORS["postgresql"] = _floor_postgresql(url, "floor_normal", "off")
+        FLOORS["postgresql-full"] = _floor_postgresql(url, "floor_full")
         opened: dict[str, History | None] = {
             "off": None,
             "sqlite": History(folder / "normal.sqlite3", replica="bench"),
             "sqlite-full": History(f"sqlite:///{folder / 'full.sqlite3'}?synchronous=full", replica="bench"),
             "postgresql": History(url, replica="bench"),
+            "postgresql-full": History(f"{full_url}?synchronous=full", replica="bench"),
             "sqlite-unawaited": History(folder / "unawaited.sqlite3", replica="bench"),
         }
         try:
@@ -242,6 +254,8 @@ def render(
         f"{clients} clients at once ({paced}), {rounds} rounds of {calls} calls per case (`mcp__line__echo`, stdio "
         f"line server); load average {LOAD.get('start', 0.0):.1f} at the start, {os.getloadavg()[0]:.1f} at the end.",
         "",
+        reading(figures, rate),
+        "",
         "| Case | p50 per call | p99 per call | calls/s | CPU per call | p50 added to `off` | floor: bare commit p50 |"
         " verdict |",
         "|---|---|---|---|---|---|---|---|",
@@ -253,7 +267,7 @@ def render(
             f"{got['cpu_per_call'] * 1e6:.0f} us | "
             + ("baseline" if case == "off" else f"{added * 1000:+.2f} ms")
             + (f" | {FLOORS[case] * 1000:.2f} ms |" if case in FLOORS else " | - |")
-            + f" {verdict(case, added)} |"
+            + f" {verdict(case, added)}{' (saturated)' if _saturated(got, rate) else ''} |"
         )
     lines += [
         "",
@@ -275,6 +289,36 @@ def render(
             + f" {floor} |"
         )
     return "\n".join(lines)
+
+
+SATURATED = 0.9
+"""An open-loop case that kept up with less than this share of ``--rate`` was saturated."""
+
+
+def _saturated(got: dict[str, float], rate: float | None) -> bool:
+    return rate is not None and got["calls_per_s"] < SATURATED * rate
+
+
+def reading(figures: dict[str, dict[str, float]], rate: float | None) -> str:
+    """How to read the table: which mode measures what a user waits, which the CPU per call."""
+    if rate is None:
+        return (
+            "Closed loop: the clients never pause, so the host is saturated and a call's latency is mostly its wait "
+            "behind the other clients; the p50 added multiplies whatever CPU the store adds to a call by the "
+            "number of clients. Read it as CPU per call (throughput), not as what a user waits: that is the open "
+            "loop's (`--rate N` below saturation)."
+        )
+    behind = [case for case, got in figures.items() if _saturated(got, rate)]
+    return (
+        f"Open loop at {rate:g} calls/s: latency counts from when each call was due, so the p50 added is what a "
+        "user waits for the durable commit at this load"
+        + (
+            f"; {', '.join(f'`{case}`' for case in behind)} kept up with less than {SATURATED:.0%} of the rate "
+            "(saturated): there the figure is the queue it built, as in the closed loop."
+            if behind
+            else "; every case kept up with the rate (below saturation)."
+        )
+    )
 
 
 def verdict(case: str, added: float) -> str:

@@ -190,3 +190,23 @@ def test_the_store_capacity_bench_commits_every_call_it_reports() -> None:
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
     assert len(rows) == 2 and all(int(row.split("|")[2].replace(",", "")) > 0 for row in rows), done.stdout
+
+
+def test_the_store_bench_measures_each_store_at_each_durability_level() -> None:
+    """``bench.store`` briefly, in the open loop: every case's calls committed (it checks rows == calls itself),
+    a floor beside each store and level, and the reading that says what the open loop's figure means."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.store", "--clients", "2", "--calls", "8", "--rounds", "1", "--rate", "100"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {
+        line.split("|")[1].strip(" `"): line.split("|") for line in done.stdout.splitlines() if line.startswith("| `")
+    }
+    for case in ("sqlite", "sqlite-full", "postgresql", "postgresql-full"):
+        assert rows[case][7].strip().endswith(" ms"), done.stdout  # its floor, measured at its level
+    assert "Open loop at 100 calls/s" in done.stdout and "what a user waits" in done.stdout
