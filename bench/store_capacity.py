@@ -1,16 +1,18 @@
 """How far one PostgreSQL carries: the calls per second it commits for 1, 2, 4 and 8 replicas' writers at once.
 
     python -m bench.store_capacity                       # 8 s per case, 16 callers per writer
-    python -m bench.store_capacity --writers 1,2,4,8 --seconds 8 --callers 16
+    python -m bench.store_capacity --writers 1,2,4,8 --seconds 8 --callers 16 --synchronous full
 
 Each writer is a process of its own, as a replica is: one ``History`` on the shared database (its own
 connection and writer thread) and ``--callers`` tasks that record a call's start and end and wait for its
 commit, as a replica's call path does, as fast as they can. Nothing else runs in the writer (no MCP server,
 no HTTP): what is measured is the store's side of a call, so the figure is how many calls a second the
 database and the writers' group commits take, an upper bound on what replicas could ask of it. The database
-is a PostgreSQL 15 started for the run (``tests/postgres.py``), durable as in production (``fsync`` and
+is a PostgreSQL 15 started for the run (``tests/postgres.py``), configured as in production (``fsync`` and
 ``synchronous_commit`` on), on this machine: writers and database share its cores, so on a database host of
-its own the figure is higher. Every case checks that the rows in the database are the calls reported.
+its own the figure is higher. The writers use the store's durability level ``--synchronous``: ``normal`` (the
+default: their connections set ``synchronous_commit`` off) or ``full`` (the server's ``on``: a WAL fsync per
+group commit). Every case checks that the rows in the database are the calls reported.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import anyio
 from bench.stats import median, percentile
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.store import History
+from mcpdeck.store._location import SYNCHRONOUS
 
 NAME = "mcp__line__echo"
 
@@ -95,6 +98,7 @@ def main() -> None:
     parser.add_argument("--writers", default="1,2,4,8", help="writer processes per case, comma-separated")
     parser.add_argument("--callers", type=int, default=16, help="tasks per writer, each with one call at a time")
     parser.add_argument("--seconds", type=float, default=8.0, help="seconds per case")
+    parser.add_argument("--synchronous", choices=SYNCHRONOUS, default="normal", help="the store's durability level")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--name", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -107,7 +111,8 @@ def main() -> None:
 
     counts = [int(n) for n in options.writers.split(",")]
     figures: dict[int, dict[str, float]] = {}
-    with running_postgres(durable=True) as postgres, postgres.database() as url:
+    with running_postgres(durable=True) as postgres, postgres.database() as database:
+        url = f"{database}?synchronous={options.synchronous}"
         rows = _rows(url)
         for writers in counts:
             figures[writers] = _case(url, writers, options.callers, options.seconds)
@@ -115,7 +120,8 @@ def main() -> None:
             assert now - rows == figures[writers]["calls"], (writers, now - rows, figures[writers]["calls"])
             rows = now
     print(
-        f"{options.callers} callers per writer, {options.seconds:g} s per case, PostgreSQL 15 durable on this "
+        f"{options.callers} callers per writer, {options.seconds:g} s per case, PostgreSQL 15 (fsync on), "
+        f"?synchronous={options.synchronous}, on this "
         f"machine ({os.cpu_count()} cores, shared with the writers); load average {os.getloadavg()[0]:.1f} at the end."
     )
     print()

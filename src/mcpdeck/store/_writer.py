@@ -13,9 +13,9 @@ every task waiting on it with one hand-over to its event loop. A group made only
 quick=True)``: writes whose answers nobody reads, such as a call's row) is sent in one round trip on
 PostgreSQL (``Database.pipeline``: BEGIN, the writes and COMMIT together), not one per statement.
 
-Why a thread, on both stores: a commit waits for the disk (PostgreSQL's fsync, SQLite's with
-``synchronous=FULL``), which the thread waits out without holding up the event loop. On SQLite with
-``synchronous=NORMAL`` the commit does not wait for the disk, so the event loop could commit a call's
+Why a thread, on both stores: a commit waits for the database (on PostgreSQL a round trip to the server, and
+its WAL fsync at the store's ``synchronous=full``; on SQLite the disk at ``full``), which the thread waits out
+without holding up the event loop. On SQLite at ``normal`` the commit does not wait for the disk, so the event loop could commit a call's
 row itself instead of handing it to the thread and back; measured (bench/RESULTS.md, 2026-11-29) it
 saved thread switches but put SQLite's own work on the event loop and made smaller groups: it took less
 CPU per call only on an overloaded machine, more on a quiet one. One design for both stores stayed.
