@@ -228,7 +228,7 @@ async def measure(
                 if history is not None:
                     await anyio.to_thread.run_sync(history.flush)
                     recorded = await anyio.to_thread.run_sync(history.count_tool_calls)
-                    expected = (rounds * calls // clients + 4) * clients
+                    expected = (rounds * (calls // clients) + 4) * clients
                     assert recorded == expected, (case, recorded, expected)
     figures: dict[str, dict[str, float]] = {}
     for case in CASES:
