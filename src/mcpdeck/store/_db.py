@@ -181,9 +181,10 @@ class PostgresDatabase(Database):
         self.errors = (psycopg.Error,)
         if location.synchronous == "normal":
             # Once per connection (the writer's, opened again after a loss by this same code), so a call's commit
-            # pays nothing more for it: not a SET LOCAL in each transaction, nor libpq's startup options, which
-            # would have to merge with the URL's own options= and which PgBouncer refuses by default. The store
-            # needs a session-pooled connection anyway (advisory locks, LISTEN), so a session setting holds.
+            # pays nothing more for it: not a SET LOCAL in each transaction (a statement per commit), nor libpq's
+            # startup options, which would have to merge with the URL's own options= and which PgBouncer refuses
+            # unless told to ignore them. Behind a transaction-mode pooler a session setting does not hold:
+            # docs/fleet.md gives the role setting for that case.
             try:
                 self._conn.execute("SET synchronous_commit TO off")
             except psycopg.Error as error:

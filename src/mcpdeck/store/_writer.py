@@ -15,10 +15,11 @@ PostgreSQL (``Database.pipeline``: BEGIN, the writes and COMMIT together), not o
 
 Why a thread, on both stores: a commit waits for the database (on PostgreSQL a round trip to the server, and
 its WAL fsync at the store's ``synchronous=full``; on SQLite the disk at ``full``), which the thread waits out
-without holding up the event loop. On SQLite at ``normal`` the commit does not wait for the disk, so the event loop could commit a call's
-row itself instead of handing it to the thread and back; measured (bench/RESULTS.md, 2026-11-29) it
-saved thread switches but put SQLite's own work on the event loop and made smaller groups: it took less
-CPU per call only on an overloaded machine, more on a quiet one. One design for both stores stayed.
+without holding up the event loop. On SQLite at ``normal`` the commit does not wait for the disk, so the event
+loop could commit a call's row itself instead of handing it to the thread and back; measured
+(bench/RESULTS.md, 2026-11-29) it saved thread switches but put SQLite's own work on the event loop and made
+smaller groups: it took less CPU per call only on an overloaded machine, more on a quiet one. One design for
+both stores stayed.
 
 A job that fails does not lose the others: its batch is rolled back and each job is run again in a
 transaction of its own; the failing one is logged (or, for ``call``, raised to its caller). A lost
