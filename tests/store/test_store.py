@@ -479,7 +479,9 @@ def test_a_durability_level_the_stores_do_not_have_is_a_clear_error() -> None:
         with pytest.raises(ConfigError) as raised:
             parse_location(url)
         message = str(raised.value)
-        assert "is not a durability level; write ?synchronous=normal" in message and "?synchronous=full" in message
+        assert (
+            "which is not a durability level; write ?synchronous=normal" in message and "?synchronous=full" in message
+        )
         assert "secret" not in message
     location = parse_location("postgres://u@h:5432/db?sslmode=require&synchronous=Full&application_name=a%20b")
     assert (location.url, location.synchronous) == (

@@ -119,7 +119,7 @@ def _sqlite(text: str) -> StoreLocation:
     for key, found in parse_qsl(parts.query, keep_blank_values=True):
         if key != "synchronous":
             raise ConfigError(f"{text!r}: the only setting a SQLite store takes is synchronous={'|'.join(SYNCHRONOUS)}")
-        synchronous = _level(found, repr(text))
+        synchronous = _level(found, text)
     return StoreLocation("sqlite", path=Path(path).expanduser(), synchronous=synchronous)
 
 
@@ -127,7 +127,8 @@ def _level(found: str, shown: str) -> str:
     level = unquote(found).strip().lower()
     if level not in SYNCHRONOUS:
         raise ConfigError(
-            f"{shown}: synchronous={found!r} is not a durability level; write ?synchronous=normal (the default: a "
+            f"the store URL {shown} asks for synchronous={found!r}, which is not a durability level; write "
+            "?synchronous=normal (the default: a "
             "commit survives mcpdeck dying) or ?synchronous=full (each commit is on the disk before the call is "
             "answered: it survives a power cut too)"
         )
