@@ -8,8 +8,10 @@ other replica, never dropped (HAProxy must not send it over a kept connection to
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from tests.support.balancer import (
     REPLICA_HEADER,
     DocsBlockError,
     docs_block,
+    free_port,
     haproxy,
     haproxy_config,
     nginx,
@@ -77,18 +80,19 @@ Settled = Callable[[dict[str, str]], Awaitable[None]]
 
 
 @asynccontextmanager
-async def balanced(kind: str, folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, Settled]]:
-    """The balancer ``kind`` in front of ``replicas``: its port, and a wait for its view of them (HAProxy's health
-    checks; open-source nginx has none and learns a replica is down from the request that fails)."""
+async def balanced(kind: str, folder: Path, replicas: dict[str, int], port: int) -> AsyncGenerator[tuple[int, Settled]]:
+    """The balancer ``kind`` in front of ``replicas`` on ``port``: its port, and a wait for its view of them
+    (HAProxy's health checks; open-source nginx has none and learns a replica is down from the request that
+    fails)."""
     if kind == "haproxy":
-        async with haproxy(folder, replicas) as (port, stats):
+        async with haproxy(folder, replicas, port) as (port, stats):
 
             async def states(wanted: dict[str, str]) -> None:
                 await until_states(stats, wanted)
 
             yield port, states
     else:
-        async with nginx(folder, replicas) as port:
+        async with nginx(folder, replicas, port) as port:
 
             async def nothing(wanted: dict[str, str]) -> None:
                 del wanted
@@ -113,15 +117,21 @@ async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
         json.dumps({"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__basic"]}})
     )
     store = str(tmp_path / "fleet.sqlite3")
-    flags = ("--store", store, "--allowed-host", BALANCER)
+    front = free_port()  # the balancer's: docs/fleet.md's client reaches it by this address
+    flags = ("--store", store, "--allowed-host", BALANCER, "--allowed-host", f"127.0.0.1:{front}")
     async with (
         replica(tmp_path, config, "r1", *flags, "--replica-id", "r1") as r1,
         replica(tmp_path, config, "r2", *flags, "--replica-id", "r2") as r2,
     ):
         for one in (r1, r2):  # ready once `basic` has settled
             await ready(one)
-        async with balanced(kind, tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, settled):
+        async with balanced(kind, tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}, front) as (
+            port,
+            settled,
+        ):
             await settled({"r1": "UP", "r2": "UP"})
+            # docs/fleet.md's client, as the page shows it, but for the balancer's address: both eras answered.
+            assert await _docs_client(port) == ["2026-07-28 hello over auto", "2025-11-25 hello over legacy"]
             async with AsyncExitStack() as stack:
                 # Round-robin spreads the requests without a session id over both replicas: a handshake-era
                 # session opens with one (initialize). Whether the next session lands on the other replica
@@ -192,6 +202,18 @@ async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
                 assert seen_c.replica == survivor, seen_c.id
                 result = await c.call_tool("mcp__basic__echo", {"text": "a new session"})
                 assert not result.is_error, result
+
+
+async def _docs_client(port: int) -> list[str]:
+    """What docs/fleet.md's Python client prints when run with the token in ``MCPDECK_TOKEN``, its URL the
+    balancer's at ``port`` (the one edit its reader makes on another machine)."""
+    code = docs_block("python")
+    assert code.count("http://127.0.0.1:8080/mcp") == 1, "docs/fleet.md's client no longer uses the balancer's URL"
+    code = code.replace("http://127.0.0.1:8080/mcp", f"http://127.0.0.1:{port}/mcp")
+    environment = {**os.environ, "MCPDECK_TOKEN": TOKEN}
+    ran = await anyio.run_process([sys.executable, "-c", code], env=environment, check=False)
+    assert ran.returncode == 0, ran.stderr.decode()
+    return ran.stdout.decode().splitlines()
 
 
 _OPENING = {

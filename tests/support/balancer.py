@@ -172,11 +172,11 @@ def nginx_config(listen: str, replicas: Mapping[str, str], page: str | None = No
 
 
 @asynccontextmanager
-async def nginx(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[int]:
-    """nginx in the foreground with docs/fleet.md's site in front of ``replicas``; yields its port once it
-    answers."""
+async def nginx(folder: Path, replicas: dict[str, int], port: int = 0) -> AsyncGenerator[int]:
+    """nginx in the foreground with docs/fleet.md's site in front of ``replicas``, on ``port`` (0: a free one);
+    yields its port once it answers."""
     assert shutil.which(NGINX), f"nginx is missing at {NGINX}: run scripts/setup-tests"
-    port = free_port()
+    port = port or free_port()
     site = nginx_config(f"127.0.0.1:{port}", {name: f"127.0.0.1:{at}" for name, at in replicas.items()})
     config = folder / "nginx.conf"
     indented = "\n".join(f"    {line}" if line else line for line in site.splitlines())
@@ -208,11 +208,11 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def haproxy(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, int]]:
-    """HAProxy in the foreground with docs/fleet.md's configuration in front of ``replicas``; yields its port and
-    stats port once its stats page answers."""
+async def haproxy(folder: Path, replicas: dict[str, int], port: int = 0) -> AsyncGenerator[tuple[int, int]]:
+    """HAProxy in the foreground with docs/fleet.md's configuration in front of ``replicas``, on ``port`` (0: a free
+    one); yields its port and stats port once its stats page answers."""
     assert shutil.which(HAPROXY), f"HAProxy is missing at {HAPROXY}: run scripts/setup-tests"
-    port, stats = free_port(), free_port()
+    port, stats = port or free_port(), free_port()
     config = folder / "haproxy.cfg"
     config.write_text(haproxy_config(port, stats, {name: f"127.0.0.1:{at}" for name, at in replicas.items()}))
     process = await anyio.open_process([HAPROXY, "-db", "-f", str(config)])
