@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from mcpdeck._sdk import streamable_server as _streamable
 from mcpdeck.gateway._event_store import MemoryEventStore
+from mcpdeck.gateway._http import RETRY_MS
 from tests.gateway.support import served_gateway
 from tests.helpers import WAIT, serve_asgi
 
@@ -97,7 +98,7 @@ async def test_a_result_with_nothing_before_it_is_one_json_body_and_progress_ope
     assert progressing.headers["content-type"].startswith("text/event-stream")
     events = _events(progressing.text)
     priming, *messages = events
-    assert priming.get("id") and priming.get("data") == "" and priming.get("retry") == "1000"
+    assert priming.get("id") and priming.get("data") == "" and priming.get("retry") == str(RETRY_MS)
     sent = [json.loads(event["data"]) for event in messages]
     assert [m["params"]["progress"] for m in sent if m.get("method") == "notifications/progress"] == [0, 50, 100]
     assert sent[-1]["result"]["content"][0]["text"] == "Tool with progress executed successfully"

@@ -8,6 +8,10 @@ other replica, never dropped (HAProxy must not send it over a kept connection to
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,8 +23,21 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import descendants, kill, stdio_server
-from tests.support.balancer import REPLICA_HEADER, haproxy, nginx, nginx_config, until_states
+from tests.helpers import ROOT, descendants, kill, stdio_server
+from tests.support.balancer import (
+    HAPROXY,
+    NGINX,
+    NGINX_PROCESS,
+    REPLICA_HEADER,
+    DocsBlockError,
+    docs_block,
+    free_port,
+    haproxy,
+    haproxy_config,
+    nginx,
+    nginx_config,
+    until_states,
+)
 from tests.support.replicas import BALANCER, TOKEN, ready, replica
 
 LIMIT = 150.0
@@ -63,18 +80,19 @@ Settled = Callable[[dict[str, str]], Awaitable[None]]
 
 
 @asynccontextmanager
-async def balanced(kind: str, folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, Settled]]:
-    """The balancer ``kind`` in front of ``replicas``: its port, and a wait for its view of them (HAProxy's health
-    checks; open-source nginx has none and learns a replica is down from the request that fails)."""
+async def balanced(kind: str, folder: Path, replicas: dict[str, int], port: int) -> AsyncGenerator[tuple[int, Settled]]:
+    """The balancer ``kind`` in front of ``replicas`` on ``port``: its port, and a wait for its view of them
+    (HAProxy's health checks; open-source nginx has none and learns a replica is down from the request that
+    fails)."""
     if kind == "haproxy":
-        async with haproxy(folder, replicas) as (port, stats):
+        async with haproxy(folder, replicas, port) as (port, stats):
 
             async def states(wanted: dict[str, str]) -> None:
                 await until_states(stats, wanted)
 
             yield port, states
     else:
-        async with nginx(folder, replicas) as port:
+        async with nginx(folder, replicas, port) as port:
 
             async def nothing(wanted: dict[str, str]) -> None:
                 del wanted
@@ -99,15 +117,21 @@ async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
         json.dumps({"mcpServers": {"basic": stdio_server("basic")}, "permissions": {"allow": ["mcp__basic"]}})
     )
     store = str(tmp_path / "fleet.sqlite3")
-    flags = ("--store", store, "--allowed-host", BALANCER)
+    front = free_port()  # the balancer's: docs/fleet.md's client reaches it by this address
+    flags = ("--store", store, "--allowed-host", BALANCER, "--allowed-host", f"127.0.0.1:{front}")
     async with (
         replica(tmp_path, config, "r1", *flags, "--replica-id", "r1") as r1,
         replica(tmp_path, config, "r2", *flags, "--replica-id", "r2") as r2,
     ):
         for one in (r1, r2):  # ready once `basic` has settled
             await ready(one)
-        async with balanced(kind, tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}) as (port, settled):
+        async with balanced(kind, tmp_path, {"r1": r1.state["port"], "r2": r2.state["port"]}, front) as (
+            port,
+            settled,
+        ):
             await settled({"r1": "UP", "r2": "UP"})
+            # docs/fleet.md's client, as the page shows it, but for the balancer's address: both eras answered.
+            assert await _docs_client(port) == ["2026-07-28 hello over auto", "2025-11-25 hello over legacy"]
             async with AsyncExitStack() as stack:
                 # Round-robin spreads the requests without a session id over both replicas: a handshake-era
                 # session opens with one (initialize). Whether the next session lands on the other replica
@@ -180,6 +204,18 @@ async def _through_a_balancer(tmp_path: Path, kind: str) -> None:
                 assert not result.is_error, result
 
 
+async def _docs_client(port: int) -> list[str]:
+    """What docs/fleet.md's Python client prints when run with the token in ``MCPDECK_TOKEN``, its URL the
+    balancer's at ``port`` (the one edit its reader makes on another machine)."""
+    code = docs_block("python")
+    assert code.count("http://127.0.0.1:8080/mcp") == 1, "docs/fleet.md's client no longer uses the balancer's URL"
+    code = code.replace("http://127.0.0.1:8080/mcp", f"http://127.0.0.1:{port}/mcp")
+    environment = {**os.environ, "MCPDECK_TOKEN": TOKEN}
+    ran = await anyio.run_process([sys.executable, "-c", code], env=environment, check=False)
+    assert ran.returncode == 0, ran.stderr.decode()
+    return ran.stdout.decode().splitlines()
+
+
 _OPENING = {
     "Authorization": f"Bearer {TOKEN}",
     "Host": BALANCER,
@@ -201,7 +237,89 @@ async def _opening(raw: httpx2.AsyncClient, port: int) -> httpx2.Response:
     return answer
 
 
-def test_docs_fleet_shows_the_nginx_site_this_test_runs() -> None:
-    """docs/fleet.md's nginx block is the site ``nginx()`` writes, with the ports the docs use."""
-    docs = (Path(__file__).parents[2] / "docs" / "fleet.md").read_text(encoding="utf-8")
-    assert nginx_config("8080", {"r1": "10.0.0.11:8765", "r2": "10.0.0.12:8765"}) in docs
+def test_the_docs_blocks_are_valid_as_the_page_shows_them(tmp_path: Path) -> None:
+    """docs/fleet.md's HAProxy configuration and nginx site, copied as they stand (example addresses and all),
+    pass ``haproxy -c`` and ``nginx -t``."""
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(docs_block("haproxy"))
+    checked = subprocess.run([HAPROXY, "-c", "-f", str(config)], capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    site = tmp_path / "nginx.conf"
+    indented = "\n".join(f"    {line}" if line else line for line in docs_block("nginx").splitlines())
+    site.write_text(NGINX_PROCESS.format(folder=tmp_path, site=indented))
+    command = [NGINX, "-t", "-p", str(tmp_path), "-e", str(tmp_path / "nginx-error.log"), "-c", str(site)]
+    checked = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+_SHOWN = {"r1": "10.0.0.11:8765", "r2": "10.0.0.12:8765", "r3": "10.0.0.13:8765"}
+"""The replicas docs/fleet.md's blocks show."""
+
+
+def test_the_tests_run_the_docs_blocks_edited_only_where_the_page_says() -> None:
+    """What ``haproxy()`` and ``nginx()`` run is docs/fleet.md's block itself: filled in with the page's own
+    addresses it is the page's block, and with the tests' it differs only in the lines a reader edits (the
+    listening addresses, one line of each kind per replica)."""
+    haproxy_block, nginx_block = docs_block("haproxy"), docs_block("nginx")
+    assert haproxy_config(8080, 8404, _SHOWN) == haproxy_block.replace("bind :8080", "bind 127.0.0.1:8080")
+    assert nginx_config("8080", _SHOWN) == nginx_block
+
+    two = {"a": "127.0.0.1:1001", "b-2": "127.0.0.1:1002"}
+    filled = haproxy_config(1000, 1003, two).splitlines()
+    kept = [line for line in haproxy_block.splitlines() if not re.match(r"\s+(bind|use-server|server) ", line)]
+    assert [line for line in filled if not re.match(r"\s+(bind|use-server|server) ", line)] == kept
+    assert [line.strip() for line in filled if re.match(r"\s+(bind|use-server|server) ", line)] == [
+        "bind 127.0.0.1:1000",
+        "use-server a if { req.hdr(mcp-session-id) -m beg a. }",
+        "use-server b-2 if { req.hdr(mcp-session-id) -m beg b-2. }",
+        "server a 127.0.0.1:1001 check inter 300ms fall 2 rise 1",
+        "server b-2 127.0.0.1:1002 check inter 300ms fall 2 rise 1",
+        "bind 127.0.0.1:1003",
+    ]
+    filled = nginx_config("127.0.0.1:1000", two).splitlines()
+    edited = r"\s+(listen |~\^|server \d)"
+    kept = [line for line in nginx_block.splitlines() if not re.match(edited, line)]
+    assert [line for line in filled if not re.match(edited, line)] == kept
+    assert [line.strip() for line in filled if re.match(edited, line)] == [
+        "~^a\\.  127.0.0.1:1001;",
+        "~^b-2\\.  127.0.0.1:1002;",
+        "server 127.0.0.1:1001 max_fails=1 fail_timeout=5s;",
+        "server 127.0.0.1:1002 max_fails=1 fail_timeout=5s;",
+        "listen 127.0.0.1:1000;",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        # A replica's line that is not the first's with its id and address: the tests could not run it as written.
+        ("    server r2 10.0.0.12:8765 check inter 300ms", "    server r2 10.0.0.12:8765 check", "differ beyond"),
+        ("-m beg r3. }", "-m beg r3 }", "differ beyond"),
+        ("    ~^r2\\.  10.0.0.12:8765;", "    ~^r2\\.  10.0.0.12:8765;  # r2", "differ beyond"),
+        ("    server 10.0.0.13:8765 max_fails=1", "    server 10.0.0.13:8765 max_fails=3", "differ beyond"),
+        # The replicas' lines of one kind and another disagree.
+        ("    ~^r3\\.  10.0.0.13:8765;", "    ~^r3\\.  10.0.0.14:8765;", "no other line"),
+        ("    use-server r3 if { req.hdr(mcp-session-id) -m beg r3. }\n", "", "other lines"),
+        ("    server 10.0.0.13:8765 max_fails=1", "    server 10.0.0.99:8765 max_fails=1", "no other line"),
+        # Lines a reader edits gone or doubled, or in pieces.
+        ("    bind :8080\n", "", "one `bind` in `frontend mcp`"),
+        ("    listen 8080;", "    listen 8080;\n    listen 8081;", "one `listen`"),
+        ("listen stats\n", "", "one section `listen stats`"),
+        (
+            "    use-server r2 if { req.hdr(mcp-session-id) -m beg r2. }\n",
+            "    use-server r2 if { req.hdr(mcp-session-id) -m beg r2. }\n    # r3\n",
+            "must be together",
+        ),
+        ("```nginx\n", "```\n", "one ```nginx block"),
+        ("```haproxy\n", "```haproxy\n```\n\n```haproxy\n", "one ```haproxy block"),
+    ],
+)
+def test_a_docs_block_the_tests_cannot_fill_in_is_an_error(old: str, new: str, says: str) -> None:
+    """A docs/fleet.md whose blocks no longer read as the tests fill them in fails the tests (with what to fix),
+    instead of the tests running something else than the page shows."""
+    page = (ROOT / "docs" / "fleet.md").read_text(encoding="utf-8")
+    assert page.count(old) == 1, old
+    broken = page.replace(old, new)
+    with pytest.raises(DocsBlockError, match=re.escape(says)):
+        haproxy_config(1000, 1003, _SHOWN, broken)
+        nginx_config("127.0.0.1:1000", _SHOWN, broken)

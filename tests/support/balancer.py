@@ -1,31 +1,40 @@
-"""A real HAProxy, or a real nginx, in front of ``mcpdeck serve`` replicas, configured as docs/fleet.md shows.
+"""A real HAProxy, or a real nginx, in front of ``mcpdeck serve`` replicas, with docs/fleet.md's configuration.
 
-``haproxy(folder, {"r1": port, ...})`` runs it in the foreground with a config of its own and yields its port
-and its stats port; ``until_states`` waits for its health checks to see each replica ``UP`` or ``DOWN``.
-Every answer it relays says which replica answered (``X-Mcpdeck-Replica``), so a test knows where a request
-without a session went. ``nginx(folder, {...})`` runs open-source nginx (no active health checks, no stats)
-with docs/fleet.md's ``map``/``upstream`` configuration and yields its port.
+The configurations are the page's own blocks, read from it and edited only where the page tells its reader to
+(``haproxy_config``, ``nginx_config``): the listening addresses, and the lines written once per replica, made
+from the page's first one with each replica's id and address. A page whose block cannot be edited that way is
+an error (``DocsBlockError``), so what the tests run is what the page shows.
+
+``haproxy(folder, {"r1": port, ...})`` runs HAProxy in the foreground and yields its port and its stats port;
+``until_states`` waits for its health checks to see each replica ``UP`` or ``DOWN``. Every answer it relays
+says which replica answered (``X-Mcpdeck-Replica``), so a test knows where a request without a session went.
+``nginx(folder, {...})`` runs open-source nginx (no active health checks, no stats) and yields its port.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import httpx2
 
-from tests.helpers import descendants, kill
+from tests.helpers import ROOT, descendants, kill
 from tests.support.replicas import START
 
 __all__ = [
+    "FLEET_DOCS",
     "HAPROXY",
     "NGINX",
+    "NGINX_PROCESS",
     "REPLICA_HEADER",
+    "DocsBlockError",
+    "docs_block",
     "free_port",
     "haproxy",
     "haproxy_config",
@@ -41,46 +50,6 @@ NGINX = os.environ.get("MCPDECK_NGINX", "/usr/sbin/nginx")
 """scripts/setup-tests installs it (Debian's ``nginx``) when it is missing."""
 REPLICA_HEADER = "x-mcpdeck-replica"
 """The header HAProxy adds to each answer: the name of the server (replica) that gave it."""
-
-HAPROXY_CONFIG = """\
-global
-    maxconn 256
-
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    # A health check's whole time (default: "inter", 300 ms below). A busy replica answers a check slowly
-    # and would be marked down, its sessions sent elsewhere (404); a dead one refuses at once.
-    timeout check 5s
-    # Only a connection that never opened is tried again (the request never reached a replica);
-    # a POST that may have run is never sent twice.
-    retries 2
-    retry-on conn-failure
-    option redispatch 1
-
-frontend mcp
-    bind 127.0.0.1:{port}
-    default_backend replicas
-
-backend replicas
-    balance roundrobin
-    option httpchk GET /healthz
-    http-check expect status 200
-    http-request disable-l7-retry if METH_POST
-    # Which replica answered (%s: the server's name), for logs and debugging.
-    http-response set-header X-Mcpdeck-Replica %s
-    # A handshake-era session lives in its replica's memory: its id names the replica.
-{rules}
-{servers}
-
-listen stats
-    bind 127.0.0.1:{stats}
-    stats enable
-    stats uri /stats
-"""
-
 
 NGINX_PROCESS = """\
 # One process in the foreground, everything it writes in the test's folder (not docs/fleet.md's part).
@@ -100,49 +69,114 @@ http {{
 }}
 """
 
-NGINX_SITE = """\
-# A handshake-era session lives in its replica's memory: its id names the replica.
-map $http_mcp_session_id $mcp_replica {{
-{rules}
-    default  replicas;
-}}
-upstream replicas {{
-{servers}
-}}
-server {{
-    listen {listen};
-    location / {{
-        proxy_pass http://$mcp_replica;
-        proxy_http_version 1.1;
-        proxy_set_header Host $http_host;     # the name and port the client used: --allowed-host admits it
-        proxy_buffering off;                  # SSE answers stream
-        proxy_read_timeout 1h;
-        proxy_next_upstream error timeout;    # never non_idempotent: a POST that reached a replica is not resent
-        # The replica a session names refused or dropped the connection: answer as a replica that does not
-        # know the session would (404 and a JSON-RPC error), so the client starts a new session.
-        error_page 502 = @replica_gone;
-    }}
-    location @replica_gone {{
-        if ($mcp_replica = replicas) {{ return 502; }}   # no session: every replica is down
-        default_type application/json;
-        return 404 '{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"Session not found"}}}}';
-    }}
-}}"""
+FLEET_DOCS = ROOT / "docs" / "fleet.md"
+"""The page whose HAProxy and nginx blocks the tests run, filled in as its reader fills them in."""
+_NAME, _AT = "\0name\0", "\0at\0"
 
 
-def nginx_config(listen: str, replicas: dict[str, str]) -> str:
-    """docs/fleet.md's nginx site for ``replicas`` (name: ``host:port``), listening on ``listen``."""
-    rules = "\n".join(f"    ~^{name}\\.  {at};" for name, at in replicas.items())
-    servers = "\n".join(f"    server {at} max_fails=1 fail_timeout=5s;" for at in replicas.values())
-    return NGINX_SITE.format(listen=listen, rules=rules, servers=servers)
+class DocsBlockError(ValueError):
+    """A block of docs/fleet.md that cannot be filled in the way the page tells its reader to."""
+
+
+def docs_block(language: str, page: str | None = None) -> str:
+    """The one ```` ```language ```` block of docs/fleet.md (or of the text ``page``), as it stands there."""
+    text = FLEET_DOCS.read_text(encoding="utf-8") if page is None else page
+    blocks: list[str] = re.findall(rf"^```{re.escape(language)}\n(.*?)^```[ \t]*$", text, re.S | re.M)
+    if len(blocks) != 1:
+        raise DocsBlockError(
+            f"docs/fleet.md must show exactly one ```{language} block (the tests run it), not {len(blocks)}"
+        )
+    return blocks[0]
+
+
+def _section(rows: list[str], header: str | None) -> range:
+    """The rows of the HAProxy section that begins with the line ``header`` (None: every row)."""
+    if header is None:
+        return range(len(rows))
+    starts = [n for n, row in enumerate(rows) if row.rstrip() == header]
+    if len(starts) != 1:
+        raise DocsBlockError(f"docs/fleet.md's configuration must have one section `{header}`, not {len(starts)}")
+    end = starts[0] + 1
+    while end < len(rows) and (not rows[end].strip() or rows[end][0].isspace() or rows[end].startswith("#")):
+        end += 1
+    return range(starts[0] + 1, end)
+
+
+def _set(block: str, what: str, pattern: str, value: str, section: str | None = None) -> str:
+    """``block`` with the group ``at`` of the one line matching ``pattern`` (in ``section``) set to ``value``."""
+    rows = block.splitlines(keepends=True)
+    found = [(n, match) for n in _section(rows, section) if (match := re.fullmatch(pattern, rows[n].rstrip("\n")))]
+    if len(found) != 1:
+        raise DocsBlockError(f"docs/fleet.md's configuration must have one {what}, not {len(found)}")
+    n, match = found[0]
+    rows[n] = rows[n][: match.start("at")] + value + rows[n][match.end("at") :]
+    return "".join(rows)
+
+
+def _per_replica(block: str, what: str, pattern: str, replicas: Mapping[str, str], shown: dict[str, str]) -> str:
+    """``block`` with its lines matching ``pattern`` (one per replica, together) replaced by one per ``replicas``
+    (name: address), each made from the docs' own as the docs make theirs: the same line but for the replica's id
+    (the group ``name``) and address (``at``). A line without a name is the replica's whose address it has.
+    ``shown``: the replicas the docs show (name: address), filled in by the first call, checked by the next."""
+    rows = block.splitlines(keepends=True)
+    found = [(n, match) for n, row in enumerate(rows) if (match := re.fullmatch(pattern, row.rstrip("\n")))]
+    if not found:
+        raise DocsBlockError(f"docs/fleet.md's configuration has no {what} (one per replica)")
+    first, last = found[0][0], found[-1][0]
+    if [n for n, _ in found] != list(range(first, last + 1)):
+        raise DocsBlockError(f"docs/fleet.md's {what} must be together, one line per replica, nothing between them")
+    names = {at: name for name, at in shown.items()}
+    lines: dict[str, str] = {}
+    for _, match in found:
+        at, name = match.groupdict().get("at"), match.groupdict().get("name")
+        name = name or names.get(at or "")
+        if name is None:
+            raise DocsBlockError(f"docs/fleet.md's {what} name an address no other line gives a replica: {at}")
+        template = match.string if at is None else match.string.replace(at, _AT)
+        lines[name] = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", _NAME, template)
+        if at is not None and shown.setdefault(name, at) != at:
+            raise DocsBlockError(f"docs/fleet.md's {what} give {name} the address {at}, other lines {shown[name]}")
+    if list(lines) != list(shown):
+        raise DocsBlockError(f"docs/fleet.md's {what} are for {', '.join(lines)}, other lines for {', '.join(shown)}")
+    if len(set(lines.values())) != 1:
+        raise DocsBlockError(
+            f"docs/fleet.md's {what} differ beyond each replica's id and address: {[m.string for _, m in found]}; "
+            "write each as the first with its replica's id and address, as the page tells its reader to"
+        )
+    template = next(iter(lines.values()))
+    rows[first : last + 1] = [template.replace(_NAME, name).replace(_AT, at) + "\n" for name, at in replicas.items()]
+    return "".join(rows)
+
+
+def haproxy_config(port: int, stats: int, replicas: Mapping[str, str], page: str | None = None) -> str:
+    """docs/fleet.md's HAProxy configuration edited as the page tells its reader to, and in nothing else: the
+    frontend's ``bind`` on 127.0.0.1:``port``, the stats page's on 127.0.0.1:``stats``, and one ``use-server``
+    rule and one ``server`` line per replica of ``replicas`` (name: ``host:port``), each the docs' with the
+    replica's id and address. ``page``: the text of docs/fleet.md (read when not given)."""
+    block = docs_block("haproxy", page)
+    block = _set(block, "`bind` in `frontend mcp`", r"\s+bind (?P<at>\S+)", f"127.0.0.1:{port}", "frontend mcp")
+    block = _set(block, "`bind` in `listen stats`", r"\s+bind (?P<at>\S+)", f"127.0.0.1:{stats}", "listen stats")
+    shown: dict[str, str] = {}
+    block = _per_replica(block, "`server` lines", r"\s+server (?P<name>\S+) (?P<at>\S+)(?: .*)?", replicas, shown)
+    return _per_replica(block, "`use-server` rules", r"\s+use-server (?P<name>\S+) if .*", replicas, shown)
+
+
+def nginx_config(listen: str, replicas: Mapping[str, str], page: str | None = None) -> str:
+    """docs/fleet.md's nginx site edited as the page tells its reader to, and in nothing else: ``listen`` on
+    ``listen``, and one ``map`` entry and one ``upstream`` server per replica of ``replicas`` (name:
+    ``host:port``), each the docs' with the replica's id and address. ``page``: the text of docs/fleet.md."""
+    block = _set(docs_block("nginx", page), "`listen`", r"\s+listen (?P<at>[^;\s]+);.*", listen)
+    shown: dict[str, str] = {}
+    block = _per_replica(block, "`map` entries", r"\s+~\^(?P<name>[\w-]+)\\\.\s+(?P<at>[^;\s]+);.*", replicas, shown)
+    return _per_replica(block, "`upstream` servers", r"\s+server (?P<at>[\w.:\[\]-]+)(?: [^;{]*)?;.*", replicas, shown)
 
 
 @asynccontextmanager
-async def nginx(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[int]:
-    """nginx in the foreground with docs/fleet.md's site in front of ``replicas``; yields its port once it
-    answers."""
+async def nginx(folder: Path, replicas: dict[str, int], port: int = 0) -> AsyncGenerator[int]:
+    """nginx in the foreground with docs/fleet.md's site in front of ``replicas``, on ``port`` (0: a free one);
+    yields its port once it answers."""
     assert shutil.which(NGINX), f"nginx is missing at {NGINX}: run scripts/setup-tests"
-    port = free_port()
+    port = port or free_port()
     site = nginx_config(f"127.0.0.1:{port}", {name: f"127.0.0.1:{at}" for name, at in replicas.items()})
     config = folder / "nginx.conf"
     indented = "\n".join(f"    {line}" if line else line for line in site.splitlines())
@@ -173,22 +207,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def haproxy_config(port: int, stats: int, replicas: dict[str, int]) -> str:
-    rules = "\n".join(f"    use-server {name} if {{ req.hdr(mcp-session-id) -m beg {name}. }}" for name in replicas)
-    servers = "\n".join(
-        f"    server {name} 127.0.0.1:{at} check inter 300ms fall 2 rise 1" for name, at in replicas.items()
-    )
-    return HAPROXY_CONFIG.format(port=port, stats=stats, rules=rules, servers=servers)
-
-
 @asynccontextmanager
-async def haproxy(folder: Path, replicas: dict[str, int]) -> AsyncGenerator[tuple[int, int]]:
-    """HAProxy in the foreground with a config of its own in front of ``replicas``; yields its port and stats port
-    once its stats page answers."""
+async def haproxy(folder: Path, replicas: dict[str, int], port: int = 0) -> AsyncGenerator[tuple[int, int]]:
+    """HAProxy in the foreground with docs/fleet.md's configuration in front of ``replicas``, on ``port`` (0: a free
+    one); yields its port and stats port once its stats page answers."""
     assert shutil.which(HAPROXY), f"HAProxy is missing at {HAPROXY}: run scripts/setup-tests"
-    port, stats = free_port(), free_port()
+    port, stats = port or free_port(), free_port()
     config = folder / "haproxy.cfg"
-    config.write_text(haproxy_config(port, stats, replicas))
+    config.write_text(haproxy_config(port, stats, {name: f"127.0.0.1:{at}" for name, at in replicas.items()}))
     process = await anyio.open_process([HAPROXY, "-db", "-f", str(config)])
     try:
         with anyio.fail_after(START):  # it binds its ports a moment after it starts

@@ -40,8 +40,12 @@ __all__ = ["GatewayApp", "GatewayToken", "ServedGateway"]
 
 LEGACY_SSE = ("sse", "messages")
 """Path ends of the old HTTP+SSE transport (so no profile may be called that)."""
-RETRY_MS = 1000
-"""The reconnect delay the gateway suggests in its SSE priming events."""
+RETRY_MS = 500
+"""The reconnect delay the gateway suggests in its SSE priming events. The SDK's client waits it before each of
+its two tries to resume a dropped stream, so it sets both how long a stream may be unreachable and still resume
+(about twice this) and how long a handshake-era call whose replica died waits for its error (the same): 500 ms
+bridges a hard restart of HAProxy (measured 0.37-0.52 s) and fails a stranded call after ~1 s, not ~2 s
+(docs/fleet.md, "Recovery after kill -9")."""
 
 
 def _holder(token_name: str) -> AuthenticatedUser:
