@@ -65,6 +65,7 @@ async def _two_replicas(tmp_path: Path) -> None:
                 for other in ("evil.test", "mcp.balancer.test", "x.mcp.balancer.test:8080"):
                     refused = await http.get(f"{one.url}/api/servers", headers={"Host": other})
                     assert (refused.status_code, refused.json()["error"]["code"]) == (421, "bad-host")
+                    assert "--allowed-host NAME" in refused.json()["error"]["message"]  # how to admit a balancer
 
             # A call through r1's API, another through r2's gateway by the balancer's name: each replica lists both.
             made = await http.post(f"{r1.url}/api/tools/mcp__basic__echo/call", json={"arguments": {"text": "via r1"}})

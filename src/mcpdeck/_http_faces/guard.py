@@ -151,6 +151,7 @@ class Guard:
         max_body: int = MAX_BODY,
         mcp_prefix: str | None = None,
         token_hint: str = "",
+        host_hint: str = "",
     ):
         """Guard ``app``.
 
@@ -168,6 +169,7 @@ class Guard:
             max_body: The largest request body taken.
             mcp_prefix: The MCP endpoint's path (``""``: every path): refusals there are JSON-RPC errors.
             token_hint: Where the face's token is found, said when none or a wrong one comes.
+            host_hint: How this face admits another name (a load balancer's), said with a 421.
         """
         self._app = app
         self._hosts = frozenset(h.lower() for h in hosts)
@@ -180,6 +182,7 @@ class Guard:
         self.guesses = guesses or Guesses()
         self._max_body = max_body
         self._mcp_prefix = mcp_prefix
+        self._host_hint = host_hint
         self._unauthorized = Refusal(
             401,
             "unauthorized",
@@ -225,7 +228,8 @@ class Guard:
             421,
             "bad-host",
             f"the Host header {host!r} does not name this server (a page whose DNS name was rebound to it?); "
-            f"use {min(h for h in self._hosts if not h.endswith(':*')) if self._hosts else 'its address'}",
+            f"use {min(h for h in self._hosts if not h.endswith(':*')) if self._hosts else 'its address'}"
+            f"{self._host_hint}",
         )
 
     def _names_us(self, scope: Scope, host: str) -> bool:

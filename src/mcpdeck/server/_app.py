@@ -87,5 +87,7 @@ def build_app(
         sign_in=sign_in(context.logins),
         mcp_prefix="/mcp",
         token_hint=" (the token is in the state file); for the console, run `mcpdeck ui`, which opens a signed-in tab",
+        host_hint="; if clients reach it by that name (through a load balancer or a proxy), start serve with "
+        "`--allowed-host NAME[:PORT]` (or MCPDECK_ALLOWED_HOSTS=NAME[:PORT])",
     )
     return Health(guard, context)
