@@ -40,6 +40,8 @@ MODULE_NAMES = [
     ("mcp.client.streamable_http", "StreamWriter", "the streamable HTTP overrides' stream type"),
     ("mcp.shared.jsonrpc_dispatcher", "otel_span", "replaced by the gateway when no tracer is set"),
     ("mcp.shared.jsonrpc_dispatcher", "inject_trace_context", "replaced by the gateway when no tracer is set"),
+    ("httpcore2._backends.anyio", "AnyIOStream", "the HTTP pool's streams, asked cheaply about idle connections"),
+    ("httpcore2._utils", "is_socket_readable", "the question those streams answer for the pool"),
 ]
 
 
