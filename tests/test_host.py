@@ -114,6 +114,17 @@ async def test_echo_and_add_answer_with_text_and_structured_content(basic_host: 
     assert add.duration > 0
 
 
+async def test_a_catalog_entry_is_called_as_its_name_is_and_its_arguments_still_checked(basic_host: Host) -> None:
+    # (the gateway passes the entry its view found: the host does not look it up again)
+    entry = basic_host.tool("mcp__basic__echo")
+    echo = await basic_host.call_tool(entry, {"text": "by entry"})
+    assert echo.text() == "by entry"
+    assert (echo.server, echo.tool, echo.name) == ("basic", "echo", "mcp__basic__echo")
+    with pytest.raises(InvalidArgumentsError) as caught:
+        await basic_host.call_tool(entry, {})
+    assert caught.value.tool == "mcp__basic__echo"
+
+
 async def test_a_failing_tool_gives_an_error_result_not_an_exception(basic_host: Host) -> None:
     result = await basic_host.call_tool("mcp__basic__fail", {"message": "the disk is full"})
     assert result.is_error

@@ -97,7 +97,8 @@ class GatewayClient:
     _named: tuple[object, str, str] | None = field(default=None, init=False, repr=False)
     """The ``clientInfo`` its names were made from, its name and caller (asked for on every call)."""
 
-    def _names(self) -> tuple[str, str]:
+    def names(self) -> tuple[str, str]:
+        """Its ``name`` and ``caller`` at once (a call needs both: one look at its ``clientInfo``)."""
         params = self.session.client_params
         named = self._named
         if named is not None and named[0] is params:
@@ -116,12 +117,12 @@ class GatewayClient:
     @property
     def name(self) -> str:
         """``name version`` from its ``clientInfo``, or ``unknown client``."""
-        return self._names()[0]
+        return self.names()[0]
 
     @property
     def caller(self) -> str:
         """How the history names it: client, then the profile and token it used."""
-        return self._names()[1]
+        return self.names()[1]
 
     def wants(self, level: str) -> bool:
         """Whether a log message of ``level`` passes its ``logging/setLevel``."""

@@ -82,14 +82,17 @@ class ToolRequests(RunningRequests):
 
     async def call_tool(self, ctx: RequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
         who = self.client(ctx)
+        name, caller = who.names()
         relayed = relayed_client(params)
-        # (a relaying gateway that presents its client as itself: that client, named once)
-        relayed = relayed if relayed != who.name else None
-        name, caller = (relayed, f"{relayed} (via {who.caller})") if relayed else (who.name, who.caller)
-        entry = self.view().tool(params.name) or await self._once_started(params.name)
-        if isinstance(entry, str):  # its server did not start
-            return _error_result(entry)
-        unlisted = entry.server if self.host.catalog.get(entry.name) is None else None
+        if relayed and relayed != name:  # (a relaying gateway that presents its client as itself: named once)
+            name, caller = relayed, f"{relayed} (via {caller})"
+        entry = self.view().tool(params.name)  # from the catalog now
+        unlisted: str | None = None
+        if entry is None:
+            entry = await self._once_started(params.name)
+            if isinstance(entry, str):  # its server did not start
+                return _error_result(entry)
+            unlisted = entry.server if self.host.catalog.get(entry.name) is None else None
         host, check_permission = self.host, self.gate.check
         attributes = {"mcpdeck.profile": who.profile or "", "mcpdeck.token": who.token or ""}
 
@@ -104,7 +107,7 @@ class ToolRequests(RunningRequests):
             attributes_set = call_attributes.set(attributes)
             try:
                 result = await host.call_tool(
-                    entry.name if unlisted is None else entry.original_name,
+                    entry if unlisted is None else entry.original_name,
                     params.arguments,
                     server=unlisted,
                     progress=progress,

@@ -248,7 +248,7 @@ class Host:
     # ----- calls -----------------------------------------------------------------------
     async def call_tool(
         self,
-        name: str,
+        name: str | CatalogTool,
         arguments: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,
@@ -261,6 +261,8 @@ class Host:
         """Call a tool by its catalog name (``mcp__server__tool``); a tool that fails returns ``is_error``.
 
         Args:
+            name: The tool's catalog name, or its entry as this host's catalog gave it (``Host.tool``, ``catalog``:
+                not looked up again).
             timeout: Seconds without an answer or progress before giving up (default: the server's).
             progress: Called with each progress notification.
             check_permission: Pass ``permissions`` first, asking the approver when the rules say
@@ -284,7 +286,10 @@ class Host:
             ServerCrashedError: The server's connection was lost during the call.
             ServerError: The server answered with a protocol error.
         """
-        entry = self.tool(name) if server is None else self.tool_of(server, name)
+        if isinstance(name, CatalogTool):
+            entry, name = name, name.name
+        else:
+            entry = self.tool(name) if server is None else self.tool_of(server, name)
         args = dict(arguments or {})
         if validate and (server is None or self.catalog.find(server, name) is entry):
             args = entry.with_defaults(args)
