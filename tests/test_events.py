@@ -143,3 +143,19 @@ async def test_wants_says_whether_anyone_takes_a_kind_as_subscribers_come_and_go
     async with bus.subscribe():
         assert bus.wants(ToolCallFinished)  # a stream takes every event
     assert not bus.wants(ToolCallFinished)
+
+
+async def test_wants_any_answers_for_several_kinds_and_changes_as_subscribers_come_and_go() -> None:
+    bus = EventBus()
+    calls = (ToolCallStarted, ToolCallFinished)
+    assert not bus.wants_any(calls)
+    off_news = bus.on(lambda _: None, ToolsChanged)
+    assert not bus.wants_any(calls) and bus.wants_any((ToolCallStarted, ToolsChanged))
+    off_finished = bus.on(lambda _: None, ToolCallFinished)
+    assert bus.wants_any(calls)  # one of them is enough
+    off_finished()
+    assert not bus.wants_any(calls)
+    async with bus.subscribe():
+        assert bus.wants_any(calls)
+    assert not bus.wants_any(calls)
+    off_news()

@@ -302,8 +302,8 @@ class EventBus:
     def __init__(self) -> None:
         self._callbacks: list[tuple[Callable[[Event], None], tuple[type[Event], ...]]] = []
         self._streams: list[tuple[MemoryObjectSendStream[Event], Subscription]] = []
-        self._wanted: dict[type[Event], bool] = {}
-        """``wants`` answers, until the next subscriber comes or goes."""
+        self._wanted: dict[type[Event] | tuple[type[Event], ...], bool] = {}
+        """``wants`` (and ``wants_any``) answers, until the next subscriber comes or goes."""
 
     def on(self, callback: Callable[[Event], None], *kinds: type[Event]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event (or for events of ``kinds`` only); returns a function that
@@ -340,6 +340,15 @@ class EventBus:
         wanted = self._wanted.get(kind)
         if wanted is None:
             wanted = self._wanted[kind] = self.takes(kind)
+        return wanted
+
+    def wants_any(self, kinds: tuple[type[Event], ...]) -> bool:
+        """Whether anyone takes events of any of ``kinds``: ``wants`` for several kinds at once (a tool call asks it
+        of its three kinds on every call), cached as it is."""
+        wanted = self._wanted.get(kinds)
+        if wanted is None:
+            wanted = any(self.wants(kind) for kind in kinds)
+            self._wanted[kinds] = wanted
         return wanted
 
     def takes(self, kind: type[Event]) -> bool:
