@@ -23,7 +23,7 @@ from mcpdeck.api import ApiContext, SafeJSONResponse, create_api, error_response
 from mcpdeck.server._console import console_routes, public
 from mcpdeck.server._health import Health
 
-__all__ = ["build_app"]
+__all__ = ["HOST_HINT", "build_app"]
 
 
 async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
@@ -36,6 +36,14 @@ async def _no_gateway(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def _not_found(request: Request, _: Exception) -> Response:
     return error_response(404, "not-found", "no such page: the console is at /, the API at /api, the gateway at /mcp")
+
+
+HOST_HINT = (
+    "; if clients reach it by that name (through a load balancer or a proxy), start serve with "
+    "`--allowed-host NAME[:PORT]` (or MCPDECK_ALLOWED_HOSTS=NAME[:PORT])"
+)
+"""What serve's 421 adds for a ``Host`` it does not answer for: how to admit a balancer's name (the
+gateway has no such option)."""
 
 
 class _Paths:
@@ -87,7 +95,6 @@ def build_app(
         sign_in=sign_in(context.logins),
         mcp_prefix="/mcp",
         token_hint=" (the token is in the state file); for the console, run `mcpdeck ui`, which opens a signed-in tab",
-        host_hint="; if clients reach it by that name (through a load balancer or a proxy), start serve with "
-        "`--allowed-host NAME[:PORT]` (or MCPDECK_ALLOWED_HOSTS=NAME[:PORT])",
+        host_hint=HOST_HINT,
     )
     return Health(guard, context)
