@@ -35,7 +35,7 @@ from mcpdeck.store._schema import POSTGRESQL, SCHEMA_VERSION, SQLITE, Dialect
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["BUSY_TIMEOUT", "LOCK_CLASS", "Database", "lock_key", "open_database"]
+__all__ = ["BUSY_TIMEOUT", "LOCK_CLASS", "ROWS_PER_INSERT", "Database", "lock_key", "open_database"]
 
 BUSY_TIMEOUT = 30.0
 """Seconds a SQLite writer waits for another process's transaction before it gives up."""
@@ -44,19 +44,19 @@ CONNECT_TIMEOUT = 10
 LOCK_CLASS = 0x6D6364  # "mcd": the first key of every advisory lock mcpdeck takes
 _MIGRATION_KEY = 0
 Row = tuple[Any, ...]
-_ROWS = 500
+ROWS_PER_INSERT = 500
 """Rows at most in one INSERT (each row's values are parameters; SQLite takes 32,766, PostgreSQL 65,535)."""
 
 
 def _in_chunks(sql: str, rows: Sequence[Sequence[Any]]) -> Iterator[tuple[str, list[Any]]]:
-    """``sql``, an ``INSERT ... VALUES (...)`` of one row, as statements of up to ``_ROWS`` rows each, with their
-    parameters; nothing for another statement or a single row (``executemany`` runs those)."""
+    """``sql``, an ``INSERT ... VALUES (...)`` of one row, as statements of up to ``ROWS_PER_INSERT`` rows each,
+    with their parameters; nothing for another statement or a single row (``executemany`` runs those)."""
     head, values, tail = sql.partition(" VALUES (")
     if not values or not head.startswith("INSERT") or len(rows) < 2:
         return
     group, _, rest = tail.partition(")")
-    for first in range(0, len(rows), _ROWS):
-        chunk = rows[first : first + _ROWS]
+    for first in range(0, len(rows), ROWS_PER_INSERT):
+        chunk = rows[first : first + ROWS_PER_INSERT]
         yield f"{head} VALUES {', '.join(f'({group})' for _ in chunk)}{rest}", [value for row in chunk for value in row]
 
 
@@ -198,9 +198,11 @@ class PostgresDatabase(Database):
         return self._conn.execute(self._sql(sql), params or None).rowcount
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if not rows:
+        if len(rows) <= 1:
+            for row in rows:
+                self.run(sql, row)
             return
-        chunks = list(_in_chunks(sql, rows))  # one statement (one plan, one round trip) per _ROWS rows
+        chunks = list(_in_chunks(sql, rows))  # one statement (one plan, one round trip) per ROWS_PER_INSERT rows
         for statement, params in chunks:
             self._conn.execute(self._sql(statement), params)
         if not chunks:

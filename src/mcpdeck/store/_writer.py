@@ -10,8 +10,12 @@ waited for the last commit, runs them in one transaction and commits at once. A 
 committed as soon as it is queued; under load, the jobs that arrive during one commit share the next,
 so the number of commits per second is bounded by the disk, not by the callers. One commit wakes
 every task waiting on it with one hand-over to its event loop. A group made only of *quick* jobs (``submit(job,
-quick=True)``: writes whose answers nobody reads, such as a call's row) is sent in one round trip on
-PostgreSQL (``Database.pipeline``: BEGIN, the writes and COMMIT together), not one per statement.
+quick=True)``: writes whose answers nobody reads, such as a call's row) is gathered first and, on PostgreSQL,
+sent at once: in one round trip (``Database.pipeline``), and when it is one statement (most groups: one
+INSERT of the calls' rows) as a transaction by itself on the autocommit connection, without BEGIN and
+COMMIT, which spares the writer thread its waits for the GIL around them (thread switches per call
+7.9-8.1 -> 5.2-5.4 measured, bench/RESULTS.md 2026-11-29). On SQLite that was measured no faster, and a group
+runs as any other.
 
 Why a thread, on both stores: a commit waits for the database (on PostgreSQL a round trip to the server, and
 its WAL fsync at the store's ``synchronous=full``; on SQLite the disk at ``full``), which the thread waits out
@@ -40,13 +44,13 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mcpdeck._observability.metrics import observe_store_commit
-from mcpdeck.store._db import Database
+from mcpdeck.store._db import ROWS_PER_INSERT, Database
 
 __all__ = ["BATCH", "Job", "Writer"]
 
@@ -89,24 +93,87 @@ def _wake(futures: list[asyncio.Future[None]]) -> None:
 
 def _run_jobs(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
     """Run ``batch`` in one transaction (when it writes); raise on the first failure."""
+    if db.dialect.name == "postgresql" and all(item.quick for item in batch):
+        return _run_quick(db, batch)  # (on SQLite measured no faster: bench/RESULTS.md, 2026-11-29)
     writes = any(item.write for item in batch)
     answers: list[tuple[_Item, Any, BaseException | None]] = []
     started = time.perf_counter()
     try:
-        # answers nobody reads (quick jobs only): every statement goes in one round trip on PostgreSQL
-        with db.pipeline() if all(item.quick for item in batch) else contextlib.nullcontext():
-            if writes:
-                db.begin()
-            answers.extend((item, item.job(db), None) for item in batch)
-            if writes:
-                db.commit()
         if writes:
+            db.begin()
+        answers.extend((item, item.job(db), None) for item in batch)
+        if writes:
+            db.commit()
             observe_store_commit(time.perf_counter() - started)  # BEGIN to COMMIT: /metrics' store commit latency
     except BaseException:
         with contextlib.suppress(*db.errors):
             db.rollback()
         raise
     return answers
+
+
+def _run_quick(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
+    """On PostgreSQL, run a batch of quick jobs: their statements are gathered first, then sent at once (one round
+    trip); a lone statement (most groups: one INSERT of the calls' rows, up to ``ROWS_PER_INSERT``) is a
+    transaction by itself on the autocommit connection, without BEGIN and COMMIT."""
+    started = time.perf_counter()  # (the jobs' own work counted, as in a transaction's)
+    gathered = _Gathered(db)
+    answers: list[tuple[_Item, Any, BaseException | None]] = [(item, item.job(gathered), None) for item in batch]
+    if not gathered.statements:
+        return answers
+    try:
+        lone = gathered.statements[0] if len(gathered.statements) == 1 else None
+        if lone is not None and len(lone[1]) <= ROWS_PER_INSERT:
+            # one statement on the autocommit connection: a transaction by itself, one round trip
+            sql, rows, many = lone
+            _send(db, sql, rows, many)
+        else:
+            with db.pipeline():
+                db.begin()
+                for sql, rows, many in gathered.statements:
+                    _send(db, sql, rows, many)
+                db.commit()
+        observe_store_commit(time.perf_counter() - started)
+    except BaseException:
+        with contextlib.suppress(*db.errors):
+            db.rollback()
+        raise
+    return answers
+
+
+def _send(db: Database, sql: str, rows: Sequence[Sequence[Any]], many: bool) -> None:
+    if many:
+        db.run_many(sql, rows)
+    else:
+        db.run(sql, rows[0])
+
+
+class _Gathered(Database):
+    """A quick job's view of the database: its writes are kept, to be sent together; its reads are answered."""
+
+    def __init__(self, db: Database):
+        self.dialect, self.errors, self._db = db.dialect, db.errors, db
+        self.statements: list[tuple[str, Sequence[Sequence[Any]], bool]] = []
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.rows(sql, params)
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self.statements.append((sql, [params], False))
+        return 0  # (a quick job's answer is not read)
+
+    def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.statements.append((sql, rows, True))
+
+    def rollback(self) -> None:
+        self._db.rollback()
+
+    def broken(self) -> bool:
+        return self._db.broken()
+
+    def close(self) -> None:
+        raise RuntimeError("a job does not close the store")
 
 
 def _run_alone(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
