@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -194,7 +194,7 @@ class CallPath:
         if not decision.allowed:
             raise PermissionDeniedError(decision.message, tool=access.name, approved_by=decision.approved_by)
 
-    def call(
+    async def call(
         self,
         tool: CatalogTool | str,
         arguments: dict[str, Any],
@@ -203,8 +203,8 @@ class CallPath:
         check_permission: bool,
         approver: ApprovalCallback | CallingClient | GateApprover | None = GATE_APPROVER,
         progress: ProgressCallback | None = None,
-    ) -> Coroutine[Any, Any, ToolResult]:
-        """Call ``tool`` (a catalog tool, or a native tool's name: its server is ``""``) with ``send`` (awaited).
+    ) -> ToolResult:
+        """Call ``tool`` (a catalog tool, or a native tool's name: its server is ``""``) with ``send``.
 
         Raises:
             PermissionDeniedError: The gate refused the call (``send`` was not called); on the record.
@@ -214,23 +214,8 @@ class CallPath:
             name, server, original = tool.name, tool.server, tool.original_name
         else:
             name, server, original = tool, "", tool
-        if not tracing():  # no span: the call's own coroutine, one frame less on every call's way
-            return self._call(name, server, original, tool, arguments, send, check_permission, approver, progress)
-        return self._traced(name, server, original, tool, arguments, send, check_permission, approver, progress)
-
-    async def _traced(
-        self,
-        name: str,
-        server: str,
-        original: str,
-        tool: CatalogTool | str,
-        arguments: dict[str, Any],
-        send: Send,
-        check_permission: bool,
-        approver: ApprovalCallback | CallingClient | GateApprover | None,
-        progress: ProgressCallback | None,
-    ) -> ToolResult:
-        """``_call`` inside the call's span."""
+        if not tracing():
+            return await self._call(name, server, original, tool, arguments, send, check_permission, approver, progress)
         with tool_call_span(name, server, original) as span:
             return await self._call(
                 name, server, original, tool, arguments, send, check_permission, approver, progress, span
@@ -252,11 +237,7 @@ class CallPath:
         """``call``, inside its span when spans are recorded."""
         approved_by: ApprovedBy | None = None
         if check_permission:
-            # what the rules decide alone is decided here, as ``check`` would (no coroutine for it); the rest is asked
-            client = approver if isinstance(approver, CallingClient) else None
-            decision = self._gate.decide_by_rules(tool, client=client) or await self._gate.check(
-                tool, arguments, approver=approver
-            )
+            decision = await self._gate.check(tool, arguments, approver=approver)
             approved_by = decision.approved_by
             if not decision.allowed:
                 if span is not None:
