@@ -177,16 +177,21 @@ _STDLIB = {"asyncio", "contextlib", "cProfile", "gc", "importlib", "json", "os",
            "collections", "dataclasses", "typing"}  # fmt: skip
 
 
-def test_the_store_capacity_bench_commits_every_call_it_reports() -> None:
-    """``bench.store_capacity`` against its own PostgreSQL, briefly: it checks rows == calls itself."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.store_capacity", "--writers", "1,2", "--seconds", "0.5", "--callers", "4"],
+def _bench(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m module args`` from the checkout, its output captured, within 3 minutes."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
         cwd=Path(__file__).resolve().parent.parent,
     )
+
+
+def test_the_store_capacity_bench_commits_every_call_it_reports() -> None:
+    """``bench.store_capacity`` against its own PostgreSQL, briefly: it checks rows == calls itself."""
+    done = _bench("bench.store_capacity", "--writers", "1,2", "--seconds", "0.5", "--callers", "4")
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
     assert len(rows) == 2 and all(int(row.split("|")[2].replace(",", "")) > 0 for row in rows), done.stdout
@@ -195,14 +200,7 @@ def test_the_store_capacity_bench_commits_every_call_it_reports() -> None:
 def test_the_store_bench_measures_each_store_at_each_durability_level() -> None:
     """``bench.store`` briefly, in the open loop: every case's calls committed (it checks rows == calls itself),
     a floor beside each store and level, and the reading that says what the open loop's figure means."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.store", "--clients", "2", "--calls", "8", "--rounds", "1", "--rate", "100"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
+    done = _bench("bench.store", "--clients", "2", "--calls", "8", "--rounds", "1", "--rate", "100")
     assert done.returncode == 0, done.stderr
     rows = {
         line.split("|")[1].strip(" `"): line.split("|") for line in done.stdout.splitlines() if line.startswith("| `")
