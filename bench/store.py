@@ -17,14 +17,21 @@ committed). Rounds take the cases in turn, so drift hits all alike. Cases:
   store's writing connection sets ``synchronous_commit`` off: answered once the server has the commit);
 - ``postgresql-full``: the same server with ``?synchronous=full`` (the server's own ``synchronous_commit=on``:
   each commit waits for the WAL's fsync);
+- ``postgresql-bare`` and ``postgresql-full-bare``: no history; per call, one row inserted by bare ``psycopg`` on
+  the same server at the same level, from this event loop (its ``AsyncConnection``), awaited where the history's
+  commit is awaited: the floor under the same load, in the same process (below);
 - ``sqlite-unawaited``: the history recorded but not waited for (what the writer that lingered did, less
   its linger): the part of the cost that is the wait itself.
+
+``--cases a,b`` runs only those (and ``off``), for more runs of one comparison in the same time.
 
 It prints the median and p99 latency per call, calls/s, and the p50 each case adds to ``off``; the
 goal (issue #29) is at most 1 ms added at 16 concurrent clients. Beside each store, its floor: the p50 of
 one row inserted and committed by the bare driver (``sqlite3``, ``psycopg``) on the same kind of database at
-the same level, which no history on that store and level can add less than; the verdict says when the goal
-lies below that floor on this machine, and how far above the floor the case is. Then, per case, the event loop's own CPU
+the same level, one after the other on an idle process, which no history on that store and level can add less
+than; and for PostgreSQL a second floor, taken under load: what the ``-bare`` case added in the same run (the
+least any recorder of calls can add there, with this driver, at this load, on this machine). The verdict says
+when the goal lies below a floor, and how far above each floor the case is. Then, per case, the event loop's own CPU
 per call (its thread alone: the writer thread's work is in "CPU per call" only), the process's thread
 switches per call (each one a wait for a core on a busy machine), and each store's group commits in the
 measured rounds: how many calls share one, and its mean time from BEGIN to COMMIT (``/metrics``' store
@@ -54,6 +61,7 @@ import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -63,9 +71,23 @@ from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.host import Host
 from mcpdeck.store import History
 
+if TYPE_CHECKING:
+    import psycopg
+
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 0.001
-CASES = ("off", "sqlite", "sqlite-full", "postgresql", "postgresql-full", "sqlite-unawaited")
+CASES = (
+    "off",
+    "sqlite",
+    "sqlite-full",
+    "postgresql",
+    "postgresql-bare",
+    "postgresql-full",
+    "postgresql-full-bare",
+    "sqlite-unawaited",
+)
+BARE = {"postgresql-bare": "postgresql", "postgresql-full-bare": "postgresql-full"}
+"""The in-process floor of each PostgreSQL case: the bare driver under the same load."""
 
 
 class Unawaited:
@@ -82,6 +104,57 @@ class Unawaited:
 
     async def committed(self) -> None:
         return None
+
+
+class BareCommit:
+    """The floor under load: per call, one row inserted and committed by bare ``psycopg`` (its ``AsyncConnection``, on
+    this event loop, autocommit, ``synchronous_commit`` as given), awaited where the history's commit is; no
+    mcpdeck store code, no grouping."""
+
+    def __init__(self, url: str, table: str, synchronous_commit: str | None = None):
+        self.url, self.table, self.synchronous_commit = url, table, synchronous_commit
+        self.connection: psycopg.AsyncConnection[Any] | None = None
+        self.inserted = 0
+        self.opening = anyio.Lock()
+
+    def call_started(self, event: ToolCallStarted) -> None:
+        return None
+
+    def call_finished(self, event: ToolCallFinished) -> None:
+        return None
+
+    async def committed(self) -> None:
+        import psycopg
+        from psycopg import sql
+
+        if self.connection is None:
+            async with self.opening:
+                if self.connection is None:
+                    connection = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+                    if self.synchronous_commit is not None:
+                        await connection.execute(
+                            sql.SQL("SET synchronous_commit TO {}").format(sql.Identifier(self.synchronous_commit))
+                        )
+                    await connection.execute(
+                        sql.SQL("CREATE TABLE {} (id SERIAL PRIMARY KEY, text TEXT)").format(sql.Identifier(self.table))
+                    )
+                    self.connection = connection
+        await self.connection.execute(
+            sql.SQL("INSERT INTO {} (text) VALUES (%s)").format(sql.Identifier(self.table)), ("hi",)
+        )
+        self.inserted += 1
+
+    async def rows(self) -> int:
+        from psycopg import sql
+
+        assert self.connection is not None
+        cursor = await self.connection.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(self.table)))
+        row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def aclose(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
 
 
 FLOOR_COMMITS = 500
@@ -133,6 +206,10 @@ FLOORS: dict[str, float] = {}
 """Each store's floor: a bare driver's one-row insert and commit, p50 (what no history on that store can beat)."""
 
 
+BARES: dict[str, BareCommit] = {}
+"""The in-process floors, by case (``stores``)."""
+
+
 @contextlib.contextmanager
 def stores(folder: Path) -> Generator[dict[str, History | None]]:
     from tests.postgres import running_postgres
@@ -142,6 +219,8 @@ def stores(folder: Path) -> Generator[dict[str, History | None]]:
         FLOORS["sqlite-full"] = _floor_sqlite(folder / "floor-full.sqlite3", "FULL")
         FLOORS["postgresql"] = _floor_postgresql(url, "floor_normal", "off")
         FLOORS["postgresql-full"] = _floor_postgresql(url, "floor_full")
+        BARES["postgresql-bare"] = BareCommit(url, "bare_normal", "off")
+        BARES["postgresql-full-bare"] = BareCommit(url, "bare_full")
         opened: dict[str, History | None] = {
             "off": None,
             "sqlite": History(folder / "normal.sqlite3", replica="bench"),
@@ -186,30 +265,41 @@ async def one_round(
 
 
 async def measure(
-    folder: Path, clients: int, calls: int, rounds: int, rate: float | None = None
+    folder: Path,
+    clients: int,
+    calls: int,
+    rounds: int,
+    rate: float | None = None,
+    cases: tuple[str, ...] = CASES,
 ) -> dict[str, dict[str, float]]:
     line = {"command": sys.executable, "args": ["-S", str(ROOT / "bench" / "servers" / "line.py")]}
     LOAD["start"] = os.getloadavg()[0]
-    samples: dict[str, list[float]] = {case: [] for case in CASES}
-    walls: dict[str, float] = dict.fromkeys(CASES, 0.0)
-    cpus: dict[str, float] = dict.fromkeys(CASES, 0.0)
-    commits: dict[str, float] = dict.fromkeys(CASES, 0.0)
-    committing: dict[str, float] = dict.fromkeys(CASES, 0.0)  # seconds, BEGIN to COMMIT, summed
-    loop_cpus: dict[str, float] = dict.fromkeys(CASES, 0.0)  # the event loop's thread alone
-    switches: dict[str, float] = dict.fromkeys(CASES, 0.0)  # the process's context switches
+    samples: dict[str, list[float]] = {case: [] for case in cases}
+    walls: dict[str, float] = dict.fromkeys(cases, 0.0)
+    cpus: dict[str, float] = dict.fromkeys(cases, 0.0)
+    commits: dict[str, float] = dict.fromkeys(cases, 0.0)
+    committing: dict[str, float] = dict.fromkeys(cases, 0.0)  # seconds, BEGIN to COMMIT, summed
+    loop_cpus: dict[str, float] = dict.fromkeys(cases, 0.0)  # the event loop's thread alone
+    switches: dict[str, float] = dict.fromkeys(cases, 0.0)  # the process's context switches
     with stores(folder) as opened:
         async with contextlib.AsyncExitStack() as stack:
             hosts: dict[str, Host] = {}
-            for case in CASES:
-                history = opened[case]
-                recorder = Unawaited(history) if case == "sqlite-unawaited" and history is not None else history
+            for case in cases:
+                history = opened.get(case)
+                recorder = (
+                    BARES[case]
+                    if case in BARES
+                    else Unawaited(history)
+                    if case == "sqlite-unawaited" and history is not None
+                    else history
+                )
                 hosts[case] = await stack.enter_async_context(
                     Host({"line": line}, log_dir=folder / "logs", history=recorder)
                 )
-            for case in CASES:  # warm up: connections, caches, prepared statements
+            for case in cases:  # warm up: connections, caches, prepared statements
                 await one_round(hosts[case], clients, clients * 4)
             for _ in range(rounds):
-                for case in CASES:
+                for case in cases:
                     before, loop_cpu, usage = (
                         store_commits(),
                         time.thread_time(),
@@ -225,13 +315,19 @@ async def measure(
                     walls[case] += wall
                     cpus[case] += cpu
             for case, history in opened.items():
-                if history is not None:
+                if history is not None and case in cases:
                     await anyio.to_thread.run_sync(history.flush)
                     recorded = await anyio.to_thread.run_sync(history.count_tool_calls)
                     expected = (rounds * (calls // clients) + 4) * clients
                     assert recorded == expected, (case, recorded, expected)
+            for case, bare in BARES.items():
+                if case not in cases:
+                    continue
+                recorded, expected = await bare.rows(), (rounds * (calls // clients) + 4) * clients
+                assert recorded == bare.inserted == expected, (case, recorded, expected)
+                await bare.aclose()
     figures: dict[str, dict[str, float]] = {}
-    for case in CASES:
+    for case in cases:
         figures[case] = {
             "p50": median(samples[case]) or 0.0,
             "p99": percentile(samples[case], 99) or 0.0,
@@ -267,7 +363,7 @@ def render(
             f"{got['cpu_per_call'] * 1e6:.0f} us | "
             + ("baseline" if case == "off" else f"{added * 1000:+.2f} ms")
             + (f" | {FLOORS[case] * 1000:.2f} ms |" if case in FLOORS else " | - |")
-            + f" {verdict(case, added)}{' (saturated)' if _saturated(got, rate) else ''} |"
+            + f" {verdict(case, added, _bare_added(figures, case))}{' (saturated)' if _saturated(got, rate) else ''} |"
         )
     lines += [
         "",
@@ -321,17 +417,27 @@ def reading(figures: dict[str, dict[str, float]], rate: float | None) -> str:
     )
 
 
-def verdict(case: str, added: float) -> str:
-    """The goal met or not; when this machine's floor for the store is above the goal, that it cannot be, and
-    how far above the floor the case is."""
+def _bare_added(figures: dict[str, dict[str, float]], case: str) -> float | None:
+    """What the bare driver added in this run, under the same load, for the store case ``case`` (None: no floor)."""
+    bare = next((name for name, store in BARE.items() if store == case), None)
+    return None if bare is None or bare not in figures else figures[bare]["p50"] - figures["off"]["p50"]
+
+
+def verdict(case: str, added: float, bare: float | None = None) -> str:
+    """The goal met or not; when a floor for the store is above the goal (this machine's bare commit, or the
+    bare driver in this process under this run's load), that it cannot be; and how far above each floor the case is."""
     if case == "off":
         return "-"
     floor = FLOORS.get(case)
     if floor is None:
         return "goal met" if added <= GOAL else "over the 1 ms goal"
     above = f"{(added - floor) * 1000:+.2f} ms from the floor"
+    if bare is not None:
+        above += f", {(added - bare) * 1000:+.2f} ms from the bare driver here ({bare * 1000:+.2f} ms)"
     if floor > GOAL:
         return f"goal below this machine's floor ({floor * 1000:.2f} ms); {above}"
+    if bare is not None and bare > GOAL and added > GOAL:
+        return f"goal below this run's floor under load (the bare driver here added {bare * 1000:.2f} ms); {above}"
     return ("goal met" if added <= GOAL else "over the 1 ms goal") + f"; {above}"
 
 
@@ -343,11 +449,21 @@ def main() -> None:
     parser.add_argument("--rate", type=float, help="calls a second in all, on a schedule (default: no pause)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument("--switch", type=float, help="sys.setswitchinterval (seconds), to study the GIL's part")
+    parser.add_argument(
+        "--cases", help=f"the cases to run, comma-separated (default: all; `off` always): {', '.join(CASES)}"
+    )
     options = parser.parse_args()
+    cases = CASES
+    if options.cases:
+        asked = {"off", *options.cases.split(",")}
+        unknown = asked - set(CASES)
+        if unknown:
+            parser.error(f"no such case: {', '.join(sorted(unknown))} (the cases: {', '.join(CASES)})")
+        cases = tuple(case for case in CASES if case in asked)
     if options.switch:
         sys.setswitchinterval(options.switch)
     with tempfile.TemporaryDirectory(prefix="mcpdeck-bench-store-") as folder:
-        figures = anyio.run(measure, Path(folder), options.clients, options.calls, options.rounds, options.rate)
+        figures = anyio.run(measure, Path(folder), options.clients, options.calls, options.rounds, options.rate, cases)
     print(render(figures, options.clients, options.calls, options.rounds, options.rate))
     if options.json:
         print(json.dumps(figures, indent=2))

@@ -202,9 +202,12 @@ def test_the_store_bench_measures_each_store_at_each_durability_level() -> None:
     a floor beside each store and level, and the reading that says what the open loop's figure means."""
     done = _bench("bench.store", "--clients", "2", "--calls", "8", "--rounds", "1", "--rate", "100")
     assert done.returncode == 0, done.stderr
-    rows = {
-        line.split("|")[1].strip(" `"): line.split("|") for line in done.stdout.splitlines() if line.startswith("| `")
-    }
+    rows: dict[str, list[str]] = {}
+    for line in done.stdout.splitlines():  # the first table's (the second names the cases again)
+        if line.startswith("| `"):
+            rows.setdefault(line.split("|")[1].strip(" `"), line.split("|"))
     for case in ("sqlite", "sqlite-full", "postgresql", "postgresql-full"):
         assert rows[case][7].strip().endswith(" ms"), done.stdout  # its floor, measured at its level
+    for case in ("postgresql", "postgresql-full"):  # and the bare driver's, under the same load (its own rows checked)
+        assert f"`{case}-bare`" in done.stdout and "from the bare driver here" in rows[case][8], done.stdout
     assert "Open loop at 100 calls/s" in done.stdout and "what a user waits" in done.stdout
