@@ -17,9 +17,10 @@ committed). Rounds take the cases in turn, so drift hits all alike. Cases:
   store's writing connection sets ``synchronous_commit`` off: answered once the server has the commit);
 - ``postgresql-full``: the same server with ``?synchronous=full`` (the server's own ``synchronous_commit=on``:
   each commit waits for the WAL's fsync);
-- ``postgresql-bare`` and ``postgresql-full-bare``: no history; per call, one row inserted by bare ``psycopg`` on
-  the same server at the same level, from this event loop (its ``AsyncConnection``), awaited where the history's
-  commit is awaited: the floor under the same load, in the same process (below);
+- ``postgresql-bare`` and ``postgresql-full-bare``: no history; per call, the row the history would write (in a
+  database of its own with the store's schema: the same table, indexes and columns) inserted by bare ``psycopg``
+  on the same server at the same level, from this event loop (its ``AsyncConnection``), awaited where the
+  history's commit is awaited: the floor under the same load, in the same process (below);
 - ``sqlite-unawaited``: the history recorded but not waited for (what the writer that lingered did, less
   its linger): the part of the cost that is the wait itself.
 
@@ -60,8 +61,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Generator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 import anyio
 
@@ -70,6 +72,8 @@ from mcpdeck._observability.metrics import store_commits
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.host import Host
 from mcpdeck.store import History
+from mcpdeck.store._history import _INSERT_CALL  # pyright: ignore[reportPrivateUsage]
+from mcpdeck.store._schema import POSTGRESQL
 
 if TYPE_CHECKING:
     import psycopg
@@ -107,15 +111,17 @@ class Unawaited:
 
 
 class BareCommit:
-    """The floor under load: per call, one row inserted and committed by bare ``psycopg`` (its ``AsyncConnection``, on
-    this event loop, autocommit, ``synchronous_commit`` as given), awaited where the history's commit is; no
-    mcpdeck store code, no grouping."""
+    """The floor under load: per call, the row the history would write (its table, its indexes, its 16 columns)
+    inserted and committed by bare ``psycopg`` (its ``AsyncConnection``, on this event loop, autocommit,
+    ``synchronous_commit`` as given), awaited where the history's commit is; no mcpdeck store code, no grouping.
+    ``url``: a database of its own, with the store's schema."""
 
-    def __init__(self, url: str, table: str, synchronous_commit: str | None = None):
-        self.url, self.table, self.synchronous_commit = url, table, synchronous_commit
+    def __init__(self, url: str, synchronous_commit: str | None = None):
+        self.url, self.synchronous_commit = url, synchronous_commit
         self.connection: psycopg.AsyncConnection[Any] | None = None
         self.inserted = 0
         self.opening = anyio.Lock()
+        History(url).close()  # the store's schema, migrations and all
 
     def call_started(self, event: ToolCallStarted) -> None:
         return None
@@ -135,26 +141,25 @@ class BareCommit:
                         await connection.execute(
                             sql.SQL("SET synchronous_commit TO {}").format(sql.Identifier(self.synchronous_commit))
                         )
-                    await connection.execute(
-                        sql.SQL("CREATE TABLE {} (id SERIAL PRIMARY KEY, text TEXT)").format(sql.Identifier(self.table))
-                    )
                     self.connection = connection
-        await self.connection.execute(
-            sql.SQL("INSERT INTO {} (text) VALUES (%s)").format(sql.Identifier(self.table)), ("hi",)
-        )
         self.inserted += 1
+        at = datetime.now(UTC).isoformat()
+        row = (f"bare-{self.inserted}", at, "line", "echo", "mcp__line__echo", '{"text": "hi"}', None, None, None)
+        await self.connection.execute(_INSERT, (*row, "bench", None, "ok", None, 2, 0.0004, "hi"))
 
     async def rows(self) -> int:
-        from psycopg import sql
-
         assert self.connection is not None
-        cursor = await self.connection.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(self.table)))
+        cursor = await self.connection.execute("SELECT count(*) FROM tool_calls")
         row = await cursor.fetchone()
         return int(row[0]) if row else 0
 
     async def aclose(self) -> None:
         if self.connection is not None:
             await self.connection.close()
+
+
+_INSERT: LiteralString = cast(LiteralString, POSTGRESQL.sql(_INSERT_CALL))
+"""The history's own INSERT of a call's row, as it sends it to PostgreSQL."""
 
 
 FLOOR_COMMITS = 500
@@ -214,13 +219,19 @@ BARES: dict[str, BareCommit] = {}
 def stores(folder: Path) -> Generator[dict[str, History | None]]:
     from tests.postgres import running_postgres
 
-    with running_postgres(durable=True) as postgres, postgres.database() as url, postgres.database() as full_url:
+    with (
+        running_postgres(durable=True) as postgres,
+        postgres.database() as url,
+        postgres.database() as full_url,
+        postgres.database() as bare_url,
+        postgres.database() as bare_full_url,
+    ):
         FLOORS["sqlite"] = _floor_sqlite(folder / "floor-normal.sqlite3", "NORMAL")
         FLOORS["sqlite-full"] = _floor_sqlite(folder / "floor-full.sqlite3", "FULL")
         FLOORS["postgresql"] = _floor_postgresql(url, "floor_normal", "off")
         FLOORS["postgresql-full"] = _floor_postgresql(url, "floor_full")
-        BARES["postgresql-bare"] = BareCommit(url, "bare_normal", "off")
-        BARES["postgresql-full-bare"] = BareCommit(url, "bare_full")
+        BARES["postgresql-bare"] = BareCommit(bare_url, "off")
+        BARES["postgresql-full-bare"] = BareCommit(bare_full_url)
         opened: dict[str, History | None] = {
             "off": None,
             "sqlite": History(folder / "normal.sqlite3", replica="bench"),
