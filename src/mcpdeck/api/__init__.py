@@ -10,6 +10,7 @@ origin that can start programs.) The whole process sits behind ``mcpdeck._http_f
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Message
 
 from mcpdeck._util.version import __version__
 from mcpdeck.api._context import ApiContext, CallStats
@@ -30,6 +31,7 @@ __all__ = [
     "create_api",
     "error_response",
     "event_json",
+    "prepare_routes",
     "serve_credentials",
     "sign_in",
 ]
@@ -96,3 +98,39 @@ def create_api(context: ApiContext) -> Redacting:
         app.include_router(module.router)
     app.include_router(_login_codes.router)
     return Redacting(app, context.redactor)
+
+
+async def prepare_routes(api: ASGIApp) -> None:
+    """Have FastAPI build every route's request handling now, before the process serves (``serve`` awaits it).
+
+    FastAPI (0.165) builds each included router's routes (their parameter and body models, pydantic type
+    adapters) on the first request that looks through that router, in the event loop: ~0.3 s of CPU for this
+    API, during which nothing else of the process runs. On a replica under load that froze its gateway for
+    1-1.9 s at its first ``/api`` request (bench/RESULTS.md: a survivor's first ``/api/history/calls`` after a
+    ``kill -9`` held every client that had moved there). One request for a path no route matches, sent to the
+    app in this process, looks through every router, ordinary and low-priority routes alike, and builds them
+    all; it is answered 404 and nothing else happens.
+    """
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/.prepare-routes",
+        "raw_path": b"/.prepare-routes",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [],
+        "client": ("127.0.0.1", 0),
+        "server": ("127.0.0.1", 0),
+        "state": {},
+    }
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        pass
+
+    await api(scope, receive, send)

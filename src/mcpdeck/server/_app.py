@@ -80,10 +80,12 @@ def build_app(
     hosts: set[str],
     gateway: ASGIApp | None = None,
     any_address: bool = False,
+    api: ASGIApp | None = None,
 ) -> ASGIApp:
-    """The whole app: the health checks, then the guard in front of the rest."""
+    """The whole app: the health checks, then the guard in front of the rest. ``api``: the API app made for
+    ``context`` (``create_api``; made here when not given)."""
     inner = Starlette(
-        routes=[*console_routes(), _metrics(context), Mount("/api", app=create_api(context))],
+        routes=[*console_routes(), _metrics(context), Mount("/api", app=api or create_api(context))],
         exception_handlers={404: _not_found},
     )
     guard = Guard(

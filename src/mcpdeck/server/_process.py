@@ -40,7 +40,7 @@ from mcpdeck._http_faces.listening import ANY_ADDRESS, KEEP_ALIVE, bind, quiet_s
 from mcpdeck._observability.call_metrics import CallMetrics
 from mcpdeck._observability.tracing import exporting
 from mcpdeck._util.version import __version__
-from mcpdeck.api import ApiContext, ChatRoom
+from mcpdeck.api import ApiContext, ChatRoom, create_api, prepare_routes
 from mcpdeck.config import ConfigStore, GatewayApproval
 from mcpdeck.errors import ConfigError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
@@ -66,6 +66,8 @@ from mcpdeck.store import (
 from mcpdeck.traffic import Traffic
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from mcpdeck.gateway import Gateway
 
 __all__ = ["DEFAULT_PORT", "GRACE", "ServeOptions", "run_serve"]
@@ -214,6 +216,9 @@ async def _run(
                 if broadcast is not None and listener is not None:  # on PostgreSQL: the console's live events
                     stop_sharing = share_events(parts.host, broadcast)
                     listener.start()
+                # Before the first request: FastAPI builds the API's routes at the first request that looks
+                # through them, blocking the event loop (a replica's gateway froze 1-1.9 s under load)
+                await prepare_routes(parts.api)
                 write_state(parts.state)
                 serving = anyio.Event()
 
@@ -289,6 +294,7 @@ class _Parts:
     gateway: Gateway
     server: uvicorn.Server
     state: ServeState
+    api: ASGIApp
 
 
 def _assemble(
@@ -340,7 +346,8 @@ def _assemble(
         clients_seen=gateway_app.clients_seen,
         shared=shared,
     )
-    app = build_app(context, token=token, hosts=hosts, gateway=gateway_app, any_address=every)
+    api = create_api(context)
+    app = build_app(context, token=token, hosts=hosts, gateway=gateway_app, any_address=every, api=api)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -362,4 +369,4 @@ def _assemble(
         version=__version__,
         replica=replica,
     )
-    return _Parts(host, context, follower, gateway, quiet_server(config), state)
+    return _Parts(host, context, follower, gateway, quiet_server(config), state, api)
