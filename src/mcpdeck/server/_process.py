@@ -21,6 +21,7 @@ other process mode; this module gives it the serve-specific parts.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import secrets
@@ -219,6 +220,10 @@ async def _run(
                 # Before the first request: FastAPI builds the API's routes at the first request that looks
                 # through them, blocking the event loop (a replica's gateway froze 1-1.9 s under load)
                 await prepare_routes(parts.api)
+                # What start-up made (the modules, the app and its routes) lives as long as the process: out of the
+                # collector's full passes, which walked all of it holding the GIL (~0.2 s of CPU each, 0.3-1.4 s of
+                # a loaded replica's wall time with every request of it waiting; bench/RESULTS.md)
+                gc.freeze()
                 write_state(parts.state)
                 serving = anyio.Event()
 
