@@ -8,7 +8,7 @@ the type adapters made while a request is answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,17 +25,18 @@ pytestmark = pytest.mark.anyio
 
 
 @contextmanager
-def type_adapters_made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+def type_adapters_made(monkeypatch: pytest.MonkeyPatch) -> Generator[list[object]]:
     """Each pydantic ``TypeAdapter`` made meanwhile (its type), in order."""
     made: list[object] = []
-    real = pydantic.TypeAdapter.__init__
+    adapter: type[pydantic.TypeAdapter[Any]] = pydantic.TypeAdapter
+    real = adapter.__init__
 
     def counting(self: pydantic.TypeAdapter[Any], type: Any, *args: Any, **kwargs: Any) -> None:
         made.append(type)
         real(self, type, *args, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(pydantic.TypeAdapter, "__init__", counting)
+        patch.setattr(adapter, "__init__", counting)
         yield made
 
 

@@ -10,7 +10,7 @@ origin that can start programs.) The whole process sits behind ``mcpdeck._http_f
 from __future__ import annotations
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Message
+from starlette.types import ASGIApp, Message, Scope
 
 from mcpdeck._util.version import __version__
 from mcpdeck.api._context import ApiContext, CallStats
@@ -111,7 +111,7 @@ async def prepare_routes(api: ASGIApp) -> None:
     app in this process, looks through every router, ordinary and low-priority routes alike, and builds them
     all; it is answered 404 and nothing else happens.
     """
-    scope = {
+    scope: Scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
