@@ -37,6 +37,14 @@ def _call(http: httpx2.Client, tool: str, arguments: dict[str, object]) -> None:
     assert answer.status_code == 200, answer.text
 
 
+def _ready(http: httpx2.Client) -> None:
+    """Wait until the replica's servers have settled (``/readyz``): a call to one still connecting is refused."""
+    deadline = time.monotonic() + WAIT
+    while (answer := http.get("/readyz")).status_code != 200:
+        assert time.monotonic() < deadline, answer.text
+        time.sleep(0.05)
+
+
 def test_the_metrics_page_charts_each_server_s_last_hour_live(
     console_for: Callable[..., Console], tmp_path: Path
 ) -> None:
@@ -81,6 +89,8 @@ def test_the_metrics_page_shows_each_replica_s_figures_when_several_share_the_st
             httpx2.Client(base_url=console.url, headers=_bearer(console.token), timeout=WAIT) as one,
             httpx2.Client(base_url=other.url, headers=_bearer(other.token), timeout=WAIT) as two,
         ):
+            _ready(one)
+            _ready(two)
             for a in range(2):
                 _call(one, "add", {"a": a, "b": 1})
             for _ in range(3):
