@@ -90,8 +90,8 @@ CASES = (
     "postgresql-full-bare",
     "sqlite-unawaited",
 )
-BARE = {"postgresql-bare": "postgresql", "postgresql-full-bare": "postgresql-full"}
-"""The in-process floor of each PostgreSQL case: the bare driver under the same load."""
+BARE_OF = {"postgresql": "postgresql-bare", "postgresql-full": "postgresql-full-bare"}
+"""The case that is each PostgreSQL case's floor under load (the bare driver, in this process)."""
 
 
 class Unawaited:
@@ -297,12 +297,8 @@ async def measure(
             hosts: dict[str, Host] = {}
             for case in cases:
                 history = opened.get(case)
-                recorder = (
-                    BARES[case]
-                    if case in BARES
-                    else Unawaited(history)
-                    if case == "sqlite-unawaited" and history is not None
-                    else history
+                recorder = BARES.get(case) or (
+                    Unawaited(history) if case == "sqlite-unawaited" and history is not None else history
                 )
                 hosts[case] = await stack.enter_async_context(
                     Host({"line": line}, log_dir=folder / "logs", history=recorder)
@@ -325,18 +321,17 @@ async def measure(
                     samples[case] += latencies
                     walls[case] += wall
                     cpus[case] += cpu
+            expected = (rounds * (calls // clients) + 4) * clients  # every call, warm-up included
             for case, history in opened.items():
                 if history is not None and case in cases:
                     await anyio.to_thread.run_sync(history.flush)
                     recorded = await anyio.to_thread.run_sync(history.count_tool_calls)
-                    expected = (rounds * (calls // clients) + 4) * clients
                     assert recorded == expected, (case, recorded, expected)
             for case, bare in BARES.items():
-                if case not in cases:
-                    continue
-                recorded, expected = await bare.rows(), (rounds * (calls // clients) + 4) * clients
-                assert recorded == bare.inserted == expected, (case, recorded, expected)
-                await bare.aclose()
+                if case in cases:
+                    recorded = await bare.rows()
+                    assert recorded == bare.inserted == expected, (case, recorded, expected)
+                    await bare.aclose()
     figures: dict[str, dict[str, float]] = {}
     for case in cases:
         figures[case] = {
@@ -430,8 +425,8 @@ def reading(figures: dict[str, dict[str, float]], rate: float | None) -> str:
 
 def _bare_added(figures: dict[str, dict[str, float]], case: str) -> float | None:
     """What the bare driver added in this run, under the same load, for the store case ``case`` (None: no floor)."""
-    bare = next((name for name, store in BARE.items() if store == case), None)
-    return None if bare is None or bare not in figures else figures[bare]["p50"] - figures["off"]["p50"]
+    bare = BARE_OF.get(case)
+    return None if bare not in figures else figures[bare]["p50"] - figures["off"]["p50"]
 
 
 def verdict(case: str, added: float, bare: float | None = None) -> str:
