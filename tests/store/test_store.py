@@ -159,13 +159,27 @@ async def test_a_group_of_call_rows_is_one_insert_committed_by_itself_in_one_rou
         def spy(db: Database) -> None:  # every statement the connection sends, and whether in a pipeline
             assert isinstance(db, PostgresDatabase)
             conn: psycopg.Connection[Any] = db._conn  # pyright: ignore[reportPrivateUsage]
-            execute = conn.execute
+            cursor: psycopg.Cursor[Any] = db._cursor  # pyright: ignore[reportPrivateUsage]
+            write = db._write  # pyright: ignore[reportPrivateUsage]
 
-            def traced(query: Any, params: Any = None, **kwargs: Any) -> Any:
+            def note(query: Any) -> None:
                 sent.append((str(query).split()[0], conn.info.pipeline_status != psycopg.pq.PipelineStatus.OFF))
-                return execute(query, params, **kwargs)
 
-            conn.execute = traced  # type: ignore[method-assign]
+            class Traced:  # the cursor psycopg runs statements with
+                def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+                    note(query)
+                    return cursor.execute(query, params, **kwargs)
+
+                def executemany(self, query: Any, params: Any, **kwargs: Any) -> Any:
+                    note(query)
+                    return cursor.executemany(query, params, **kwargs)
+
+            def written(sql: str, values: list[bytes | None], *, prepare: bool) -> int:  # libpq's own
+                note(sql)
+                return write(sql, values, prepare=prepare)
+
+            db._cursor = Traced()  # type: ignore[assignment]  # pyright: ignore[reportPrivateUsage]
+            db._write = written  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
 
         history.store.writer.call(spy)
         held = await anyio.to_thread.run_sync(Held, history)  # a job of its own, which is not pipelined

@@ -46,6 +46,15 @@ _MIGRATION_KEY = 0
 Row = tuple[Any, ...]
 ROWS_PER_INSERT = 500
 """Rows at most in one INSERT (each row's values are parameters; SQLite takes 32,766, PostgreSQL 65,535)."""
+PREPARED_MAX = 64
+"""Writes at most the PostgreSQL store's connection keeps prepared; others are parsed at each run."""
+_WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
+def _numbered(sql: str) -> str:
+    """``sql``, written with ``?`` parameters, with libpq's numbered ones (``$1``, ``$2`` ...)."""
+    parts = sql.split("?")
+    return "".join(f"{part}${number}" for number, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
 def _in_chunks(sql: str, rows: Sequence[Sequence[Any]]) -> Iterator[tuple[str, list[Any]]]:
@@ -190,12 +199,19 @@ class PostgresDatabase(Database):
             except psycopg.Error as error:
                 self._conn.close()
                 raise unreachable(location, error) from None
+        self._cursor = self._conn.cursor()  # one for every statement: a new cursor each costs ~30 us of CPU
+        self._prepared: dict[str, bytes] = {}  # a write's statement -> its name, prepared on this connection
+        self._encoding = self._conn.info.encoding
+        self._piped = False
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return self._conn.execute(self._sql(sql), params or None).fetchall()
+        return self._cursor.execute(self._sql(sql), params or None).fetchall()
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self._conn.execute(self._sql(sql), params or None).rowcount
+        values = self._as_text(sql, params)
+        if values is None:
+            return self._cursor.execute(self._sql(sql), params or None).rowcount
+        return self._write(sql, values, prepare=True)
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if len(rows) <= 1:
@@ -204,15 +220,73 @@ class PostgresDatabase(Database):
             return
         chunks = list(_in_chunks(sql, rows))  # one statement (one plan, one round trip) per ROWS_PER_INSERT rows
         for statement, params in chunks:
-            self._conn.execute(self._sql(statement), params)
+            values = self._as_text(statement, params)
+            if values is None:
+                self._cursor.execute(self._sql(statement), params)
+            else:  # a statement per number of rows: parsed each time, as psycopg does with one of over 50 values
+                self._write(statement, values, prepare=False)
         if not chunks:
-            with self._conn.cursor() as cursor:
-                cursor.executemany(self._sql(sql), rows)
+            self._cursor.executemany(self._sql(sql), rows)
+
+    def _as_text(self, sql: str, params: Sequence[Any]) -> list[bytes | None] | None:
+        """A write's values as libpq takes them (text, typed by the columns they go to), or None when psycopg runs it:
+        a statement that is not an INSERT, UPDATE or DELETE, one without values or in a pipeline, or a value that is not
+        None, a string (without NUL, which PostgreSQL's text refuses: psycopg says so), an integer or a float."""
+        if self._piped or not params or not sql.startswith(_WRITES):
+            return None
+        values: list[bytes | None] = []
+        for value in cast(Sequence[object], params):
+            kind = type(value)  # (exactly: a bool, a subclass of str or int go through psycopg)
+            if value is None:
+                values.append(None)
+            elif isinstance(value, str) and kind is str:
+                if "\x00" in value:
+                    return None
+                values.append(value.encode(self._encoding))
+            elif kind is int or kind is float:
+                values.append(str(value).encode())
+            else:
+                return None
+        return values
+
+    def _write(self, sql: str, values: list[bytes | None], *, prepare: bool) -> int:
+        """Run a write through libpq itself (``psycopg.pq``): its answer is a row count, and psycopg's cursor, which
+        reads rows, costs the writer thread ~60 us more CPU per statement than this (bench/RESULTS.md, 2026-11-30).
+        ``prepare``: parsed once per connection (up to ``PREPARED_MAX`` statements), not at each run."""
+        from psycopg import pq
+
+        pgconn = self._conn.pgconn
+        name = self._prepared.get(sql)
+        if name is None and prepare and len(self._prepared) < PREPARED_MAX:
+            name = f"mcpdeck_{len(self._prepared)}".encode()
+            prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding))
+            if prepared.status != pq.ExecStatus.COMMAND_OK:
+                raise self._failure(prepared)
+            self._prepared[sql] = name
+        if name is None:
+            result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values)
+        else:
+            result = pgconn.exec_prepared(name, cast(Sequence[bytes], values))  # (None is NULL, as in exec_params)
+        if result.status != pq.ExecStatus.COMMAND_OK:
+            raise self._failure(result)
+        return result.command_tuples or 0
+
+    def _failure(self, result: psycopg.pq.abc.PGresult) -> psycopg.Error:
+        """The error psycopg would raise for a statement that failed with ``result``."""
+        from psycopg import OperationalError, errors, pq
+
+        if self._conn.pgconn.status == pq.ConnStatus.BAD:  # the connection is lost (no SQLSTATE to tell it)
+            return OperationalError(result.error_message.decode(self._encoding, "replace").strip())
+        return errors.error_from_result(result, encoding=self._encoding)
 
     @contextlib.contextmanager
     def pipeline(self) -> Generator[None]:
         with self._conn.pipeline():
-            yield
+            self._piped = True  # (libpq runs no statement by itself in a pipeline)
+            try:
+                yield
+            finally:
+                self._piped = False
 
     def _sql(self, sql: str) -> LiteralString:
         # every query is a literal of mcpdeck.store's (values always go as parameters), in psycopg's dialect
@@ -225,7 +299,10 @@ class PostgresDatabase(Database):
             self._conn.execute("ROLLBACK")
 
     def broken(self) -> bool:
-        return self._conn.broken or self._conn.closed
+        from psycopg import pq
+
+        # (a connection lost in a statement run through libpq itself is not known to psycopg: libpq knows)
+        return self._conn.broken or self._conn.closed or self._conn.pgconn.status == pq.ConnStatus.BAD
 
     def close(self) -> None:
         self._conn.close()

@@ -1,0 +1,134 @@
+"""The PostgreSQL store's writes run through libpq itself (``PostgresDatabase._write``): every kind of value
+the store writes arrives as psycopg would have sent it, a failing write is psycopg's own error and leaves the
+connection usable, a lost connection is seen as lost, and statements beyond those kept prepared still run.
+On a real PostgreSQL 15."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+import pytest
+
+from mcpdeck.store import parse_location
+from mcpdeck.store._db import PREPARED_MAX, PostgresDatabase, open_database
+from tests.postgres import Postgres
+
+_TABLE = "CREATE TABLE kinds (id BIGINT PRIMARY KEY, label TEXT, size BIGINT, seconds DOUBLE PRECISION, note TEXT)"
+_INSERT = "INSERT INTO kinds (id, label, size, seconds, note) VALUES (?, ?, ?, ?, ?)"
+
+
+def _opened(url: str) -> PostgresDatabase:
+    db = open_database(parse_location(url))
+    assert isinstance(db, PostgresDatabase)
+    db.run(_TABLE)
+    return db
+
+
+def _direct(db: PostgresDatabase) -> list[str]:
+    """Notes the statements ``db`` sends through libpq itself (the others go through psycopg's cursor)."""
+    seen: list[str] = []
+    write = db._write  # pyright: ignore[reportPrivateUsage]
+
+    def noted(sql: str, values: list[bytes | None], *, prepare: bool) -> int:
+        seen.append(sql.split()[0])
+        return write(sql, values, prepare=prepare)
+
+    db._write = noted  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
+    return seen
+
+
+def test_every_kind_of_value_is_written_as_psycopg_would_write_it(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            direct = _direct(db)
+            rows: list[tuple[Any, ...]] = [
+                (1, "plain", 10, 0.25, None),
+                (2, "ünïcödé ✓ 漢字 \"quoted\" 'single' \\ back", -(2**62), 1e-07, "line\nbreak\ttab"),
+                (3, "", 0, float("inf"), "x" * 100_000),
+                (4, None, None, None, None),
+            ]
+            for row in rows:
+                assert db.run(_INSERT, row) == 1
+            db.run_many(_INSERT, [(5, "a", 1, 1.5, None), (6, "b", 2, 2.5, "c")])  # one INSERT of two rows
+            assert direct == ["INSERT"] * 5
+            assert db.run("UPDATE kinds SET note = ? WHERE size > ?", ("updated", 1)) == 2  # (rows 1 and 6)
+            assert db.run("DELETE FROM kinds WHERE id = ?", (5,)) == 1
+            assert direct == ["INSERT"] * 5 + ["UPDATE", "DELETE"]
+            got = db.rows("SELECT id, label, size, seconds, note FROM kinds ORDER BY id")
+            assert got == [
+                (1, "plain", 10, 0.25, "updated"),
+                rows[1],
+                rows[2],
+                rows[3],
+                (6, "b", 2, 2.5, "updated"),
+            ]
+        finally:
+            db.close()
+
+
+def test_a_value_libpq_is_not_given_goes_through_psycopg_which_says_what_is_wrong(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            direct = _direct(db)
+            with pytest.raises(psycopg.DataError, match="NUL"):  # PostgreSQL's text cannot hold it: psycopg says so
+                db.run(_INSERT, (1, "a\x00b", 1, 1.0, None))
+            db.run(_INSERT, (2, "a", Decimal(7), 1.0, None))  # another type: psycopg's adaptation
+            assert direct == []
+            assert db.rows("SELECT id, size FROM kinds") == [(2, 7)]
+        finally:
+            db.close()
+
+
+def test_a_failing_write_raises_psycopg_s_own_error_and_the_connection_goes_on(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            db.run(_INSERT, (1, "first", 1, 1.0, None))
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                db.run(_INSERT, (1, "again", 1, 1.0, None))
+            assert not db.broken()
+            db.begin()  # in a transaction the failure aborts it; a rollback ends it, the statement stays prepared
+            with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+                db.run(_INSERT, (2, "size is no number", "ten", 1.0, None))
+            db.rollback()
+            assert db.run(_INSERT, (3, "third", 3, 3.0, None)) == 1
+            with pytest.raises(psycopg.errors.UndefinedTable):  # a statement that cannot be prepared
+                db.run("INSERT INTO nowhere (id) VALUES (?)", (1,))
+            assert db.run(_INSERT, (4, "fourth", 4, 4.0, None)) == 1
+            assert db.rows("SELECT id FROM kinds ORDER BY id") == [(1,), (3,), (4,)]
+        finally:
+            db.close()
+
+
+def test_a_connection_lost_under_a_write_is_seen_as_lost(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            db.run(_INSERT, (1, "before", 1, 1.0, None))
+            ((pid,),) = db.rows("SELECT pg_backend_pid()")
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            with pytest.raises(psycopg.OperationalError):
+                db.run(_INSERT, (2, "after", 2, 2.0, None))
+            assert db.broken()  # (the writer opens a new connection: tests/store/test_store.py)
+        finally:
+            db.close()
+
+
+def test_statements_beyond_those_kept_prepared_still_run(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            for n in range(PREPARED_MAX + 5):  # each a statement of its own: the last five are parsed each time
+                db.run(f"INSERT INTO kinds (id, label) VALUES (?, ?) -- statement {n}", (n, f"row {n}"))
+            db.run(_INSERT, (1000, "again", 1, 1.0, None))
+            db.run(_INSERT, (1001, "again", 1, 1.0, None))
+            assert db.rows("SELECT count(*) FROM kinds") == [(PREPARED_MAX + 7,)]
+            ((prepared,),) = db.rows("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'mcpdeck%'")
+            assert prepared == PREPARED_MAX
+        finally:
+            db.close()
