@@ -16,12 +16,14 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
+from mcp import types
 
 from mcpdeck import Host
 from mcpdeck._observability.metrics import store_commits
 from mcpdeck.errors import ConfigError, ServerTimeoutError
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.history import SCHEMA_VERSION, History, Redactor
+from mcpdeck.results import ToolResult
 from mcpdeck.store import _history as history_module
 from mcpdeck.store import parse_location
 from mcpdeck.store._db import Database, PostgresDatabase
@@ -123,6 +125,27 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome_and_replic
         assert history.tool_calls(server="nope") == [] and history.tool_calls(replica="r2") == []
         assert [c.tool for c in history.tool_calls(text="ECH")] == ["echo"]
         assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy", "replica"}
+
+
+def test_a_call_whose_texts_hold_nul_is_kept_with_it_replaced_on_both_stores(store_url: str) -> None:
+    """PostgreSQL's text cannot hold NUL (U+0000), which a server may send in a result or an error: the history
+    keeps such a call, NUL replaced with U+FFFD, on both stores alike, rather than lose its row."""
+    result = ToolResult(
+        name="mcp__s__t",
+        server="s",
+        tool="t",
+        content=[types.TextContent(type="text", text="binary\x00junk")],
+        structured_content=None,
+        is_error=False,
+    )
+    with History(store_url) as history:
+        history.call_started(started(1))
+        history.call_finished(dataclasses.replace(finished(1), result=result))
+        history.call_started(started(3))
+        history.call_finished(dataclasses.replace(finished(3), is_error=True, error="bad\x00byte"))
+        kept, failed = history.tool_call("c1"), history.tool_call("c3")
+    assert kept is not None and kept.status == "ok" and kept.result == "binary\ufffdjunk"
+    assert failed is not None and failed.status == "error" and failed.error == "bad\ufffdbyte"
 
 
 def test_a_call_s_trace_id_is_kept_and_read_back(store_url: str) -> None:

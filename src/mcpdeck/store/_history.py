@@ -3,7 +3,8 @@
 Secrets never land in it: every text stored passes through a redactor that replaces the literal
 secret values of the config (env values, header values, OAuth client secrets) and the values its
 ``${VAR}`` references bring in from the environment with ``****``, and through any redactor added
-since (``add_redactor``).
+since (``add_redactor``). A NUL (U+0000) a server sent, which PostgreSQL's text cannot hold, is kept as
+U+FFFD on both stores.
 
 Recording never holds up the event loop: a call's start, a conversation, a message only queue the
 write for the store's writer thread (``mcpdeck.store._writer``). A host given the history
@@ -212,6 +213,8 @@ class History:
     def _redact(self, text: str) -> str:
         for redact in self._redactors:
             text = redact(text)
+        if "\x00" in text:  # PostgreSQL's text cannot hold NUL (the row would be lost): one text on both stores
+            text = text.replace("\x00", "\ufffd")
         return text
 
     @property
