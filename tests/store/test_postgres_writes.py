@@ -132,3 +132,47 @@ def test_statements_beyond_those_kept_prepared_still_run(postgres: Postgres) -> 
             assert prepared == PREPARED_MAX
         finally:
             db.close()
+
+
+def test_a_rollback_after_many_reads_does_not_drop_the_writes_statements(postgres: Postgres) -> None:
+    """psycopg prepares a query it has run five times, and after a ROLLBACK it sends DEALLOCATE ALL, which
+    dropped the writes' statements too: the next write in a transaction failed."""
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            db.run(_INSERT, (1, "first", 1, 1.0, None))
+            for _ in range(8):  # a read run often (the console's pages)
+                assert db.rows("SELECT count(*) FROM kinds WHERE id > ?", (0,)) == [(1,)]
+            db.begin()
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                db.run(_INSERT, (1, "again", 1, 1.0, None))
+            db.rollback()
+            assert db.rows("SELECT count(*) FROM kinds WHERE id > ?", (0,)) == [(1,)]
+            db.begin()  # (in a transaction, where a statement found missing cannot be prepared again in time)
+            assert db.run(_INSERT, (2, "after the rollback", 2, 2.0, None)) == 1
+            db.commit()
+            assert db.rows("SELECT count(*) FROM kinds WHERE id > ?", (0,)) == [(2,)]
+        finally:
+            db.close()
+
+
+def test_a_statement_dropped_by_someone_else_is_prepared_again(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            db.run(_INSERT, (1, "prepared", 1, 1.0, None))
+            db.run("DEALLOCATE ALL")  # what a pooler's DISCARD ALL does too
+            assert db.run(_INSERT, (2, "prepared again", 2, 2.0, None)) == 1  # outside a transaction: at once
+            db.run("DEALLOCATE ALL")
+            db.begin()  # inside one the failure ends it; the writer runs the job again, alone
+            with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+                db.run(_INSERT, (3, "in a transaction", 3, 3.0, None))
+            db.rollback()
+            assert db.run(_INSERT, (3, "run again", 3, 3.0, None)) == 1
+            assert db.rows("SELECT id, label FROM kinds ORDER BY id") == [
+                (1, "prepared"),
+                (2, "prepared again"),
+                (3, "run again"),
+            ]
+        finally:
+            db.close()

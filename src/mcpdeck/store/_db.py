@@ -19,6 +19,7 @@ A ``Database`` is used by one thread at a time (the store's writer thread); it r
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sqlite3
 import zlib
 from abc import ABC, abstractmethod
@@ -49,6 +50,8 @@ ROWS_PER_INSERT = 500
 PREPARED_MAX = 64
 """Writes at most the PostgreSQL store's connection keeps prepared; others are parsed at each run."""
 _WRITES = ("INSERT", "UPDATE", "DELETE")
+_NO_SUCH_STATEMENT = b"26000"
+"""SQLSTATE invalid_sql_statement_name: a prepared statement the connection does not have."""
 
 
 def _numbered(sql: str) -> str:
@@ -201,6 +204,10 @@ class PostgresDatabase(Database):
                 raise unreachable(location, error) from None
         self._cursor = self._conn.cursor()  # one for every statement: a new cursor each costs ~30 us of CPU
         self._prepared: dict[str, bytes] = {}  # a write's statement -> its name, prepared on this connection
+        self._names = itertools.count()
+        # psycopg prepares none of its own: once it has, a ROLLBACK makes it send DEALLOCATE ALL, which would
+        # drop the writes' statements too (the reads it runs are few: the console's pages, the store's checks)
+        self._conn.prepare_threshold = None
         self._encoding = self._conn.info.encoding
         self._piped = False
 
@@ -256,20 +263,29 @@ class PostgresDatabase(Database):
         from psycopg import pq
 
         pgconn = self._conn.pgconn
-        name = self._prepared.get(sql)
-        if name is None and prepare and len(self._prepared) < PREPARED_MAX:
-            name = f"mcpdeck_{len(self._prepared)}".encode()
-            prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding))
-            if prepared.status != pq.ExecStatus.COMMAND_OK:
-                raise self._failure(prepared)
-            self._prepared[sql] = name
-        if name is None:
-            result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values)
-        else:
-            result = pgconn.exec_prepared(name, cast(Sequence[bytes], values))  # (None is NULL, as in exec_params)
-        if result.status != pq.ExecStatus.COMMAND_OK:
-            raise self._failure(result)
-        return result.command_tuples or 0
+        again = True
+        while True:
+            name = self._prepared.get(sql)
+            if name is None and prepare and len(self._prepared) < PREPARED_MAX:
+                name = f"mcpdeck_{next(self._names)}".encode()
+                prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding))
+                if prepared.status != pq.ExecStatus.COMMAND_OK:
+                    raise self._failure(prepared)
+                self._prepared[sql] = name
+            if name is None:
+                result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values)
+            else:  # (None is NULL, as in exec_params)
+                result = pgconn.exec_prepared(name, cast(Sequence[bytes], values))
+            if result.status == pq.ExecStatus.COMMAND_OK:
+                return result.command_tuples or 0
+            if name is None or result.error_field(pq.DiagnosticField.SQLSTATE) != _NO_SUCH_STATEMENT:
+                raise self._failure(result)
+            # dropped by someone else (a DEALLOCATE ALL, a pooler's DISCARD ALL): prepared again, at once unless a
+            # transaction was open (this failure ended it: the writer runs the job again, in one of its own)
+            del self._prepared[sql]
+            if not again or pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise self._failure(result)
+            again = False
 
     def _failure(self, result: psycopg.pq.abc.PGresult) -> psycopg.Error:
         """The error psycopg would raise for a statement that failed with ``result``."""
