@@ -211,3 +211,14 @@ def test_the_store_bench_measures_each_store_at_each_durability_level() -> None:
     for case in ("postgresql", "postgresql-full"):  # and the bare driver's, under the same load (its own rows checked)
         assert f"`{case}-bare`" in done.stdout and "from the bare driver here" in rows[case][8], done.stdout
     assert "Open loop at 100 calls/s" in done.stdout and "what a user waits" in done.stdout
+
+
+def test_the_store_cpu_bench_tells_the_threads_and_the_drivers_floors_apart() -> None:
+    """``bench.store_cpu`` briefly: a row per case, the writer's CPU for the history's case and each driver's."""
+    done = _bench("bench.store_cpu", "--calls", "50")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("|")[1].strip(): line.split("|") for line in done.stdout.splitlines() if line.startswith("| ")}
+    for case in ("history", "hand-over", "psycopg conn.execute", "psycopg one cursor", "libpq exec_prepared"):
+        assert rows[case][3].strip().endswith(" us"), done.stdout  # the writer's (or the one thread's) CPU
+    assert rows["history"][2].strip().endswith(" us") and rows["psycopg async"][2].strip().endswith(" us")
+    assert "The writer's work per row beyond the hand-over" in done.stdout
