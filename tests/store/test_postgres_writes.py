@@ -5,6 +5,7 @@ On a real PostgreSQL 15."""
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -31,9 +32,9 @@ def _direct(db: PostgresDatabase) -> list[str]:
     seen: list[str] = []
     write = db._write  # pyright: ignore[reportPrivateUsage]
 
-    def noted(sql: str, values: list[bytes | None], *, prepare: bool) -> int:
+    def noted(sql: str, values: list[bytes | None], types: list[int], *, prepare: bool) -> int:
         seen.append(sql.split()[0])
-        return write(sql, values, prepare=prepare)
+        return write(sql, values, types, prepare=prepare)
 
     db._write = noted  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
     return seen
@@ -176,3 +177,79 @@ def test_a_statement_dropped_by_someone_else_is_prepared_again(postgres: Postgre
             ]
         finally:
             db.close()
+
+
+def test_a_float_is_written_as_psycopg_writes_it_whatever_the_column(postgres: Postgres) -> None:
+    """A float goes typed ``float8``, as psycopg sends it, so PostgreSQL casts it to the column's type (an integer
+    column rounds it, a text column gets PostgreSQL's spelling), even where the statement's first run had None."""
+    floats = [None, 100.0, 0.30000000000000004, 2.5, -0.0, 1e-07, float("inf"), float("nan")]
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            db.run("CREATE TABLE floats (k TEXT, whole BIGINT, exact NUMERIC, shown TEXT)")
+            cursor = db._cursor  # pyright: ignore[reportPrivateUsage]
+            for n, value in enumerate(floats):
+                whole = None if value is not None and not math.isfinite(value) else value  # (no integer holds those)
+                db.run(
+                    "INSERT INTO floats (k, whole, exact, shown) VALUES (?, ?, ?, ?)", (f"ours{n}", whole, value, value)
+                )
+                cursor.execute(
+                    "INSERT INTO floats (k, whole, exact, shown) VALUES (%s, %s, %s, %s)",
+                    (f"psycopg{n}", whole, value, value),
+                )
+            ours = db.rows("SELECT whole::text, exact::text, shown FROM floats WHERE k LIKE 'ours%' ORDER BY k")
+            theirs = db.rows("SELECT whole::text, exact::text, shown FROM floats WHERE k LIKE 'psycopg%' ORDER BY k")
+            assert ours == theirs and ("100", "100", "100") in ours and ("0", "0", "-0") in ours
+        finally:
+            db.close()
+
+
+def test_a_write_that_returns_rows_goes_through_psycopg(postgres: Postgres) -> None:
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            direct = _direct(db)
+            assert db.run(_INSERT + " RETURNING id", (1, "returned", 1, 1.0, None)) == 1
+            assert db.one("INSERT INTO kinds (id) VALUES (?) RETURNING id", (2,)) == (2,)
+            assert direct == [] and db.rows("SELECT id FROM kinds ORDER BY id") == [(1,), (2,)]
+        finally:
+            db.close()
+
+
+def test_after_a_deallocate_all_every_statement_of_a_transaction_is_prepared_again(postgres: Postgres) -> None:
+    """DEALLOCATE ALL drops every statement: a transaction run again after the first one found missing prepares
+    each of its statements again, not only that first one."""
+    update = "UPDATE kinds SET label = ? WHERE id = ?"
+    with postgres.database() as url:
+        db = _opened(url)
+        try:
+            db.run(_INSERT, (1, "first", 1, 1.0, None))
+            db.run(update, ("updated", 1))
+            db.run("DEALLOCATE ALL")
+            db.begin()
+            with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+                db.run(_INSERT, (2, "second", 2, 2.0, None))
+            db.rollback()
+            db.begin()  # the job again, as the writer runs it after a failure
+            assert db.run(_INSERT, (2, "second", 2, 2.0, None)) == 1
+            assert db.run(update, ("updated too", 2)) == 1
+            db.commit()
+            assert db.rows("SELECT id, label FROM kinds ORDER BY id") == [(1, "updated"), (2, "updated too")]
+        finally:
+            db.close()
+
+
+def test_on_a_sql_ascii_database_strings_go_as_psycopg_sends_them(postgres: Postgres) -> None:
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute("CREATE DATABASE ascii_store ENCODING 'SQL_ASCII' TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
+    try:
+        db = _opened(postgres.url("ascii_store"))
+        try:
+            db.run(_INSERT, (1, "café ✓", 1, 1.0, None))
+            db._cursor.execute(_INSERT.replace("?", "%s"), (2, "café ✓", 2, 2.0, None))  # pyright: ignore[reportPrivateUsage]
+            assert db.rows("SELECT count(DISTINCT label), count(*) FROM kinds") == [(1, 2)]
+        finally:
+            db.close()
+    finally:
+        with psycopg.connect(postgres.url(), autocommit=True) as admin:
+            admin.execute("DROP DATABASE ascii_store WITH (FORCE)")

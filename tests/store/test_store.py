@@ -128,8 +128,9 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome_and_replic
 
 
 def test_a_call_whose_texts_hold_nul_is_kept_with_it_replaced_on_both_stores(store_url: str) -> None:
-    """PostgreSQL's text cannot hold NUL (U+0000), which a server may send in a result or an error: the history
-    keeps such a call, NUL replaced with U+FFFD, on both stores alike, rather than lose its row."""
+    """PostgreSQL's text cannot hold NUL (U+0000), which a server may send in a result or an error and a client in
+    its name: the history keeps such a call, NUL replaced with U+FFFD, on both stores alike, rather than lose its
+    row and the rows inserted with it."""
     result = ToolResult(
         name="mcp__s__t",
         server="s",
@@ -143,9 +144,20 @@ def test_a_call_whose_texts_hold_nul_is_kept_with_it_replaced_on_both_stores(sto
         history.call_finished(dataclasses.replace(finished(1), result=result))
         history.call_started(started(3))
         history.call_finished(dataclasses.replace(finished(3), is_error=True, error="bad\x00byte"))
+        held = Held(history)  # a client named with NUL (its clientInfo), and a call written in the same insert
+        history.call_started(dataclasses.replace(started(5), caller="evil\x00client 1.0", tool="t\x00", name="n\x00"))
+        history.call_started(started(7))
+        held.release()
         kept, failed = history.tool_call("c1"), history.tool_call("c3")
+        named, beside = history.tool_call("c5"), history.tool_call("c7")
     assert kept is not None and kept.status == "ok" and kept.result == "binary\ufffdjunk"
     assert failed is not None and failed.status == "error" and failed.error == "bad\ufffdbyte"
+    assert named is not None and (named.caller, named.tool, named.name) == (
+        "evil\ufffdclient 1.0",
+        "t\ufffd",
+        "n\ufffd",
+    )
+    assert beside is not None
 
 
 def test_a_call_s_trace_id_is_kept_and_read_back(store_url: str) -> None:
@@ -197,9 +209,9 @@ async def test_a_group_of_call_rows_is_one_insert_committed_by_itself_in_one_rou
                     note(query)
                     return cursor.executemany(query, params, **kwargs)
 
-            def written(sql: str, values: list[bytes | None], *, prepare: bool) -> int:  # libpq's own
+            def written(sql: str, values: list[bytes | None], types: list[int], *, prepare: bool) -> int:  # libpq's own
                 note(sql)
-                return write(sql, values, prepare=prepare)
+                return write(sql, values, types, prepare=prepare)
 
             db._cursor = Traced()  # type: ignore[assignment]  # pyright: ignore[reportPrivateUsage]
             db._write = written  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]

@@ -50,6 +50,8 @@ ROWS_PER_INSERT = 500
 PREPARED_MAX = 64
 """Writes at most the PostgreSQL store's connection keeps prepared; others are parsed at each run."""
 _WRITES = ("INSERT", "UPDATE", "DELETE")
+_FLOAT8 = 701
+"""The type OID of ``float8`` (``double precision``)."""
 _NO_SUCH_STATEMENT = b"26000"
 """SQLSTATE invalid_sql_statement_name: a prepared statement the connection does not have."""
 
@@ -203,22 +205,24 @@ class PostgresDatabase(Database):
                 self._conn.close()
                 raise unreachable(location, error) from None
         self._cursor = self._conn.cursor()  # one for every statement: a new cursor each costs ~30 us of CPU
-        self._prepared: dict[str, bytes] = {}  # a write's statement -> its name, prepared on this connection
+        # a write's statement and its values' types -> its name, prepared on this connection
+        self._prepared: dict[tuple[str, tuple[int, ...]], bytes] = {}
         self._names = itertools.count()
         # psycopg prepares none of its own: once it has, a ROLLBACK makes it send DEALLOCATE ALL, which would
         # drop the writes' statements too (the reads it runs are few: the console's pages, the store's checks)
         self._conn.prepare_threshold = None
-        self._encoding = self._conn.info.encoding
+        # (on a SQL_ASCII database psycopg sends its strings as UTF-8: so does this)
+        self._encoding = "utf-8" if self._conn.info.encoding == "ascii" else self._conn.info.encoding
         self._piped = False
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return self._cursor.execute(self._sql(sql), params or None).fetchall()
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        values = self._as_text(sql, params)
-        if values is None:
+        text = self._as_text(sql, params)
+        if text is None:
             return self._cursor.execute(self._sql(sql), params or None).rowcount
-        return self._write(sql, values, prepare=True)
+        return self._write(sql, *text, prepare=True)
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if len(rows) <= 1:
@@ -227,21 +231,24 @@ class PostgresDatabase(Database):
             return
         chunks = list(_in_chunks(sql, rows))  # one statement (one plan, one round trip) per ROWS_PER_INSERT rows
         for statement, params in chunks:
-            values = self._as_text(statement, params)
-            if values is None:
+            text = self._as_text(statement, params)
+            if text is None:
                 self._cursor.execute(self._sql(statement), params)
             else:  # a statement per number of rows: parsed each time, as psycopg does with one of over 50 values
-                self._write(statement, values, prepare=False)
+                self._write(statement, *text, prepare=False)
         if not chunks:
             self._cursor.executemany(self._sql(sql), rows)
 
-    def _as_text(self, sql: str, params: Sequence[Any]) -> list[bytes | None] | None:
-        """A write's values as libpq takes them (text, typed by the columns they go to), or None when psycopg runs it:
-        a statement that is not an INSERT, UPDATE or DELETE, one without values or in a pipeline, or a value that is not
-        None, a string (without NUL, which PostgreSQL's text refuses: psycopg says so), an integer or a float."""
-        if self._piped or not params or not sql.startswith(_WRITES):
+    def _as_text(self, sql: str, params: Sequence[Any]) -> tuple[list[bytes | None], list[int]] | None:
+        """A write's values as libpq takes them, as text, and their types: a float's is ``float8`` (as psycopg sends
+        it: PostgreSQL casts it to the column's type), the others' none (PostgreSQL takes the column's, as psycopg
+        lets it for a string). None when psycopg runs the statement: one that is not an INSERT, UPDATE or DELETE, that
+        returns rows, that has no values or is in a pipeline, or a value that is not None, a string (without NUL,
+        which PostgreSQL's text refuses: psycopg says so), an integer or a float."""
+        if self._piped or not params or not sql.startswith(_WRITES) or " RETURNING " in sql:
             return None
         values: list[bytes | None] = []
+        types: list[int] = []
         for value in cast(Sequence[object], params):
             kind = type(value)  # (exactly: a bool, a subclass of str or int go through psycopg)
             if value is None:
@@ -250,39 +257,48 @@ class PostgresDatabase(Database):
                 if "\x00" in value:
                     return None
                 values.append(value.encode(self._encoding))
-            elif kind is int or kind is float:
+            elif kind is int:
                 values.append(str(value).encode())
+            elif kind is float:
+                values.append(repr(value).encode())
+                types.extend([0] * (len(values) - 1 - len(types)))
+                types.append(_FLOAT8)
+                continue
             else:
                 return None
-        return values
+        return values, types
 
-    def _write(self, sql: str, values: list[bytes | None], *, prepare: bool) -> int:
+    def _write(self, sql: str, values: list[bytes | None], types: list[int], *, prepare: bool) -> int:
         """Run a write through libpq itself (``psycopg.pq``): its answer is a row count, and psycopg's cursor, which
         reads rows, costs the writer thread ~60 us more CPU per statement than this (bench/RESULTS.md, 2026-11-30).
-        ``prepare``: parsed once per connection (up to ``PREPARED_MAX`` statements), not at each run."""
+        ``types``: the values' type OIDs (0: the column's; missing at the end: 0). ``prepare``: parsed once per
+        connection for each statement and types (up to ``PREPARED_MAX``), not at each run."""
         from psycopg import pq
 
         pgconn = self._conn.pgconn
+        key = (sql, tuple(types))
         again = True
         while True:
-            name = self._prepared.get(sql)
+            name = self._prepared.get(key)
             if name is None and prepare and len(self._prepared) < PREPARED_MAX:
                 name = f"mcpdeck_{next(self._names)}".encode()
-                prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding))
+                prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding), types or None)
                 if prepared.status != pq.ExecStatus.COMMAND_OK:
                     raise self._failure(prepared)
-                self._prepared[sql] = name
+                self._prepared[key] = name
             if name is None:
-                result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values)
+                padded = types + [0] * (len(values) - len(types)) if types else None
+                result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values, padded)
             else:  # (None is NULL, as in exec_params)
                 result = pgconn.exec_prepared(name, cast(Sequence[bytes], values))
             if result.status == pq.ExecStatus.COMMAND_OK:
                 return result.command_tuples or 0
             if name is None or result.error_field(pq.DiagnosticField.SQLSTATE) != _NO_SUCH_STATEMENT:
                 raise self._failure(result)
-            # dropped by someone else (a DEALLOCATE ALL, a pooler's DISCARD ALL): prepared again, at once unless a
-            # transaction was open (this failure ended it: the writer runs the job again, in one of its own)
-            del self._prepared[sql]
+            # dropped by someone else (a DEALLOCATE ALL, a pooler's DISCARD ALL, which drop them all): each prepared
+            # again at its next run, this one at once unless a transaction was open (this failure ended it: the writer
+            # runs the job again, in one of its own)
+            self._prepared.clear()
             if not again or pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 raise self._failure(result)
             again = False

@@ -153,6 +153,12 @@ class _CallRow:
     """Its start still waits in memory (``START_DELAY``): its insert is not queued yet."""
 
 
+def _kept(text: str) -> str:
+    """``text`` as the history keeps it: a NUL (U+0000), which PostgreSQL's text cannot hold (the row would be lost,
+    and the rows written with it), as U+FFFD, on both stores alike."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
 def now() -> str:
     """The time now as the store keeps times (ISO 8601, UTC)."""
     return datetime.now(UTC).isoformat()
@@ -213,9 +219,7 @@ class History:
     def _redact(self, text: str) -> str:
         for redact in self._redactors:
             text = redact(text)
-        if "\x00" in text:  # PostgreSQL's text cannot hold NUL (the row would be lost): one text on both stores
-            text = text.replace("\x00", "\ufffd")
-        return text
+        return _kept(text)
 
     @property
     def schema_version(self) -> int:
@@ -279,18 +283,19 @@ class History:
         waits for, and no update. Anything that reads or writes the store through this history queues the
         waiting starts first, so it sees them.
         """
+        caller, trace = event.caller, event.trace_id  # (what a client or a server named: NUL too)
         row = _CallRow(
             event.call_id,
             event.at,
-            event.server,
-            event.tool,
-            event.name,
+            _kept(event.server),
+            _kept(event.tool),
+            _kept(event.name),
             self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str)),
             event.approved_by,
             conversation_id,
             event.conversation if conversation_id is None else None,
-            event.caller,
-            event.trace_id,
+            None if caller is None else _kept(caller),
+            None if trace is None else _kept(trace),
         )
         with self._rows_lock:
             self._unwritten[row.call_id] = row
