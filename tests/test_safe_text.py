@@ -6,7 +6,7 @@ import json
 import re
 import unicodedata
 
-from mcpdeck._util.safe_text import UNSAFE_CHARACTERS, safe_json, safe_text
+from mcpdeck._util.safe_text import UNSAFE_CHARACTERS, safe_json, safe_text, storable
 
 KEPT_FORMAT = {"\u200c", "\u200d"}  # zero-width non-joiner and joiner: emoji and scripts need them
 DANGEROUS = {"Cc", "Cf", "Cs", "Zl", "Zp"}
@@ -55,3 +55,13 @@ def test_json_stays_exact_and_carries_no_raw_control_character() -> None:
         assert json.loads(text) == data
         assert [c for c in re.findall(f"[{UNSAFE_CHARACTERS}]", text) if c != "\n"] == []
         assert "ok ü 東" in text  # non-ASCII text stays readable
+
+
+def test_what_a_database_cannot_keep_is_replaced_and_the_rest_kept() -> None:
+    assert storable("plain ascii") == "plain ascii"
+    assert storable("nul\x00in ascii") == "nul\ufffdin ascii"
+    assert (
+        storable("é \ud800 \udfff \x00 😀 \u202e") == "é \ufffd \ufffd \ufffd 😀 \u202e"
+    )  # (what it shows is not its job)
+    text = storable("a\ud83d\ude00b \ud800")  # a pair kept as two code points is not valid text either
+    assert text.encode() == "a\ufffd\ufffdb \ufffd".encode()

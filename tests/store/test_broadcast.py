@@ -77,7 +77,13 @@ async def test_events_reach_the_other_replica_trimmed_when_too_big_and_never_com
                 "arguments": None,
                 "trimmed": ["arguments"],
             }
-            # B says something after: once A hears it, an echo of A's own two would have come before it.
+            # Arguments with a lone surrogate (a client sent "\\ud800"), which no encoding takes: told anyway.
+            a.send({"type": "ToolCallStarted", "callId": "c3", "tool": "echo", "arguments": {"text": "lone \ud800"}})
+            assert await anyio.to_thread.run_sync(lambda: heard_b.get(timeout=WAIT)) == (
+                "a",
+                {"type": "ToolCallStarted", "callId": "c3", "tool": "echo", "arguments": {"text": "lone \ufffd"}},
+            )
+            # B says something after: once A hears it, an echo of A's own would have come before it.
             b.send({"type": "ConfigChanged", "server": "x", "change": "added"})
             assert await anyio.to_thread.run_sync(lambda: heard_a.get(timeout=WAIT)) == (
                 "b",

@@ -127,10 +127,13 @@ async def test_every_call_of_a_real_host_is_recorded_with_its_outcome_and_replic
         assert set(echo.to_json()) >= {"callId", "startedAt", "status", "resultSize", "approvedBy", "replica"}
 
 
-def test_a_call_whose_texts_hold_nul_is_kept_with_it_replaced_on_both_stores(store_url: str) -> None:
+def test_a_call_whose_texts_hold_nul_or_a_lone_surrogate_is_kept_with_it_replaced_on_both_stores(
+    store_url: str,
+) -> None:
     """PostgreSQL's text cannot hold NUL (U+0000), which a server may send in a result or an error and a client in
-    its name: the history keeps such a call, NUL replaced with U+FFFD, on both stores alike, rather than lose its
-    row and the rows inserted with it."""
+    its name, and no encoding takes a lone surrogate, which a client's JSON arguments may carry (``\\ud800``): the
+    history keeps such a call, either replaced with U+FFFD, on both stores alike, rather than lose its row and the
+    rows inserted with it."""
     result = ToolResult(
         name="mcp__s__t",
         server="s",
@@ -146,7 +149,7 @@ def test_a_call_whose_texts_hold_nul_is_kept_with_it_replaced_on_both_stores(sto
         history.call_finished(dataclasses.replace(finished(3), is_error=True, error="bad\x00byte"))
         held = Held(history)  # a client named with NUL (its clientInfo), and a call written in the same insert
         history.call_started(dataclasses.replace(started(5), caller="evil\x00client 1.0", tool="t\x00", name="n\x00"))
-        history.call_started(started(7))
+        history.call_started(dataclasses.replace(started(7), arguments={"text": "lone \ud800 surrogate"}))
         held.release()
         kept, failed = history.tool_call("c1"), history.tool_call("c3")
         named, beside = history.tool_call("c5"), history.tool_call("c7")
@@ -157,7 +160,7 @@ def test_a_call_whose_texts_hold_nul_is_kept_with_it_replaced_on_both_stores(sto
         "t\ufffd",
         "n\ufffd",
     )
-    assert beside is not None
+    assert beside is not None and beside.arguments == {"text": "lone \ufffd surrogate"}  # (no encoding takes it)
 
 
 def test_a_call_s_trace_id_is_kept_and_read_back(store_url: str) -> None:

@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["UNSAFE_CHARACTERS", "safe_json", "safe_text"]
+__all__ = ["UNSAFE_CHARACTERS", "safe_json", "safe_text", "storable"]
 
 UNSAFE_CHARACTERS = (
     "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
@@ -29,6 +29,7 @@ UNSAFE_CHARACTERS = (
 """A regular-expression character class body of what is never printed as is (``\\t``, ``\\n`` aside)."""
 
 _MULTILINE = re.compile(f"[{UNSAFE_CHARACTERS}]")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _ONE_LINE = re.compile(f"[\t\n{UNSAFE_CHARACTERS}]")
 
 
@@ -77,3 +78,12 @@ def safe_json(data: Any, *, indent: int | None = None) -> str:
     """
     text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
     return _MULTILINE.sub(_json_escape, text)
+
+
+def storable(text: str) -> str:
+    """``text`` as a database keeps it: NUL (which PostgreSQL's text cannot hold) and lone surrogates (which no
+    encoding takes: a JSON string may carry one as ``\\ud800``) as U+FFFD. Either would fail the write of the
+    row, and of every row written with it."""
+    if text.isascii():  # (known without reading it)
+        return text.replace("\x00", "\ufffd") if "\x00" in text else text
+    return _UNSTORABLE.sub("\ufffd", text)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mcpdeck._util.safe_text import storable
 from mcpdeck.store._db import Database
 from mcpdeck.store._notices import Listener, fleet_digest
 
@@ -64,7 +65,8 @@ def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    # (a lone surrogate, which a client's arguments may carry, would fail the notice and every event in it)
+    return storable(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def fit(data: dict[str, Any], limit: int = PAYLOAD_LIMIT) -> str | None:

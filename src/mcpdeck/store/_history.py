@@ -3,8 +3,8 @@
 Secrets never land in it: every text stored passes through a redactor that replaces the literal
 secret values of the config (env values, header values, OAuth client secrets) and the values its
 ``${VAR}`` references bring in from the environment with ``****``, and through any redactor added
-since (``add_redactor``). A NUL (U+0000) a server sent, which PostgreSQL's text cannot hold, is kept as
-U+FFFD on both stores.
+since (``add_redactor``). A NUL (U+0000), which PostgreSQL's text cannot hold, and a lone surrogate, which
+no encoding takes (a client's or a server's JSON may carry either), are kept as U+FFFD on both stores.
 
 Recording never holds up the event loop: a call's start, a conversation, a message only queue the
 write for the store's writer thread (``mcpdeck.store._writer``). A host given the history
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpdeck._util.masking import Redactor
+from mcpdeck._util.safe_text import storable
 from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.store._db import Database
 from mcpdeck.store._location import StoreLocation
@@ -153,12 +154,6 @@ class _CallRow:
     """Its start still waits in memory (``START_DELAY``): its insert is not queued yet."""
 
 
-def _kept(text: str) -> str:
-    """``text`` as the history keeps it: a NUL (U+0000), which PostgreSQL's text cannot hold (the row would be lost,
-    and the rows written with it), as U+FFFD, on both stores alike."""
-    return text.replace("\x00", "\ufffd") if "\x00" in text else text
-
-
 def now() -> str:
     """The time now as the store keeps times (ISO 8601, UTC)."""
     return datetime.now(UTC).isoformat()
@@ -219,7 +214,7 @@ class History:
     def _redact(self, text: str) -> str:
         for redact in self._redactors:
             text = redact(text)
-        return _kept(text)
+        return storable(text)
 
     @property
     def schema_version(self) -> int:
@@ -287,15 +282,15 @@ class History:
         row = _CallRow(
             event.call_id,
             event.at,
-            _kept(event.server),
-            _kept(event.tool),
-            _kept(event.name),
+            storable(event.server),
+            storable(event.tool),
+            storable(event.name),
             self._redact(json.dumps(event.arguments, ensure_ascii=False, default=str)),
             event.approved_by,
             conversation_id,
             event.conversation if conversation_id is None else None,
-            None if caller is None else _kept(caller),
-            None if trace is None else _kept(trace),
+            None if caller is None else storable(caller),
+            None if trace is None else storable(trace),
         )
         with self._rows_lock:
             self._unwritten[row.call_id] = row
