@@ -306,6 +306,22 @@ def test_a_write_that_fails_is_logged_and_the_others_are_kept(store_url: str, ca
     assert "a history write failed" in caplog.text and "foreign key" in caplog.text.lower()
 
 
+def test_a_row_the_database_refuses_loses_only_itself_not_the_calls_inserted_with_it(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The calls' rows of a group go in one INSERT: when the database refuses it for one row (here a conversation
+    that does not exist), the rows are inserted again one by one, and only that one is lost (and logged)."""
+    with caplog.at_level(logging.ERROR, logger="mcpdeck.store"), History(store_url) as history:
+        held = Held(history)
+        for n in (1, 2, 3, 4):
+            history.call_started(started(n), conversation_id=424242 if n == 3 else None)
+            history.call_finished(finished(n))
+        held.release()
+        history.flush()
+        assert sorted((c.call_id, c.status) for c in history.tool_calls()) == [("c1", "ok"), ("c2", "ok"), ("c4", "ok")]
+    assert caplog.text.count("a history write failed") == 1 and "foreign key" in caplog.text.lower()
+
+
 def test_recording_after_close_is_a_clear_error(store_url: str) -> None:
     history = History(store_url)
     history.close()

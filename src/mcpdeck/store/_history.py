@@ -30,6 +30,7 @@ from mcpdeck.events import ToolCallFinished, ToolCallStarted
 from mcpdeck.store._db import Database
 from mcpdeck.store._location import StoreLocation
 from mcpdeck.store._store import Store, resolve_location
+from mcpdeck.store._writer import Divisible
 
 if TYPE_CHECKING:  # a type only: recording a call imports no SDK
     from mcpdeck.results import ToolResult
@@ -152,6 +153,21 @@ class _CallRow:
     result: ToolResult | None = None
     pending: bool = True
     """Its start still waits in memory (``START_DELAY``): its insert is not queued yet."""
+
+
+@dataclass(slots=True)
+class _InsertCalls(Divisible):
+    """The writer's job that inserts the calls of a batch, as they are when it runs (one INSERT); row by row if the
+    database refuses it (``Divisible``)."""
+
+    history: History
+    batch: list[_CallRow]
+
+    def __call__(self, db: Database) -> None:
+        self.history._insert_calls(db, self.batch)  # pyright: ignore[reportPrivateUsage]
+
+    def parts(self) -> list[_InsertCalls]:
+        return [_InsertCalls(self.history, [row]) for row in self.batch] if len(self.batch) > 1 else []
 
 
 def now() -> str:
@@ -321,7 +337,7 @@ class History:
                 self._batch.extend(pending)
                 return
             batch = self._batch = pending
-            self._writer.submit(lambda db: self._insert_calls(db, batch), quick=True)
+            self._writer.submit(_InsertCalls(self, batch), quick=True)
 
     def _insert_calls(self, db: Database, batch: list[_CallRow]) -> None:
         """In the writer thread: insert the calls of ``batch``, as they are now (ended or still running)."""

@@ -26,7 +26,9 @@ smaller groups: it took less CPU per call only on an overloaded machine, more on
 both stores stayed.
 
 A job that fails does not lose the others: its batch is rolled back and each job is run again in a
-transaction of its own; the failing one is logged (or, for ``call``, raised to its caller). A lost
+transaction of its own; the failing one is logged (or, for ``call``, raised to its caller). A ``Divisible`` job
+(the calls' rows of a group, in one INSERT) that fails alone is run again row by row, so a row the database
+refuses loses only itself. A lost
 PostgreSQL connection is opened again once and the batch retried; if that fails too, the batch's
 writes are logged as lost and its waiters released.
 
@@ -44,6 +46,7 @@ import queue
 import threading
 import time
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -52,7 +55,7 @@ from typing import Any, TypeVar
 from mcpdeck._observability.metrics import observe_store_commit
 from mcpdeck.store._db import ROWS_PER_INSERT, Database
 
-__all__ = ["BATCH", "Job", "Writer"]
+__all__ = ["BATCH", "Divisible", "Job", "Writer"]
 
 logger = logging.getLogger("mcpdeck.store")
 
@@ -176,13 +179,31 @@ class _Gathered(Database):
         raise RuntimeError("a job does not close the store")
 
 
+class Divisible(ABC):
+    """A job that writes many rows and, when it fails as a whole, can be run as one job per row (``parts``): a row
+    the database refuses then loses itself only, not the rows written with it."""
+
+    @abstractmethod
+    def __call__(self, db: Database) -> None: ...
+
+    @abstractmethod
+    def parts(self) -> Sequence[Job]:
+        """The same writes, one job per row (none when it is one row already)."""
+
+
 def _run_alone(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
-    """Run each job of a batch that failed in a transaction of its own, noting which fail."""
+    """Run each job of a batch that failed in a transaction of its own, noting which fail (a ``Divisible`` job that
+    fails alone, each of its parts alone)."""
     answers: list[tuple[_Item, Any, BaseException | None]] = []
     for item in batch:
         try:
             ((_, result, _),) = _run_jobs(db, [item])
         except Exception as error:
+            parts = item.job.parts() if isinstance(item.job, Divisible) and item.future is None else ()
+            if parts:
+                _run_alone(db, [_Item(item.seq, part, None, item.write, item.quick) for part in parts])
+                answers.append((item, None, None))
+                continue
             if item.future is None:
                 logger.error("a history write failed: %s", error)
             answers.append((item, None, error))
