@@ -51,6 +51,20 @@ async def test_an_approval_given_on_one_replica_holds_on_another_for_that_client
         assert _rows(on_a) == []
 
 
+async def test_a_client_whose_name_holds_nul_or_a_lone_surrogate_keeps_its_approvals(store_url: str) -> None:
+    """A client's name is what its ``clientInfo`` said: a NUL (which PostgreSQL's text cannot hold) or a lone
+    surrogate (which no encoding takes) in it made its approval's row fail, and the lookup raise."""
+    with History(store_url, replica="a") as on_a, History(store_url, replica="b") as on_b:
+        a, b = SessionApprovals(on_a.store, "a"), SessionApprovals(on_b.store, "b")
+        for n, name in enumerate(("nul\x00 1.0", "surrogate\ud800 1.0")):
+            odd = ClientKey(token="laptop", profile="", client=name)
+            with anyio.fail_after(WAIT):
+                assert not await b.holds(odd, TOOL, f"s-b{n}")
+                await a.give(odd, TOOL, f"s-a{n}")
+                assert await b.holds(odd, TOOL, f"s-b{n}")
+        assert len(_rows(on_a)) == 4
+
+
 async def test_a_dead_replica_s_approvals_are_kept_for_its_clients_then_dropped(store_url: str) -> None:
     with History(store_url, replica="alive") as history, History(store_url, replica="doomed") as doomed:
         survivor = Replica(history, orphaned_for=3600)

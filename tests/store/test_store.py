@@ -320,6 +320,24 @@ def test_a_row_the_database_refuses_loses_only_itself_not_the_calls_inserted_wit
         history.flush()
         assert sorted((c.call_id, c.status) for c in history.tool_calls()) == [("c1", "ok"), ("c2", "ok"), ("c4", "ok")]
     assert caplog.text.count("a history write failed") == 1 and "foreign key" in caplog.text.lower()
+    assert "1 of 4 rows written together" in caplog.text
+
+
+def test_a_conversation_whose_model_name_holds_nul_or_a_lone_surrogate_is_kept(store_url: str) -> None:
+    """A chat's model is whatever name a client of the REST API sent: kept as the history keeps texts, so the
+    conversation, its messages and its calls' link to it are not lost."""
+    with History(store_url) as history:
+        history.open_conversation("k1", model="openai:gpt\x00", title="first")
+        history.add_message("k1", "user", "hello")
+        history.call_started(started(1, "k1"))
+        second = history.start_conversation(model="openai:gpt\ud800", title="second")
+        conversations = history.conversations()
+        (call,) = history.tool_calls()
+    assert [(c["title"], c["model"], c["messages"]) for c in conversations] == [
+        ("second", "openai:gpt\ufffd", 0),
+        ("first", "openai:gpt\ufffd", 1),
+    ]
+    assert second == conversations[0]["id"] and call.call_id == "c1"
 
 
 def test_recording_after_close_is_a_clear_error(store_url: str) -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
+from mcpdeck._util.safe_text import storable
 from mcpdeck.store._db import Database
 from mcpdeck.store._history import now
 from mcpdeck.store._store import Store
@@ -49,9 +50,9 @@ class SessionApprovals:
         self.replica = replica
 
     def _read(self, who: ClientKey, tool: str) -> list[str]:
+        client, tool = storable(who.client), storable(tool)
         return [
-            row[0]
-            for row in self._store.writer.call(lambda db: db.rows(_FIND, (who.client, who.token, who.profile, tool)))
+            row[0] for row in self._store.writer.call(lambda db: db.rows(_FIND, (client, who.token, who.profile, tool)))
         ]
 
     async def holds(self, who: ClientKey, tool: str, session: str) -> bool:
@@ -65,7 +66,8 @@ class SessionApprovals:
 
     async def give(self, who: ClientKey, tool: str, session: str) -> None:
         """Keep ``who``'s approval of ``tool`` for ``session``; returns once it is committed."""
-        row = (who.token, who.profile, who.client, tool, session, self.replica, now())
+        # (the client's name is what its clientInfo said: kept as the history keeps texts, and looked up so)
+        row = (who.token, who.profile, storable(who.client), storable(tool), session, self.replica, now())
         writer = self._store.writer
         writer.submit(lambda db: db.run(_ADD, row))
         await writer.committed()

@@ -498,6 +498,7 @@ class History:
                 made in it are filed under it.
         """
         title = self._redact(title) if title else None  # here, not in the writer thread: redactors read live state
+        model = storable(model) if model else model  # (a chat's model may be any name a client of the API sent)
         at = now()
         return self._ask(lambda db: self._insert_conversation(db, at, model, title, key), write=True)
 
@@ -505,6 +506,7 @@ class History:
         """A new conversation known by ``key``, without waiting: messages and the calls whose events
         carry ``key`` are filed under it (``add_message(key, ...)``)."""
         title = self._redact(title) if title else None
+        model = storable(model) if model else model
         at = now()
         self._queue(lambda db: self._insert_conversation(db, at, model, title, key))
 

@@ -191,6 +191,25 @@ class Divisible(ABC):
         """The same writes, one job per row (none when it is one row already)."""
 
 
+def _run_parts(db: Database, item: _Item, parts: Sequence[Job]) -> None:
+    """Run a ``Divisible`` job's parts one by one (each in a transaction of its own), and say in one line how many
+    the database refused (the rest are lost too if the connection is lost meanwhile: the batch's reopen is the
+    writer's, and it comes after)."""
+    refused: list[BaseException] = []
+    tried = 0
+    for part in parts:
+        if refused and db.broken():
+            break
+        tried += 1
+        try:
+            _run_jobs(db, [_Item(item.seq, part, None, item.write, item.quick)])
+        except Exception as error:
+            refused.append(error)
+    if refused:
+        lost = len(refused) + len(parts) - tried
+        logger.error("a history write failed: %d of %d rows written together: %s", lost, len(parts), refused[0])
+
+
 def _run_alone(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
     """Run each job of a batch that failed in a transaction of its own, noting which fail (a ``Divisible`` job that
     fails alone, each of its parts alone)."""
@@ -200,8 +219,8 @@ def _run_alone(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseE
             ((_, result, _),) = _run_jobs(db, [item])
         except Exception as error:
             parts = item.job.parts() if isinstance(item.job, Divisible) and item.future is None else ()
-            if parts:
-                _run_alone(db, [_Item(item.seq, part, None, item.write, item.quick) for part in parts])
+            if parts and not db.broken():
+                _run_parts(db, item, parts)
                 answers.append((item, None, None))
                 continue
             if item.future is None:
