@@ -261,17 +261,15 @@ class PostgresDatabase(Database):
                 values.append(str(value).encode())
             elif kind is float:
                 values.append(repr(value).encode())
-                types.extend([0] * (len(values) - 1 - len(types)))
-                types.append(_FLOAT8)
-                continue
             else:
                 return None
+            types.append(_FLOAT8 if kind is float else 0)
         return values, types
 
     def _write(self, sql: str, values: list[bytes | None], types: list[int], *, prepare: bool) -> int:
         """Run a write through libpq itself (``psycopg.pq``): its answer is a row count, and psycopg's cursor, which
         reads rows, costs the writer thread ~60 us more CPU per statement than this (bench/RESULTS.md, 2026-11-30).
-        ``types``: the values' type OIDs (0: the column's; missing at the end: 0). ``prepare``: parsed once per
+        ``types``: the values' type OIDs (0: the column's). ``prepare``: parsed once per
         connection for each statement and types (up to ``PREPARED_MAX``), not at each run."""
         from psycopg import pq
 
@@ -282,13 +280,12 @@ class PostgresDatabase(Database):
             name = self._prepared.get(key)
             if name is None and prepare and len(self._prepared) < PREPARED_MAX:
                 name = f"mcpdeck_{next(self._names)}".encode()
-                prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding), types or None)
+                prepared = pgconn.prepare(name, _numbered(sql).encode(self._encoding), types)
                 if prepared.status != pq.ExecStatus.COMMAND_OK:
                     raise self._failure(prepared)
                 self._prepared[key] = name
             if name is None:
-                padded = types + [0] * (len(values) - len(types)) if types else None
-                result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values, padded)
+                result = pgconn.exec_params(_numbered(sql).encode(self._encoding), values, types)
             else:  # (None is NULL, as in exec_params)
                 result = pgconn.exec_prepared(name, cast(Sequence[bytes], values))
             if result.status == pq.ExecStatus.COMMAND_OK:
