@@ -168,6 +168,7 @@ def test_a_chat_that_failed_is_in_the_history_with_why(console_for: Callable[...
         console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
         page = console.open("#/chat")
         page.get_by_role("button", name="New chat").click()
+        expect(page.locator(".chat-title")).to_contain_text("down:m")
         message = page.get_by_label("Message")
         message.fill("is anyone there?")
         message.press("Enter")

@@ -220,7 +220,12 @@ function mount(root, route) {
     }
   }
 
+  // Counts what was opened (a chat, a past conversation): an opening overtaken by a later one
+  // (its answers came late) stops where it is, so the page shows what was asked for last.
+  let opening = 0;
+
   async function openChat(id) {
+    const mine = ++opening;
     clear(transcript);
     cards.clear();
     chat = null;
@@ -232,7 +237,18 @@ function mount(root, route) {
       setRunning(false);
       return;
     }
-    const chats = await get('/chats');
+    let chats;
+    try {
+      chats = await get('/chats');
+    } catch (error) {
+      if (mine !== opening) return;
+      title.textContent = 'The chat did not open';
+      add(transcript, h('p', { class: 'error', role: 'alert' }, `The chat did not open: ${error.message}`),
+        h('p', { class: 'muted' }, 'Open it again from the list on the left.'));
+      setRunning(false);
+      return;
+    }
+    if (mine !== opening) return;
     chat = chats.find((c) => c.id === id) || null;
     if (!chat) {
       title.textContent = 'This chat is gone';
@@ -243,13 +259,16 @@ function mount(root, route) {
     title.textContent = `${chat.title || 'New chat'} · ${chat.model}`;
     modelInput.value = chat.model;
     if (chat.conversation) await showPast(chat.conversation, false);
+    if (mine !== opening) return;
     setRunning(chat.running);
     prompt.focus();
   }
 
   async function showPast(id, readOnly = true) {
+    const mine = readOnly ? ++opening : opening;
     let found;
     try { found = await get(`/history/conversations/${id}`); } catch (error) { toast(error.message, 'error'); return; }
+    if (mine !== opening) return;
     if (readOnly) {
       chat = null;
       clear(transcript);
