@@ -323,6 +323,43 @@ def test_a_row_the_database_refuses_loses_only_itself_not_the_calls_inserted_wit
     assert "1 of 4 rows written together" in caplog.text
 
 
+def test_a_connection_lost_while_a_group_s_rows_are_written_one_by_one_is_opened_again_and_no_row_is_lost(
+    postgres: Postgres, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A group refused for one row is written again row by row; when the connection is lost meanwhile (here a
+    trigger ends it the third time the last row is inserted: in the group, in the group alone, then by itself), it
+    is opened again and that row written again: only the refused row is lost."""
+    with postgres.database() as url:
+        with caplog.at_level(logging.WARNING, logger="mcpdeck.store"), History(url) as history:
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute("CREATE SEQUENCE c4_inserts")
+                admin.execute(
+                    "CREATE FUNCTION end_on_third() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    " IF nextval('c4_inserts') = 3 THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;"
+                    " RETURN NEW; END $$"
+                )
+                admin.execute(
+                    "CREATE TRIGGER end_on_third BEFORE INSERT ON tool_calls FOR EACH ROW"
+                    " WHEN (NEW.call_id = 'c4') EXECUTE FUNCTION end_on_third()"
+                )
+            pid = _ask_one(history, "SELECT pg_backend_pid()")
+            held = Held(history)
+            for n in (1, 2, 3, 4):
+                history.call_started(started(n), conversation_id=424242 if n == 3 else None)
+                history.call_finished(finished(n))
+            held.release()
+            history.flush()
+            assert sorted((c.call_id, c.status) for c in history.tool_calls()) == [
+                ("c1", "ok"),
+                ("c2", "ok"),
+                ("c4", "ok"),
+            ]
+            assert _ask_one(history, "SELECT pg_backend_pid()") != pid
+            assert _ask_one(history, "SELECT last_value FROM c4_inserts") == 4
+    assert "the store's connection was lost and is open again" in caplog.text
+    assert caplog.text.count("a history write failed") == 1 and "1 of 4 rows written together" in caplog.text
+
+
 def test_a_conversation_whose_model_name_holds_nul_or_a_lone_surrogate_is_kept(store_url: str) -> None:
     """A chat's model is whatever name a client of the REST API sent: kept as the history keeps texts, so the
     conversation, its messages and its calls' link to it are not lost."""

@@ -29,8 +29,9 @@ A job that fails does not lose the others: its batch is rolled back and each job
 transaction of its own; the failing one is logged (or, for ``call``, raised to its caller). A ``Divisible`` job
 (the calls' rows of a group, in one INSERT) that fails alone is run again row by row, so a row the database
 refuses loses only itself. A lost
-PostgreSQL connection is opened again once and the batch retried; if that fails too, the batch's
-writes are logged as lost and its waiters released.
+PostgreSQL connection is opened again and the batch's jobs run again one by one; a job that loses the connection
+while they do (or while a group's rows are written one by one) is run once more on a new one. When it cannot be
+opened again, the writes left are logged as lost and their waiters released.
 
 ``close()`` runs everything queued before it, then closes the connection and ends the thread. It also
 runs when the writer is garbage collected or the interpreter exits, so nothing queued is lost when a
@@ -191,18 +192,48 @@ class Divisible(ABC):
         """The same writes, one job per row (none when it is one row already)."""
 
 
-def _run_parts(db: Database, item: _Item, parts: Sequence[Job]) -> None:
+@dataclass
+class _Link:
+    """The writer's connection while the jobs of a failed batch run one by one: when a job fails because the
+    connection was lost, it is opened again and the job run once more (at most once per job, and not again in the
+    batch once opening it failed: a database that is gone costs one connect timeout, not one per job)."""
+
+    db: Database
+    reopen: Callable[[], Database] | None
+    gone: bool = False
+
+    def again(self) -> bool:
+        """Open the connection again if it is lost; whether there is a working one now."""
+        if not self.db.broken():
+            return True
+        if self.gone or self.reopen is None:
+            return False
+        self.db = _reopened(self.db, self.reopen)
+        self.gone = self.db.broken()
+        return not self.gone
+
+    def run(self, item: _Item) -> list[tuple[_Item, Any, BaseException | None]]:
+        """Run ``item`` in a transaction of its own (again on a new connection when the old one was lost
+        meanwhile: the writes it retries are idempotent, or were not committed)."""
+        try:
+            return _run_jobs(self.db, [item])
+        except Exception:
+            if not self.db.broken() or not self.again():
+                raise
+        return _run_jobs(self.db, [item])
+
+
+def _run_parts(link: _Link, item: _Item, parts: Sequence[Job]) -> None:
     """Run a ``Divisible`` job's parts one by one (each in a transaction of its own), and say in one line how many
-    the database refused (the rest are lost too if the connection is lost meanwhile: the batch's reopen is the
-    writer's, and it comes after)."""
+    were not written (refused by the database, or lost with a connection that could not be opened again)."""
     refused: list[BaseException] = []
     tried = 0
     for part in parts:
-        if refused and db.broken():
+        if refused and link.db.broken():
             break
         tried += 1
         try:
-            _run_jobs(db, [_Item(item.seq, part, None, item.write, item.quick)])
+            link.run(_Item(item.seq, part, None, item.write, item.quick))
         except Exception as error:
             refused.append(error)
     if refused:
@@ -210,17 +241,17 @@ def _run_parts(db: Database, item: _Item, parts: Sequence[Job]) -> None:
         logger.error("a history write failed: %d of %d rows written together: %s", lost, len(parts), refused[0])
 
 
-def _run_alone(db: Database, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
+def _run_alone(link: _Link, batch: list[_Item]) -> list[tuple[_Item, Any, BaseException | None]]:
     """Run each job of a batch that failed in a transaction of its own, noting which fail (a ``Divisible`` job that
     fails alone, each of its parts alone)."""
     answers: list[tuple[_Item, Any, BaseException | None]] = []
     for item in batch:
         try:
-            ((_, result, _),) = _run_jobs(db, [item])
+            ((_, result, _),) = link.run(item)
         except Exception as error:
             parts = item.job.parts() if isinstance(item.job, Divisible) and item.future is None else ()
-            if parts and not db.broken():
-                _run_parts(db, item, parts)
+            if parts and not link.db.broken():
+                _run_parts(link, item, parts)
                 answers.append((item, None, None))
                 continue
             if item.future is None:
@@ -320,17 +351,17 @@ class _Worker:
             db.close()
 
     def _run(self, db: Database, batch: list[_Item]) -> Database:
+        link = _Link(db, self.reopen)
         try:
             answers = _run_jobs(db, batch)
         except db.errors as error:
-            if db.broken() and self.reopen is not None:
-                db = _reopened(db, self.reopen)
             try:
-                answers = _run_alone(db, batch) if not db.broken() else _lost(batch, error)
+                answers = _run_alone(link, batch) if link.again() else _lost(batch, error)
             except db.errors as again:  # the database itself fails (disk full, I/O error, gone)
                 answers = _lost(batch, again)
         except Exception:
-            answers = _run_alone(db, batch)
+            answers = _run_alone(link, batch)
+        db = link.db
         for item, result, failure in answers:
             if item.future is None:
                 continue
@@ -361,10 +392,12 @@ def _reopened(db: Database, reopen: Callable[[], Database]) -> Database:
     with contextlib.suppress(Exception):
         db.close()
     try:
-        return reopen()
+        opened = reopen()
     except Exception as error:
         logger.error("the store's connection was lost and cannot be opened again: %s", error)
         return db
+    logger.warning("the store's connection was lost and is open again")
+    return opened
 
 
 def _lost(batch: list[_Item], error: BaseException) -> list[tuple[_Item, Any, BaseException | None]]:
