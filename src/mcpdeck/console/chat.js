@@ -49,8 +49,9 @@ function mount(root, route) {
   const newButton = button('New chat', () => startChat({}), { class: 'primary' });
   const chatList = h('div', { class: 'list chat-list', role: 'list', 'aria-label': 'Chats' });
   const side = h('div', { class: 'chat-side' },
-    h('div', { class: 'field' }, h('label', { htmlFor: 'chat-model' }, 'Model'), modelInput, modelList, providerNote),
-    h('div', { class: 'toolbar' }, newButton),
+    h('div', { class: 'field' }, h('label', { htmlFor: 'chat-model' }, 'Model'), modelInput, modelList),
+    // The note below the button: it fills in when /api/chat/models answers, and must not move New chat under a click.
+    h('div', { class: 'toolbar' }, newButton), providerNote,
     h('h2', {}, 'Conversations'), chatList);
   modelInput.id = 'chat-model';
 
