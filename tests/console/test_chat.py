@@ -183,17 +183,22 @@ def test_a_chat_that_failed_is_in_the_history_with_why(console_for: Callable[...
     assert console.errors == [], console.errors
 
 
-# Where New chat is when the page is first drawn (before /api/chat/models answers and the note fills in).
+# Where New chat and the list of conversations are when the page is first drawn (before /api/chat/models
+# answers and the note fills in).
 WATCH_NEW_CHAT = """
 new MutationObserver(() => {
   const button = [...document.querySelectorAll('.chat-side button')].find((b) => b.textContent === 'New chat');
   if (button && window.newChatTop === undefined) window.newChatTop = button.getBoundingClientRect().top;
+  const list = document.querySelector('.chat-list');
+  if (list && window.chatListTop === undefined) window.chatListTop = list.getBoundingClientRect().top;
 }).observe(document, { subtree: true, childList: true });
 """
 
 
-def test_new_chat_stays_put_when_the_provider_note_fills_in(console_for: Callable[..., Console]) -> None:
-    # A click on it while /api/chat/models answers would land on what moved under the pointer.
+def test_new_chat_and_the_conversations_stay_put_when_the_provider_note_fills_in(
+    console_for: Callable[..., Console],
+) -> None:
+    # A click on them while /api/chat/models answers would land on what moved under the pointer.
     with closed_port() as port:
         providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
         console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
@@ -202,4 +207,6 @@ def test_new_chat_stays_put_when_the_provider_note_fills_in(console_for: Callabl
         expect(page.locator(".chat-side .hint")).to_contain_text("down: nothing answers")
         top = page.get_by_role("button", name="New chat").evaluate("(b) => b.getBoundingClientRect().top")
         assert top == page.evaluate("window.newChatTop")
+        top = page.locator(".chat-list").evaluate("(list) => list.getBoundingClientRect().top")
+        assert top == page.evaluate("window.chatListTop")
     assert console.errors == [], console.errors

@@ -50,9 +50,11 @@ function mount(root, route) {
   const chatList = h('div', { class: 'list chat-list', role: 'list', 'aria-label': 'Chats' });
   const side = h('div', { class: 'chat-side' },
     h('div', { class: 'field' }, h('label', { htmlFor: 'chat-model' }, 'Model'), modelInput, modelList),
-    // The note below the button: it fills in when /api/chat/models answers, and must not move New chat under a click.
-    h('div', { class: 'toolbar' }, newButton), providerNote,
-    h('h2', {}, 'Conversations'), chatList);
+    h('div', { class: 'toolbar' }, newButton),
+    h('h2', {}, 'Conversations'), chatList,
+    // The note last: it fills in when /api/chat/models answers, and must move nothing that can be clicked
+    // (New chat, a conversation) under a click.
+    providerNote);
   modelInput.id = 'chat-model';
 
   // ----- the right column: transcript and composer ----------------------------------------
