@@ -1,7 +1,8 @@
 """The pages with tables at 900, 1360 and 1920 px: nothing needs scrolling sideways, no name
 (a server's, a tool's, a profile's) is broken inside a word or centred, a row's actions stay on
-screen (on one line from 1360 px); and what the tables say is right: a failed server's tool count
-is no link, a command line is quoted as a shell reads it, the History page counts every call."""
+screen (on one line from 1360 px); what the tables say is right: a failed server's tool count
+is no link, a command line is quoted as a shell reads it, the History page counts every call;
+and a toolbar stays where it was drawn when the page's first answer comes in."""
 
 from __future__ import annotations
 
@@ -179,4 +180,35 @@ def test_what_the_tables_say(console_for: Callable[[dict[str, Any]], Console]) -
     page.get_by_label("How many").select_option("200")
     expect(page.locator("table.history tbody tr")).to_have_count(CALLS + 1)
     expect(page.get_by_text(f"{CALLS + 1} calls ·")).to_be_visible()
+    assert console.errors == []
+
+
+# Each toolbar control (by its label) and where it is: [left, top].
+TOOLBAR = """() => Object.fromEntries([...document.querySelectorAll('main .toolbar :is(input, select, button)')].map(
+(el) => {
+  const box = el.getBoundingClientRect();
+  return [el.getAttribute('aria-label') || el.labels?.[0]?.textContent || el.textContent, [box.left, box.top]];
+}))"""
+
+# Where each of the toolbar's controls is when the page is first drawn, before its first answer comes in.
+WATCH_TOOLBAR = f"""
+window.firstSeen = {{}};
+new MutationObserver(() => {{
+  for (const [key, at] of Object.entries(({TOOLBAR})())) if (!(key in window.firstSeen)) window.firstSeen[key] = at;
+}}).observe(document, {{ subtree: true, childList: true }});
+"""
+
+
+def test_the_servers_toolbar_stays_put_when_the_switched_off_banner_shows(
+    console_for: Callable[..., Console],
+) -> None:
+    # The banner comes with the first answer; above the toolbar, it moved it down (54 px) under a click.
+    console = console_for({"basic": stdio_server("basic")}, mcpEnabled=False)
+    console.page.add_init_script(WATCH_TOOLBAR)
+    page = console.open("#/servers")
+    expect(page.get_by_role("alert")).to_contain_text("All servers are switched off")
+    expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "stopped")
+    now = page.evaluate(TOOLBAR)
+    assert len(now) == 6  # the filter, the grouping, the four bulk actions
+    assert now == page.evaluate("window.firstSeen")
     assert console.errors == []

@@ -58,9 +58,10 @@ function mount(root) {
         button('Add server', () => openServerDialog({ onDone: refresh }), { class: 'primary' }),
         button('Paste JSON', () => openServerDialog({ tab: 'paste', onDone: refresh })),
         button('Import…', () => openServerDialog({ tab: 'import', onDone: refresh })))),
-    banner,
+    // The banner under the toolbar: it comes with the first answer (the rows come with it), and above
+    // the toolbar it moved the filter and the bulk actions down under a click.
     h('div', { class: 'toolbar' }, search, grouping, bulkBar),
-    summary, h('div', { class: 'table-wrap' }, table), empty);
+    banner, summary, h('div', { class: 'table-wrap' }, table), empty);
 
   // ----- rows ---------------------------------------------------------------------------
   function makeRow(name) {
