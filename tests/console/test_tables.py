@@ -212,3 +212,22 @@ def test_the_servers_toolbar_stays_put_when_the_switched_off_banner_shows(
     assert len(now) == 6  # the filter, the grouping, the four bulk actions
     assert now == page.evaluate("window.firstSeen")
     assert console.errors == []
+
+
+def test_the_traffic_and_logs_toolbars_stay_put_when_the_server_picker_fills_in(
+    console_for: Callable[..., Console],
+) -> None:
+    # The picker is the toolbar's first control and was as wide as its longest name, which came in with
+    # GET /servers: the controls beside it moved sideways (187 px for this name) under a click.
+    console = console_for({SERVER: stdio_server("basic")})
+    console.page.add_init_script(WATCH_TOOLBAR)
+    page = console.open("#/servers")
+    expect(page.locator(f"tr[data-name={SERVER}] .status")).to_have_attribute("data-state", "connected")
+    for route, count in ((f"traffic/{SERVER}", 5), (f"logs/{SERVER}", 4)):
+        page.goto(f"{console.url}/#/{route}")
+        page.reload()  # a fresh document: the watch starts again
+        expect(page.get_by_label("Server", exact=True)).to_have_value(SERVER)
+        now = page.evaluate(TOOLBAR)
+        assert len(now) == count, now
+        assert now == page.evaluate("window.firstSeen"), route
+    assert console.errors == []

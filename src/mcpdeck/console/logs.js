@@ -18,7 +18,7 @@ function mount(root, route) {
   let name = route.args[0] || '';
   let source = null;
   let follow = true;
-  const picker = h('select', { 'aria-label': 'Server', on: { change: () => navigate('logs', picker.value ? [picker.value] : []) } });
+  const picker = h('select', { class: 'server-picker', 'aria-label': 'Server', on: { change: () => navigate('logs', picker.value ? [picker.value] : []) } });
   const filter = h('input', { type: 'search', placeholder: 'Show only lines with…', 'aria-label': 'Filter log lines' });
   const followBox = h('input', { type: 'checkbox', checked: true, on: { change: () => { follow = followBox.checked; if (follow) scrollEnd(); } } });
   const state = h('span', { class: 'muted', 'aria-live': 'polite' });

@@ -30,7 +30,7 @@ function mount(root, route) {
   let lastSeq = 0;
   const held = [];
 
-  const picker = h('select', { 'aria-label': 'Server', on: { change: () => navigate('traffic', picker.value ? [picker.value] : []) } });
+  const picker = h('select', { class: 'server-picker', 'aria-label': 'Server', on: { change: () => navigate('traffic', picker.value ? [picker.value] : []) } });
   const filter = h('input', { type: 'search', placeholder: 'Method, id or text…', 'aria-label': 'Filter messages' });
   const direction = h('select', { 'aria-label': 'Direction' },
     h('option', { value: '' }, 'both directions'), h('option', { value: 'out' }, '→ to servers'), h('option', { value: 'in' }, '← from servers'));
