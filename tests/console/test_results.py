@@ -168,3 +168,26 @@ def test_markdown_resources_are_rendered_safely_and_text_blobs_shown_as_text(
     page.get_by_role("button", name="raw").click()
     expect(page.locator(".panel")).to_contain_text("Binary data, application/octet-stream")
     assert console.errors == [], console.errors
+
+
+ECHO = """async (text) => (await fetch('/api/tools/mcp__basic__echo/call', {method: 'POST', headers: {'content-type':
+  'application/json', authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')},
+  body: JSON.stringify({arguments: {text}})})).status"""
+
+
+def test_a_call_shown_on_the_history_page_stays_while_other_calls_come_in(console_for: Callable[..., Console]) -> None:
+    # The page reads its list again as calls start and end (it is open all day); what was shown stays.
+    console = console_for({"basic": stdio_server("basic")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
+    assert page.evaluate(ECHO, "the first call") == 200
+    page.get_by_role("link", name="History").click()
+    calls = page.locator("table.history tbody tr")
+    expect(calls).to_have_count(1)
+    calls.get_by_role("button", name="mcp__basic__echo").click()
+    shown = page.locator(".tree")
+    expect(shown).to_contain_text("the first call")
+    assert page.evaluate(ECHO, "another call") == 200
+    expect(calls).to_have_count(2)
+    expect(shown).to_contain_text("the first call")
+    assert console.errors == [], console.errors

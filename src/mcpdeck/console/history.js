@@ -22,6 +22,8 @@ function callsPane(offs) {
   const text = h('input', { type: 'search', placeholder: 'tool name contains…', 'aria-label': 'Tool name contains' });
   const limit = h('select', { 'aria-label': 'How many' }, [50, 200, 1000].map((n) => h('option', { value: n }, `last ${n}`)));
   const out = h('div', { 'aria-live': 'polite' });
+  // The call shown, outside the list: reading the list again (a call that starts or ends, a filter) keeps it.
+  const detail = h('div', {});
   const load = debounce(async () => {
     const q = new URLSearchParams({ limit: limit.value });
     if (server.value.trim()) q.set('server', server.value.trim());
@@ -29,7 +31,6 @@ function callsPane(offs) {
     if (text.value.trim()) q.set('q', text.value.trim());
     let r;
     try { r = await get(`/history/calls?${q}`); } catch (error) { add(clear(out), h('p', { class: 'error-text' }, error.message)); return; }
-    const detail = h('div', {});
     // Calls through the gateway name their client (clientInfo, profile, token); a column only when some do, as in the CLI.
     const clients = r.toolCalls.some((c) => c.caller);
     // A fleet's replicas share the history: which one made each call, once the list holds more than one's.
@@ -48,14 +49,13 @@ function callsPane(offs) {
       h('p', { class: 'hint' }, `${countText(r.toolCalls.length, r.total)} · ${r.path}`),
       rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
         h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', clients ? 'Client' : null, replicas ? 'Replica' : null, 'Error'].filter(Boolean).map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
-        h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'),
-      detail);
+        h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'));
   }, 150);
   for (const el of [server, text]) el.addEventListener('input', load);
   for (const el of [status, limit]) el.addEventListener('change', load);
   offs.push(on('ToolCallFinished', load), on('ToolCallStarted', load)); // live
   load();
-  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', load, { class: 'small' })), out);
+  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', load, { class: 'small' })), out, detail);
 }
 
 /** "3 calls", or "the newest 50 of 1,234 calls" when the limit cut the list. */
