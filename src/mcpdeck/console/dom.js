@@ -55,6 +55,42 @@ export function clear(el) {
   return el;
 }
 
+/**
+ * Draw a keyed list into `container`, touching only what changed. `entries` are `{key, look, build}`:
+ * an entry whose key was drawn before with the same `look` (a string: what its element shows) keeps
+ * its element; another one gets `build()`. Elements are moved only where the order differs, and ones
+ * no entry names are removed: a list drawn again as it was is left as it is (same nodes, no
+ * mutation). `drawn` is the Map key -> {el, look} this returned last time (a new Map the first time).
+ */
+export function drawKeyed(container, entries, drawn) {
+  const next = new Map();
+  for (const { key, look, build } of entries) {
+    const old = drawn.get(key);
+    next.set(key, old && old.look === look ? old : { el: build(), look });
+  }
+  const kept = new Set([...next.values()].map((item) => item.el));
+  for (const child of [...container.children]) if (!kept.has(child)) child.remove();
+  let at = container.firstElementChild;
+  for (const { el } of next.values()) {
+    if (el === at) at = at.nextElementSibling;
+    else container.insertBefore(el, at);
+  }
+  return next;
+}
+
+/**
+ * The order of the servers a page lists, kept while it is open: `seen` is the page's array of server
+ * names in the order they were first drawn. Names in `servers` (in the API's order: the config's) not
+ * in it yet are added at its end, so a server whose items come later is listed after the ones already
+ * shown and moves none of them. Returns a function that sorts items by their server's place (stable:
+ * a server's items keep the order the server gave).
+ */
+export function serverOrder(seen, servers) {
+  for (const name of servers) if (!seen.includes(name)) seen.push(name);
+  const place = new Map(seen.map((name, i) => [name, i]));
+  return (items, serverOf = (item) => item.server) => [...items].sort((a, b) => place.get(serverOf(a)) - place.get(serverOf(b)));
+}
+
 export function button(label, onClick, props = {}) {
   return h('button', { type: 'button', ...props, on: { click: onClick, ...(props.on || {}) } }, label);
 }

@@ -2,7 +2,7 @@
 // listed with what each serves now, added, edited and deleted. The config file is the record:
 // the gateway follows it and tells a changed profile's connected clients to list again.
 import { del, get, on, put, seg } from './api.js';
-import { add, breakable, button, clear, confirmDialog, debounce, field, h, openDialog, toast } from './dom.js';
+import { add, breakable, button, clear, confirmDialog, debounce, drawKeyed, field, h, openDialog, toast } from './dom.js';
 
 export default { title: 'Profiles', mount };
 
@@ -11,25 +11,46 @@ const lines = (text) => text.split('\n').map((s) => s.trim()).filter(Boolean);
 function mount(root) {
   const out = h('div', { 'aria-live': 'polite' });
   let servers = [];
+  // Read again on every status, tools and config event: drawn again only when what it would draw
+  // differs from what is drawn, and then row by row (drawKeyed), so a row that did not change keeps
+  // its element (an opened "N tools" stays open).
+  let drawnAs = null; // what `out` shows: the answer it was drawn from, as JSON
+  let rows = new Map(); // profile name -> {el, look}
+  let tbody = null;
   const load = debounce(async () => {
     let list;
     try {
       [list, servers] = await Promise.all([get('/profiles'), get('/servers').then((r) => r.servers.map((s) => s.name))]);
     } catch (error) {
+      drawnAs = null;
       add(clear(out), h('p', { class: 'error-text' }, error.message));
       return;
     }
+    const look = JSON.stringify(list);
+    if (look === drawnAs) return;
+    const wasTable = tbody !== null && tbody.isConnected;
+    drawnAs = look;
+    if (list.config !== null && list.profiles.length) {
+      if (!wasTable) {
+        rows = new Map();
+        tbody = h('tbody', {});
+        add(clear(out), h('div', { class: 'table-wrap' }, h('table', { class: 'profiles' },
+          h('thead', {}, h('tr', {}, ['Profile', 'Servers', 'Tools', 'Names', 'Serves', 'Endpoint', ''].map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
+          tbody)));
+      }
+      rows = drawKeyed(tbody, list.profiles.map((p) => ({ key: p.name, look: JSON.stringify(p), build: () => row(p) })), rows);
+      return;
+    }
+    tbody = null;
     add(clear(out), list.config === null
       ? h('p', { class: 'empty' }, 'This host has no config file, so it has nowhere to keep profiles.')
-      : list.profiles.length
-        ? h('div', { class: 'table-wrap' }, table(list.profiles))
-        : h('section', { class: 'empty' },
-          h('p', {}, 'No profiles yet. A profile serves some of your servers and tools to MCP clients as one server of its own, at /mcp/<name>.'),
-          button('New profile', () => edit(), { class: 'primary' })));
+      : h('section', { class: 'empty' },
+        h('p', {}, 'No profiles yet. A profile serves some of your servers and tools to MCP clients as one server of its own, at /mcp/<name>.'),
+        button('New profile', () => edit(), { class: 'primary' })));
   }, 100);
 
-  function table(profiles) {
-    const rows = profiles.map((p) => h('tr', {},
+  function row(p) {
+    return h('tr', {},
       h('th', { class: 'mono', attrs: { scope: 'row' } }, breakable(p.name)),
       h('td', {}, p.config.servers ? p.servers.join(', ') || '—' : 'all servers',
         p.unknownServers.length ? h('div', { class: 'error-text' }, `not configured: ${p.unknownServers.join(', ')}`) : null),
@@ -40,10 +61,7 @@ function mount(root) {
       h('td', { class: 'mono' }, breakable(`${location.origin}${p.path}`)),
       h('td', { class: 'actions' },
         button('Edit', () => edit(p), { class: 'small', 'aria-label': `Edit profile ${p.name}` }),
-        button('Delete', () => remove(p), { class: 'small danger', 'aria-label': `Delete profile ${p.name}` }))));
-    return h('table', { class: 'profiles' },
-      h('thead', {}, h('tr', {}, ['Profile', 'Servers', 'Tools', 'Names', 'Serves', 'Endpoint', ''].map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
-      h('tbody', {}, rows));
+        button('Delete', () => remove(p), { class: 'small danger', 'aria-label': `Delete profile ${p.name}` })));
   }
 
   function edit(profile) {

@@ -3,7 +3,7 @@
 // the result as text, images, audio, links and a tree, a big one cut to what shows at once.
 import { ApiError, get, newCallId, on, post, seg, streamPost } from './api.js';
 import { askDialogs } from './asks.js';
-import { add, breakable, button, clear, debounce, h, toast } from './dom.js';
+import { add, breakable, button, clear, debounce, drawKeyed, h, serverOrder, toast } from './dom.js';
 import { badges, toolResult, tree } from './content.js';
 import { navigate } from './router.js';
 import { schemaForm } from './schema-form.js';
@@ -29,23 +29,43 @@ function mount(root, route) {
     h('div', { class: 'split' }, list, detail));
 
   // ----- the list -----------------------------------------------------------------------
+  // Drawn again on every change of the catalog, but only what changed is touched (drawKeyed): a
+  // reload that lists the same tools leaves every element as it is. Servers keep the place they were
+  // first drawn in (the config's order on the first draw): a server that connects later is listed
+  // after the ones shown, so no tool moves under a click when another server's arrive.
+  let drawn = new Map(); // name -> {el, look}
+  const servers = []; // in the order first drawn
+  function itemElement(tool) {
+    return h('button', { type: 'button', class: 'list-item', role: 'listitem', data: { name: tool.name }, on: { click: () => navigate('tools', [tool.name], currentQuery()) } },
+      h('span', { class: 'title' }, breakable(tool.name)), ' ', badges(tool.annotations),
+      h('span', { class: 'desc' }, tool.title || tool.description || ''));
+  }
   function renderList() {
-    const frag = document.createDocumentFragment();
+    tools = serverOrder(servers, tools.map((t) => t.server))(tools);
+    drawn = drawKeyed(list, tools.map((tool) => ({
+      key: tool.name,
+      look: JSON.stringify([tool.server, tool.title, tool.description, tool.annotations]),
+      build: () => itemElement(tool),
+    })), drawn);
     items.clear();
     for (const tool of tools) {
-      const el = h('button', { type: 'button', class: 'list-item', role: 'listitem', data: { name: tool.name }, on: { click: () => navigate('tools', [tool.name], currentQuery()) } },
-        h('span', { class: 'title' }, breakable(tool.name)), ' ', badges(tool.annotations),
-        h('span', { class: 'desc' }, tool.title || tool.description || ''));
-      if (selected && selected.name === tool.name) el.setAttribute('aria-current', 'true');
+      const { el } = drawn.get(tool.name);
+      markCurrent(el, Boolean(selected && selected.name === tool.name));
       items.set(tool.name, { el, tool, haystack: `${tool.name} ${tool.server} ${tool.title || ''} ${tool.description || ''}`.toLowerCase() });
-      add(frag, el);
     }
-    add(clear(list), frag);
-    const servers = [...new Set(tools.map((t) => t.server))].sort();
+    const names = [...new Set(tools.map((t) => t.server))].sort();
     const keep = serverFilter.value || route.query.get('server') || '';
-    add(clear(serverFilter), h('option', { value: '' }, 'All servers'), servers.map((s) => h('option', { value: s }, s)));
-    serverFilter.value = servers.includes(keep) ? keep : '';
+    if (JSON.stringify(names) !== JSON.stringify([...serverFilter.options].slice(1).map((o) => o.value))) {
+      add(clear(serverFilter), h('option', { value: '' }, 'All servers'), names.map((s) => h('option', { value: s }, s)));
+    }
+    const value = names.includes(keep) ? keep : '';
+    if (serverFilter.value !== value) serverFilter.value = value;
     applyFilter();
+  }
+
+  function markCurrent(el, current) {
+    if (current && el.getAttribute('aria-current') !== 'true') el.setAttribute('aria-current', 'true');
+    else if (!current && el.hasAttribute('aria-current')) el.removeAttribute('aria-current');
   }
 
   function applyFilter() {
@@ -57,7 +77,8 @@ function mount(root, route) {
       if (item.el.hidden === visible) item.el.hidden = !visible;
       if (visible) shown += 1;
     }
-    count.textContent = shown === tools.length ? `${tools.length} tools` : `${shown} of ${tools.length} tools`;
+    const text = shown === tools.length ? `${tools.length} tools` : `${shown} of ${tools.length} tools`;
+    if (count.textContent !== text) count.textContent = text;
   }
   search.addEventListener('input', applyFilter);
   serverFilter.addEventListener('change', applyFilter);
@@ -192,7 +213,7 @@ function mount(root, route) {
     // A reload that left the shown tool as it was keeps its form (and what was typed in it).
     if (now && before === JSON.stringify(now.tool) && detail.querySelector('h2')?.textContent === wanted) {
       selected = now.tool;
-      now.el.setAttribute('aria-current', 'true');
+      markCurrent(now.el, true);
       return;
     }
     select(wanted);

@@ -1,0 +1,129 @@
+"""The Tools, Profiles, Resources and Prompts pages read their lists again on the live events (a
+server that connects late, one that reconnects, a status change); what they show stays where it was:
+a list read again as it was keeps its elements (an open ``<details>``, the selected item), and a server
+that connects late is listed after the ones already shown, so no item moves under a click."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+from playwright.sync_api import Page, expect
+
+from tests.console.conftest import Console
+from tests.helpers import WAIT, late_server, release, stdio_server
+
+# Note each answer of the API the page has read, once the page has done with it: the page goes on
+# (draws) in the microtasks after the body is read, and a timer runs only after those.
+WATCH_READS = """() => {
+  window.reads = [];
+  const original = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await original(...args);
+    const text = response.text.bind(response);
+    response.text = async () => {
+      const body = await text();
+      setTimeout(() => window.reads.push(String(args[0])), 0);
+      return body;
+    };
+    return response;
+  };
+}"""
+
+RECONNECT = """async (name) => {
+  const r = await fetch(`/api/servers/${name}/reconnect`, {method: 'POST', headers:
+    {authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}});
+  return r.status;
+}"""
+
+
+def _read_again(page: Page, *paths: str) -> None:
+    """Wait until the page has read (and used) each of ``paths`` of the API since ``WATCH_READS``."""
+    page.wait_for_function(
+        "(paths) => paths.every((p) => window.reads.includes(`/api${p}`))", arg=list(paths), timeout=WAIT * 1000
+    )
+
+
+def _release(fifo: Path) -> None:
+    with ThreadPoolExecutor(1) as thread:  # (Playwright's sync API holds this thread's event loop)
+        thread.submit(anyio.run, release, fifo).result(timeout=WAIT)
+
+
+def test_a_server_that_connects_late_moves_no_tool_of_the_ones_shown(
+    console_for: Callable[..., Console], tmp_path: Path
+) -> None:
+    """``late`` comes first in the config but connects after the page has listed ``basic``'s tools:
+    its tools are listed after them, and a click where ``basic``'s echo was still opens it."""
+    fifo = tmp_path / "late.fifo"
+    console = console_for({"late": late_server(fifo, "basic"), "basic": stdio_server("basic")})
+    page = console.open("#/tools")
+    tools = page.get_by_role("list", name="Tools")
+    echo = tools.locator('[data-name="mcp__basic__echo"]')
+    expect(echo).to_be_visible()
+    expect(tools.locator('[data-name^="mcp__late__"]')).to_have_count(0)
+    before = echo.bounding_box()
+    assert before is not None
+
+    _release(fifo)
+    late_echo = tools.locator('[data-name="mcp__late__echo"]')
+    expect(late_echo).to_be_visible()  # the late server's tools are in the list
+    assert echo.bounding_box() == before
+    late_box = late_echo.bounding_box()
+    assert late_box is not None and late_box["y"] > before["y"]  # listed after basic's
+
+    page.mouse.click(before["x"] + before["width"] / 2, before["y"] + before["height"] / 2)
+    expect(page.locator(".panel h2")).to_have_text("mcp__basic__echo")
+    expect(echo).to_have_attribute("aria-current", "true")
+    assert console.errors == []
+
+
+def test_a_reconnect_that_lists_the_same_tools_leaves_the_list_and_the_selected_tool_as_they_are(
+    console_for: Callable[..., Console],
+) -> None:
+    """A reconnect (status events, then ``ToolsChanged`` with the same tools): the page reads the list
+    again and touches none of its elements; the tool shown keeps its form and what was typed in it."""
+    console = console_for({"basic": stdio_server("basic")})
+    page = console.open("#/tools/mcp__basic__echo")
+    tools = page.get_by_role("list", name="Tools")
+    echo = tools.locator('[data-name="mcp__basic__echo"]')
+    expect(echo).to_have_attribute("aria-current", "true")
+    text = page.get_by_label("text")
+    text.fill("typed before the reconnect")
+    echo.evaluate("(el) => { el.marked = 'still here'; }")
+    count = tools.locator(".list-item").count()
+
+    page.evaluate(WATCH_READS)
+    assert page.evaluate(RECONNECT, "basic") == 200
+    _read_again(page, "/tools")
+
+    assert echo.evaluate("(el) => el.marked") == "still here"
+    assert tools.evaluate("(list) => [...list.children].every((el) => el.isConnected)")
+    expect(tools.locator(".list-item")).to_have_count(count)
+    expect(echo).to_have_attribute("aria-current", "true")
+    expect(text).to_have_value("typed before the reconnect")
+    assert console.errors == []
+
+
+def test_the_profiles_table_stays_as_it_is_when_a_status_event_changes_nothing(
+    console_for: Callable[..., Console],
+) -> None:
+    """Every status event makes the Profiles page read the profiles again; a table that would be drawn
+    as it is keeps its rows, so an opened *N tools* stays open."""
+    console = console_for({"basic": stdio_server("basic")}, profiles={"coding": {"servers": ["basic"]}})
+    page = console.open("#/profiles")
+    row = page.locator("table.profiles tbody tr", has_text="coding")
+    served = row.locator("details")
+    expect(served.locator("summary")).to_have_text("13 tools")
+    served.locator("summary").click()
+    expect(served).to_have_attribute("open", "")
+    row.evaluate("(el) => { el.marked = 'still here'; }")
+
+    page.evaluate(WATCH_READS)
+    assert page.evaluate(RECONNECT, "basic") == 200
+    _read_again(page, "/profiles", "/servers")
+
+    assert row.evaluate("(el) => el.marked") == "still here"
+    expect(served).to_have_attribute("open", "")
+    assert console.errors == []
