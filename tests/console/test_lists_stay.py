@@ -5,12 +5,13 @@ that connects late is listed after the ones already shown, so no item moves unde
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.console.conftest import Console
 from tests.helpers import WAIT, late_server, release, stdio_server
@@ -126,4 +127,49 @@ def test_the_profiles_table_stays_as_it_is_when_a_status_event_changes_nothing(
 
     assert row.evaluate("(el) => el.marked") == "still here"
     expect(served).to_have_attribute("open", "")
+    assert console.errors == []
+
+
+def test_resources_and_prompts_stay_where_they_are_when_a_server_connects_late_or_reconnects(
+    console_for: Callable[..., Console], tmp_path: Path
+) -> None:
+    """The Resources and Prompts pages: ``late`` and ``later`` (first in the config) connect after the
+    page has listed ``feat``'s items, which do not move; a reconnect of ``feat`` that lists the same
+    leaves the items' elements as they are."""
+    late, later = tmp_path / "late.fifo", tmp_path / "later.fifo"
+    servers = {"late": late_server(late, "features"), "later": late_server(later, "features")}
+    console = console_for({**servers, "feat": stdio_server("features")})
+    page = console.open("#/resources")
+
+    def of(server: str) -> Locator:
+        return page.locator(".list .list-item").filter(
+            has=page.locator(".badge.server", has_text=re.compile(f"^{server}$"))
+        )
+
+    about = of("feat").filter(has_text="About")
+    expect(about).to_be_visible()
+    expect(of("late")).to_have_count(0)
+    before = about.bounding_box()
+    _release(late)
+    expect(of("late").filter(has_text="About")).to_be_visible()
+    assert about.bounding_box() == before
+    about.evaluate("(el) => { el.marked = 'still here'; }")
+    page.evaluate(WATCH_READS)
+    assert page.evaluate(RECONNECT, "feat") == 200
+    _read_again(page, "/resources")
+    assert about.evaluate("(el) => el.marked") == "still here"
+
+    page.get_by_role("link", name="Prompts").click()
+    greet = page.locator(".list .list-item", has_text="mcp__feat__greet")
+    expect(greet).to_be_visible()
+    expect(page.locator(".list .list-item", has_text="mcp__later__")).to_have_count(0)
+    before = greet.bounding_box()
+    _release(later)
+    expect(page.locator(".list .list-item", has_text="mcp__later__greet")).to_be_visible()
+    assert greet.bounding_box() == before
+    greet.evaluate("(el) => { el.marked = 'still here'; }")
+    page.evaluate(WATCH_READS)
+    assert page.evaluate(RECONNECT, "feat") == 200
+    _read_again(page, "/prompts")
+    assert greet.evaluate("(el) => el.marked") == "still here"
     assert console.errors == []

@@ -1,6 +1,6 @@
 // Prompts: every server's prompts; arguments with the server's completions; the messages.
 import { get, on, post, seg } from './api.js';
-import { add, button, clear, debounce, field, h } from './dom.js';
+import { add, button, clear, debounce, drawKeyed, field, h, serverOrder } from './dom.js';
 import { messages } from './content.js';
 import { completingInput } from './completion.js';
 
@@ -11,14 +11,21 @@ function mount(root) {
   const searchBox = h('input', { type: 'search', placeholder: 'Filter prompts', 'aria-label': 'Filter prompts' });
   const list = h('div', { class: 'list' });
   const panel = h('div', { class: 'panel' }, h('p', { class: 'muted' }, 'Pick a prompt to fill in its arguments.'));
+  const empty = h('p', { class: 'empty', hidden: true }, 'No prompts.');
+  const problem = h('p', { class: 'error-text', hidden: true });
   add(root, h('div', { class: 'page-head' }, h('h1', {}, 'Prompts')), h('div', { class: 'toolbar' }, searchBox),
-    h('div', { class: 'split' }, list, panel));
+    h('div', { class: 'split' }, h('div', {}, problem, list, empty), panel));
 
+  // Drawn again on every list event and keystroke, touching only what changed (drawKeyed); a server
+  // that connects late is listed after the ones shown (serverOrder), so nothing moves under a click.
+  const servers = []; // in the order first drawn
+  let drawn = new Map();
   function render() {
     const f = searchBox.value.toLowerCase();
-    const shown = prompts.filter((p) => !f || `${p.name} ${p.title || ''} ${p.description || ''}`.toLowerCase().includes(f));
-    add(clear(list), shown.length ? shown.map((p) => h('button', { type: 'button', class: 'list-item', on: { click: () => show(p) } },
-      h('span', { class: 'title' }, p.name), h('span', { class: 'desc' }, p.title || p.description || ''))) : h('p', { class: 'empty' }, 'No prompts.'));
+    const shown = serverOrder(servers, prompts.map((p) => p.server))(prompts).filter((p) => !f || `${p.name} ${p.title || ''} ${p.description || ''}`.toLowerCase().includes(f));
+    drawn = drawKeyed(list, shown.map((p) => ({ key: p.name, look: JSON.stringify(p), build: () => h('button', { type: 'button', class: 'list-item', on: { click: () => show(p) } },
+      h('span', { class: 'title' }, p.name), h('span', { class: 'desc' }, p.title || p.description || '')) })), drawn);
+    if (empty.hidden !== Boolean(shown.length)) { empty.hidden = Boolean(shown.length); list.hidden = !shown.length; }
   }
   searchBox.addEventListener('input', render);
 
@@ -55,7 +62,8 @@ function mount(root) {
   }
 
   async function load() {
-    try { prompts = await get('/prompts'); } catch (error) { add(clear(list), h('p', { class: 'error-text' }, error.message)); return; }
+    try { prompts = await get('/prompts'); } catch (error) { problem.textContent = error.message; problem.hidden = false; return; }
+    if (!problem.hidden) problem.hidden = true;
     render();
   }
   const reload = debounce(load, 300);

@@ -1,7 +1,7 @@
 // Resources: every server's resources and templates; read one; subscribe for live updates;
 // fill a template's arguments with the server's completions.
 import { get, on, post } from './api.js';
-import { add, button, clear, debounce, field, h, tabs, toast } from './dom.js';
+import { add, button, clear, debounce, drawKeyed, field, h, serverOrder, tabs, toast } from './dom.js';
 import { resourceBody } from './content.js';
 import { completingInput } from './completion.js';
 
@@ -73,16 +73,32 @@ function mount(root) {
     }
   }
 
+  // Drawn again on every list event and keystroke, touching only what changed (drawKeyed): a list
+  // read again as it was keeps its elements; a server that connects late is listed after the ones
+  // shown (serverOrder), so nothing moves under a click.
+  const servers = []; // in the order first drawn
+  const resList = h('div', { class: 'list' });
+  const resEmpty = h('p', { class: 'empty', hidden: true }, 'No resources.');
+  const tplList = h('div', { class: 'list' });
+  const tplEmpty = h('p', { class: 'empty', hidden: true }, 'No resource templates.');
+  const problem = h('p', { class: 'error-text', hidden: true });
+  add(listSlot, problem, resList, resEmpty);
+  add(templatesSlot, tplList, tplEmpty);
+  let resDrawn = new Map();
+  let tplDrawn = new Map();
   function renderLists() {
     const f = searchBox.value.toLowerCase();
-    const res = data.resources.filter((r) => !f || `${r.name} ${r.uri} ${r.title || ''} ${r.server}`.toLowerCase().includes(f));
-    add(clear(listSlot), res.length ? h('div', { class: 'list' }, res.map((r) => h('button', { type: 'button', class: 'list-item', on: { click: () => read(r.server, r.uri) } },
+    const order = serverOrder(servers, [...data.resources, ...data.templates].map((r) => r.server));
+    const res = order(data.resources).filter((r) => !f || `${r.name} ${r.uri} ${r.title || ''} ${r.server}`.toLowerCase().includes(f));
+    resDrawn = drawKeyed(resList, res.map((r) => ({ key: key(r.server, r.uri), look: JSON.stringify(r), build: () => h('button', { type: 'button', class: 'list-item', on: { click: () => read(r.server, r.uri) } },
       h('span', { class: 'title' }, r.title || r.name), ' ', h('span', { class: 'badge server' }, r.server),
-      h('span', { class: 'desc' }, `${r.uri}${r.mimeType ? ` · ${r.mimeType}` : ''}`)))) : h('p', { class: 'empty' }, 'No resources.'));
-    const tpl = data.templates.filter((r) => !f || `${r.name} ${r.uriTemplate} ${r.server}`.toLowerCase().includes(f));
-    add(clear(templatesSlot), tpl.length ? h('div', { class: 'list' }, tpl.map((tp) => h('button', { type: 'button', class: 'list-item', on: { click: () => showTemplate(tp) } },
+      h('span', { class: 'desc' }, `${r.uri}${r.mimeType ? ` · ${r.mimeType}` : ''}`)) })), resDrawn);
+    if (resEmpty.hidden !== Boolean(res.length)) { resEmpty.hidden = Boolean(res.length); resList.hidden = !res.length; }
+    const tpl = order(data.templates).filter((r) => !f || `${r.name} ${r.uriTemplate} ${r.server}`.toLowerCase().includes(f));
+    tplDrawn = drawKeyed(tplList, tpl.map((tp) => ({ key: key(tp.server, tp.uriTemplate), look: JSON.stringify(tp), build: () => h('button', { type: 'button', class: 'list-item', on: { click: () => showTemplate(tp) } },
       h('span', { class: 'title' }, tp.title || tp.name), ' ', h('span', { class: 'badge server' }, tp.server),
-      h('span', { class: 'desc' }, tp.uriTemplate)))) : h('p', { class: 'empty' }, 'No resource templates.'));
+      h('span', { class: 'desc' }, tp.uriTemplate)) })), tplDrawn);
+    if (tplEmpty.hidden !== Boolean(tpl.length)) { tplEmpty.hidden = Boolean(tpl.length); tplList.hidden = !tpl.length; }
   }
   searchBox.addEventListener('input', renderLists);
 
@@ -107,7 +123,8 @@ function mount(root) {
   }
 
   async function load() {
-    try { data = await get('/resources'); } catch (error) { add(clear(listSlot), h('p', { class: 'error-text' }, error.message)); return; }
+    try { data = await get('/resources'); } catch (error) { problem.textContent = error.message; problem.hidden = false; return; }
+    if (!problem.hidden) problem.hidden = true;
     renderLists();
   }
   const reload = debounce(load, 300);
