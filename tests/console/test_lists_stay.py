@@ -16,13 +16,19 @@ from playwright.sync_api import Locator, Page, expect
 from tests.console.conftest import Console
 from tests.helpers import WAIT, late_server, release, stdio_server
 
-# Note each answer of the API the page has read, once the page has done with it: the page goes on
-# (draws) in the microtasks after the body is read, and a timer runs only after those.
-WATCH_READS = """() => {
+# Note each answer of the API the page asks for after it has heard live event ``event`` (with the
+# console's own api.js, so after the page has heard it too), once the page has done with the answer:
+# the page goes on (draws) in the microtasks after the body is read, and a timer runs only after those.
+WATCH_READS = """async (event) => {
+  const { on } = await import('/console/api.js');
+  let heard = false;
+  on(event, () => { heard = true; });
   window.reads = [];
   const original = window.fetch;
   window.fetch = async (...args) => {
+    const after = heard;
     const response = await original(...args);
+    if (!after) return response;
     const text = response.text.bind(response);
     response.text = async () => {
       const body = await text();
@@ -41,7 +47,7 @@ RECONNECT = """async (name) => {
 
 
 def _read_again(page: Page, *paths: str) -> None:
-    """Wait until the page has read (and used) each of ``paths`` of the API since ``WATCH_READS``."""
+    """Wait until the page has read (and used) each of ``paths`` of the API after the event ``WATCH_READS`` names."""
     page.wait_for_function(
         "(paths) => paths.every((p) => window.reads.includes(`/api${p}`))", arg=list(paths), timeout=WAIT * 1000
     )
@@ -95,7 +101,7 @@ def test_a_reconnect_that_lists_the_same_tools_leaves_the_list_and_the_selected_
     echo.evaluate("(el) => { el.marked = 'still here'; }")
     count = tools.locator(".list-item").count()
 
-    page.evaluate(WATCH_READS)
+    page.evaluate(WATCH_READS, "ToolsChanged")
     assert page.evaluate(RECONNECT, "basic") == 200
     _read_again(page, "/tools")
 
@@ -121,7 +127,7 @@ def test_the_profiles_table_stays_as_it_is_when_a_status_event_changes_nothing(
     expect(served).to_have_attribute("open", "")
     row.evaluate("(el) => { el.marked = 'still here'; }")
 
-    page.evaluate(WATCH_READS)
+    page.evaluate(WATCH_READS, "ServerStatusChanged")
     assert page.evaluate(RECONNECT, "basic") == 200
     _read_again(page, "/profiles", "/servers")
 
@@ -154,7 +160,7 @@ def test_resources_and_prompts_stay_where_they_are_when_a_server_connects_late_o
     expect(of("late").filter(has_text="About")).to_be_visible()
     assert about.bounding_box() == before
     about.evaluate("(el) => { el.marked = 'still here'; }")
-    page.evaluate(WATCH_READS)
+    page.evaluate(WATCH_READS, "ResourcesChanged")
     assert page.evaluate(RECONNECT, "feat") == 200
     _read_again(page, "/resources")
     assert about.evaluate("(el) => el.marked") == "still here"
@@ -168,7 +174,7 @@ def test_resources_and_prompts_stay_where_they_are_when_a_server_connects_late_o
     expect(page.locator(".list .list-item", has_text="mcp__later__greet")).to_be_visible()
     assert greet.bounding_box() == before
     greet.evaluate("(el) => { el.marked = 'still here'; }")
-    page.evaluate(WATCH_READS)
+    page.evaluate(WATCH_READS, "PromptsChanged")
     assert page.evaluate(RECONNECT, "feat") == 200
     _read_again(page, "/prompts")
     assert greet.evaluate("(el) => el.marked") == "still here"
