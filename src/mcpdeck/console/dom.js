@@ -70,6 +70,12 @@ export function drawKeyed(container, entries, drawn) {
   }
   const kept = new Set([...next.values()].map((item) => item.el));
   for (const child of [...container.children]) if (!kept.has(child)) child.remove();
+  if (!container.firstElementChild) { // the first draw: all at once, as one fragment
+    const frag = document.createDocumentFragment();
+    for (const { el } of next.values()) frag.append(el);
+    container.append(frag);
+    return next;
+  }
   let at = container.firstElementChild;
   for (const { el } of next.values()) {
     if (el === at) at = at.nextElementSibling;
