@@ -188,6 +188,8 @@ def test_a_call_shown_on_the_history_page_stays_while_other_calls_come_in(consol
     shown = page.locator(".tree")
     expect(shown).to_contain_text("the first call")
     assert page.evaluate(ECHO, "another call") == 200
+    # The pointer is still on the list (it just clicked there): the new call waits above it, then comes in.
+    page.get_by_role("button", name="1 newer call — show").click()
     expect(calls).to_have_count(2)
     expect(shown).to_contain_text("the first call")
     assert console.errors == [], console.errors

@@ -21,21 +21,71 @@ function callsPane(offs) {
     ['ok', 'tool-error', 'error', 'denied', 'running'].map((s) => h('option', { value: s }, s)));
   const text = h('input', { type: 'search', placeholder: 'tool name contains…', 'aria-label': 'Tool name contains' });
   const limit = h('select', { 'aria-label': 'How many' }, [50, 200, 1000].map((n) => h('option', { value: n }, `last ${n}`)));
-  const out = h('div', { 'aria-live': 'polite' });
+  // Above the list: how many calls match, and the newer calls held back while the user is on the list.
+  const count = h('span', { class: 'calls-count' });
+  const newer = button('', () => showNewer(), { class: 'small', hidden: true, title: 'Put the calls made since into the list' });
+  const head = h('div', { class: 'calls-head' }, count, h('span', { class: 'calls-newer', 'aria-live': 'polite' }, newer));
+  const list = h('div', {});
+  const box = h('div', {}, head, list);
   // The call shown, outside the list: reading the list again (a call that starts or ends, a filter) keeps it.
   const detail = h('div', {});
+
+  // Calls start and end several times a second on a busy gateway, and new ones go at the top: redrawing the list
+  // then would move every row down under a click. While the pointer is over the list, keyboard focus is in it or
+  // it is scrolled down, a live answer waits (the head says how many newer calls) until the button takes it or
+  // the user moves off the list. A filter, the limit and Refresh are the user's own: their answer is drawn at once.
+  let shown = null; // the answer the list shows
+  let waiting = null; // a newer answer held back
+  let asked = true; // the next answer is drawn at once: the first, or one the user asked for
+  let reads = 0;
+  let pointer = false;
+  const held = () => {
+    const table = list.querySelector('table');
+    if (!table) return false;
+    if (pointer) return true;
+    const focused = document.activeElement;
+    if (focused && box.contains(focused) && focused.matches(':focus-visible')) return true;
+    const bar = document.querySelector('.top'); // sticky: what is under it is out of sight
+    return table.getBoundingClientRect().top < (bar ? bar.getBoundingClientRect().bottom : 0);
+  };
+  const release = () => { if (waiting && !held()) draw(waiting); };
+  box.addEventListener('pointerenter', () => { pointer = true; });
+  box.addEventListener('pointerleave', () => { pointer = false; release(); });
+  box.addEventListener('focusout', (event) => { if (!box.contains(event.relatedTarget)) release(); });
+  const onScroll = () => release();
+  window.addEventListener('scroll', onScroll, { passive: true });
+  offs.push(() => window.removeEventListener('scroll', onScroll));
+
   const load = debounce(async () => {
     const q = new URLSearchParams({ limit: limit.value });
     if (server.value.trim()) q.set('server', server.value.trim());
     if (status.value) q.set('status', status.value);
     if (text.value.trim()) q.set('q', text.value.trim());
+    const read = ++reads;
     let r;
-    try { r = await get(`/history/calls?${q}`); } catch (error) { add(clear(out), h('p', { class: 'error-text' }, error.message)); return; }
+    try { r = await get(`/history/calls?${q}`); } catch (error) {
+      if (read !== reads || (!asked && held())) return; // a live read that failed: the list stays as it is
+      asked = false; shown = waiting = null; setNewer();
+      add(clear(list), h('p', { class: 'error-text', role: 'alert' }, error.message));
+      return;
+    }
+    if (read !== reads) return; // a later read is on its way (it has the filters as they are now)
+    if (asked || !held()) { asked = false; draw(r); return; }
+    waiting = changes(shown, r) ? r : null;
+    setNewer();
+  }, 150);
+  const ask = () => { asked = true; load(); };
+
+  function draw(r) {
+    // Keyboard focus on a call's button stays on that call's button.
+    const focused = document.activeElement;
+    const keep = focused && list.contains(focused) ? focused.closest('tr')?.dataset.call : null;
+    shown = r; waiting = null; setNewer();
     // Calls through the gateway name their client (clientInfo, profile, token); a column only when some do, as in the CLI.
     const clients = r.toolCalls.some((c) => c.caller);
     // A fleet's replicas share the history: which one made each call, once the list holds more than one's.
     const replicas = new Set(r.toolCalls.map((c) => c.replica)).size > 1;
-    const rows = r.toolCalls.map((c) => h('tr', {},
+    const rows = r.toolCalls.map((c) => h('tr', { data: { call: c.callId } },
       h('td', {}, formatTime(c.startedAt)),
       h('td', { class: 'mono' }, button(breakable(c.name), () => showCall(detail, c), { class: 'ghost small', title: 'Show its arguments and result' })),
       h('td', {}, c.server),
@@ -45,17 +95,46 @@ function callsPane(offs) {
       clients ? h('td', { class: 'client', title: c.caller ? 'The gateway client that made the call' : 'Made by mcpdeck itself' }, c.caller || '—') : null,
       replicas ? h('td', { class: 'mono', title: 'The serve replica that made the call' }, c.replica || '—') : null,
       h('td', { class: 'error-text' }, c.error || '')));
-    add(clear(out), 
-      h('p', { class: 'hint' }, `${countText(r.toolCalls.length, r.total)} · ${r.path}`),
+    count.textContent = `${countText(r.toolCalls.length, r.total)} · ${r.path}`;
+    count.title = r.path;
+    add(clear(list),
       rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
         h('thead', {}, h('tr', {}, ['When', 'Tool', 'Server', 'Outcome', 'Took', 'Approved by', clients ? 'Client' : null, replicas ? 'Replica' : null, 'Error'].filter(Boolean).map((x) => h('th', { attrs: { scope: 'col' } }, x)))),
         h('tbody', {}, rows))) : h('p', { class: 'empty' }, 'No tool calls match.'));
-  }, 150);
-  for (const el of [server, text]) el.addEventListener('input', load);
-  for (const el of [status, limit]) el.addEventListener('change', load);
+    if (keep) [...list.querySelectorAll('tr[data-call]')].find((tr) => tr.dataset.call === keep)?.querySelector('button')?.focus({ preventScroll: true });
+  }
+
+  function setNewer() {
+    const text = waiting ? changes(shown, waiting) : '';
+    newer.textContent = text ? `${text} — show` : '';
+    newer.hidden = !text;
+  }
+
+  function showNewer() {
+    const had = document.activeElement === newer;
+    if (waiting) draw(waiting);
+    // The button is gone with what it showed: keyboard focus goes on to the newest call.
+    if (had) list.querySelector('tbody button')?.focus({ preventScroll: true });
+  }
+
+  for (const el of [server, text]) el.addEventListener('input', ask);
+  for (const el of [status, limit]) el.addEventListener('change', ask);
   offs.push(on('ToolCallFinished', load), on('ToolCallStarted', load)); // live
   load();
-  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', load, { class: 'small' })), out, detail);
+  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', ask, { class: 'small' })), box, detail);
+}
+
+/** What a newer answer would change in the list shown: "3 newer calls", "3 newer calls, 1 updated", "1 call updated"; '' for nothing. */
+function changes(shown, next) {
+  if (!shown) return 'changes';
+  const before = new Map(shown.toolCalls.map((c) => [c.callId, JSON.stringify(c)]));
+  const added = Math.max(0, next.total - shown.total) || next.toolCalls.filter((c) => !before.has(c.callId)).length;
+  const updated = next.toolCalls.filter((c) => before.has(c.callId) && before.get(c.callId) !== JSON.stringify(c)).length;
+  const parts = [];
+  if (added) parts.push(`${added.toLocaleString()} newer call${added === 1 ? '' : 's'}`);
+  if (updated) parts.push(added ? `${updated.toLocaleString()} updated` : `${updated.toLocaleString()} call${updated === 1 ? '' : 's'} updated`);
+  if (!parts.length && next.toolCalls.length !== shown.toolCalls.length) parts.push('changes');
+  return parts.join(', ');
 }
 
 /** "3 calls", or "the newest 50 of 1,234 calls" when the limit cut the list. */
