@@ -4,7 +4,9 @@ where it was; the button, or moving off the list, brings them in; a filter still
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx2
 from playwright.sync_api import Page, expect
@@ -30,7 +32,9 @@ def _in_history(page: Page, n: int) -> None:
     page.wait_for_function(TOTAL, arg=n)
 
 
-def test_calls_made_while_the_user_is_on_the_list_wait_above_it(console_for: Callable[..., Console]) -> None:
+def test_calls_made_while_the_user_is_on_the_list_wait_above_it(
+    console_for: Callable[..., Console], tmp_path: Path
+) -> None:
     console = console_for({"basic": stdio_server("basic")})
     page = console.open("#/servers")
     expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
@@ -54,6 +58,8 @@ def test_calls_made_while_the_user_is_on_the_list_wait_above_it(console_for: Cal
     expect(rows).to_have_count(3)
     assert row.bounding_box() == before
     expect(row.get_by_role("button")).to_have_text("mcp__basic__echo")
+    shots = Path(os.environ.get("MCPDECK_SCREENSHOTS", tmp_path))
+    page.screenshot(path=str(shots / "console-history-newer.png"))
 
     # The button brings them in (the newest first), and goes.
     newer.click()
@@ -95,4 +101,39 @@ def test_calls_made_while_the_user_is_on_the_list_wait_above_it(console_for: Cal
     expect(page.get_by_text("No tool calls match.")).to_be_visible()
     page.get_by_label("Tool name contains").fill("")
     expect(rows).to_have_count(7)
+    assert console.errors == [], console.errors
+
+
+def test_calls_made_while_the_list_is_scrolled_down_wait_until_it_is_back_at_the_top(
+    console_for: Callable[..., Console], tmp_path: Path
+) -> None:
+    console = console_for({"basic": stdio_server("basic")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
+    for n in range(30):  # more than the window holds
+        _call(console, f"call {n}")
+    page.get_by_role("link", name="History").click()
+    rows = page.locator("table.history tbody tr")
+    expect(rows).to_have_count(30)
+    newer = page.locator(".calls-newer button")
+
+    # Reading older calls, the pointer beside the list (in the page's margin).
+    page.mouse.move(5, 600)
+    page.mouse.wheel(0, 500)
+    page.wait_for_function("() => window.scrollY > 0")
+    row = rows.nth(20)
+    before = row.bounding_box()
+    _call(console, "a newer call")
+    _in_history(page, 31)
+    expect(newer).to_have_text("1 newer call — show")
+    expect(newer).to_be_in_viewport()  # the head stays in sight above the rows
+    expect(rows).to_have_count(30)
+    assert row.bounding_box() == before
+    shots = Path(os.environ.get("MCPDECK_SCREENSHOTS", tmp_path))
+    page.screenshot(path=str(shots / "console-history-newer-scrolled.png"))
+
+    # Back at the top, the newer call comes in.
+    page.mouse.wheel(0, -2000)
+    expect(rows).to_have_count(31)
+    expect(newer).to_be_hidden()
     assert console.errors == [], console.errors

@@ -48,7 +48,7 @@ function callsPane(offs) {
     const bar = document.querySelector('.top'); // sticky: what is under it is out of sight
     return table.getBoundingClientRect().top < (bar ? bar.getBoundingClientRect().bottom : 0);
   };
-  const release = () => { if (waiting && !held()) draw(waiting); };
+  const release = () => { if (waiting && box.isConnected && !held()) draw(waiting); };
   box.addEventListener('pointerenter', () => { pointer = true; });
   box.addEventListener('pointerleave', () => { pointer = false; release(); });
   box.addEventListener('focusout', (event) => { if (!box.contains(event.relatedTarget)) release(); });
@@ -57,6 +57,7 @@ function callsPane(offs) {
   offs.push(() => window.removeEventListener('scroll', onScroll));
 
   const load = debounce(async () => {
+    if (!box.isConnected && shown) return; // a pane the tabs left (each visit draws a new one): it reads no more
     const q = new URLSearchParams({ limit: limit.value });
     if (server.value.trim()) q.set('server', server.value.trim());
     if (status.value) q.set('status', status.value);
@@ -81,6 +82,7 @@ function callsPane(offs) {
     const focused = document.activeElement;
     const keep = focused && list.contains(focused) ? focused.closest('tr')?.dataset.call : null;
     shown = r; waiting = null; setNewer();
+    head.style.top = `${document.querySelector('.top')?.offsetHeight ?? 0}px`; // stuck just under the top bar
     // Calls through the gateway name their client (clientInfo, profile, token); a column only when some do, as in the CLI.
     const clients = r.toolCalls.some((c) => c.caller);
     // A fleet's replicas share the history: which one made each call, once the list holds more than one's.
