@@ -5,7 +5,9 @@ where it was; the button, or moving off the list, brings them in; a filter still
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx2
@@ -17,6 +19,10 @@ from tests.helpers import WAIT, stdio_server
 # The page's own API, read from inside it: how many calls the server's history holds.
 TOTAL = """async (n) => (await (await fetch('/api/history/calls?limit=50', {headers:
   {authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})).json()).total === n"""
+
+# The newest call in the server's history has ended well.
+ENDED = """async () => (await (await fetch('/api/history/calls?limit=1', {headers:
+  {authorization: 'Bearer ' + sessionStorage.getItem('mcpdeck-session')}})).json()).toolCalls[0]?.status === 'ok'"""
 
 
 def _call(console: Console, text: str) -> None:
@@ -136,4 +142,61 @@ def test_calls_made_while_the_list_is_scrolled_down_wait_until_it_is_back_at_the
     page.mouse.wheel(0, -2000)
     expect(rows).to_have_count(31)
     expect(newer).to_be_hidden()
+    assert console.errors == [], console.errors
+
+
+def test_a_call_that_ends_while_the_user_is_on_the_list_waits_too(console_for: Callable[..., Console]) -> None:
+    console = console_for({"basic": stdio_server("basic")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
+    _call(console, "before")
+    page.get_by_role("link", name="History").click()
+    rows = page.locator("table.history tbody tr")
+    expect(rows).to_have_count(1)
+    auth = {"Authorization": f"Bearer {console.token}"}
+    with httpx2.Client(base_url=console.url, headers=auth, timeout=WAIT) as http, ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(
+            http.post, "/api/tools/mcp__basic__slow_progress/call", json={"arguments": {"steps": 5, "delay": 0.5}}
+        )
+        running = rows.filter(has_text="mcp__basic__slow_progress")
+        expect(running.locator("td").nth(3)).to_have_text("running")  # in at once: the pointer is off the list
+        running.locator("td").first.hover()  # within the call's 2.5 s
+        assert not page.evaluate(ENDED)
+        assert slow.result(timeout=WAIT).status_code == 200
+    page.wait_for_function(ENDED)
+    expect(page.locator(".calls-newer button")).to_have_text("1 call updated — show")
+    expect(running.locator("td").nth(3)).to_have_text("running")
+    page.get_by_role("heading", name="History").hover()
+    expect(running.locator("td").nth(3)).to_have_text("ok")
+    assert console.errors == [], console.errors
+
+
+def test_a_filter_applies_at_once_while_calls_keep_coming(console_for: Callable[..., Console]) -> None:
+    """Calls end every few milliseconds (a busy gateway): the list is still read, and a filter still applies."""
+    console = console_for({"basic": stdio_server("basic")})
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
+    _call(console, "first")
+    page.get_by_role("link", name="History").click()
+    rows = page.locator("table.history tbody tr")
+    expect(rows).to_have_count(1)
+    stop = threading.Event()
+
+    def busy() -> None:
+        n = 0
+        while not stop.is_set():
+            _call(console, f"busy {n}")
+            n += 1
+
+    with ThreadPoolExecutor(1) as pool:
+        calls = pool.submit(busy)
+        try:
+            expect(rows.nth(5)).to_be_visible()  # read while the calls keep coming
+            rows.nth(0).locator("td").first.hover()
+            expect(page.locator(".calls-newer button")).to_contain_text("newer call")
+            page.get_by_label("Tool name contains").fill("nothing like it")
+            expect(page.get_by_text("No tool calls match.")).to_be_visible()
+        finally:
+            stop.set()
+            calls.result(timeout=WAIT)
     assert console.errors == [], console.errors

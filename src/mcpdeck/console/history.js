@@ -1,6 +1,6 @@
 // History: tool calls with filters, who approved each and which gateway client made it; conversations and their messages.
 import { get, on } from './api.js';
-import { add, breakable, button, clear, debounce, formatDuration, formatTime, h, tabs } from './dom.js';
+import { add, breakable, button, clear, formatDuration, formatTime, h, tabs } from './dom.js';
 import { contentBlock, textView, tree } from './content.js';
 
 export default { title: 'History', mount };
@@ -56,26 +56,35 @@ function callsPane(offs) {
   window.addEventListener('scroll', onScroll, { passive: true });
   offs.push(() => window.removeEventListener('scroll', onScroll));
 
-  const load = debounce(async () => {
+  const read = async () => {
     if (!box.isConnected && shown) return; // a pane the tabs left (each visit draws a new one): it reads no more
     const q = new URLSearchParams({ limit: limit.value });
     if (server.value.trim()) q.set('server', server.value.trim());
     if (status.value) q.set('status', status.value);
     if (text.value.trim()) q.set('q', text.value.trim());
-    const read = ++reads;
+    const mine = ++reads;
     let r;
     try { r = await get(`/history/calls?${q}`); } catch (error) {
-      if (read !== reads || (!asked && held())) return; // a live read that failed: the list stays as it is
-      asked = false; shown = waiting = null; setNewer();
+      if (mine !== reads || (!asked && held())) return; // a live read that failed: the list stays as it is
+      asked = false; shown = waiting = null; setNewer(); count.textContent = '';
       add(clear(list), h('p', { class: 'error-text', role: 'alert' }, error.message));
       return;
     }
-    if (read !== reads) return; // a later read is on its way (it has the filters as they are now)
+    if (mine !== reads) return; // a later read is on its way (it has the filters as they are now)
     if (asked || !held()) { asked = false; draw(r); return; }
     waiting = changes(shown, r) ? r : null;
     setNewer();
-  }, 150);
-  const ask = () => { asked = true; load(); };
+  };
+  // Live events read the list at most once per 150 ms, and the next event never puts that read off (on a busy
+  // gateway they never pause); the user's own changes wait for a pause in typing, and what was on its way is dropped.
+  let timer = null;
+  const schedule = (restart) => {
+    if (timer !== null && !restart) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => { timer = null; read(); }, 150);
+  };
+  const load = () => schedule(false);
+  const ask = () => { asked = true; reads++; schedule(true); };
 
   function draw(r) {
     // Keyboard focus on a call's button stays on that call's button.
