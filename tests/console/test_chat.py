@@ -210,3 +210,22 @@ def test_new_chat_and_the_conversations_stay_put_when_the_provider_note_fills_in
         top = page.locator(".chat-list").evaluate("(list) => list.getBoundingClientRect().top")
         assert top == page.evaluate("window.chatListTop")
     assert console.errors == [], console.errors
+
+
+def test_a_past_conversation_that_cannot_be_read_leaves_no_chat_open_to_type_into(
+    console_for: Callable[..., Console],
+) -> None:
+    """From an open chat to a past conversation that cannot be read: the page says so, and the message box no
+    longer sends to the chat that was open before (its title stayed, with the box enabled)."""
+    with closed_port() as port:
+        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
+        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
+        page = console.open("#/chat")
+        page.get_by_role("button", name="New chat").click()
+        expect(page.locator(".chat-title")).to_contain_text("down:m")
+        expect(page.get_by_label("Message")).to_be_enabled()
+        page.evaluate("location.hash = '#/chat/history/999'")
+        expect(page.locator("#toasts .toast")).to_contain_text("no conversation 999")
+        expect(page.locator(".chat-title")).to_have_text("Conversation 999")
+        expect(page.get_by_label("Message")).to_be_disabled()
+    assert [e for e in console.errors if "status of 404" not in e] == [], console.errors

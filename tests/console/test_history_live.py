@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from playwright.sync_api import Page, expect
@@ -60,7 +61,8 @@ def test_calls_made_while_the_user_is_on_the_list_wait_above_it(
     _call(console, "call 5")
     _in_history(page, 5)
     expect(newer).to_have_text("2 newer calls — show")  # the page has the newer list, and holds it back
-    expect(page.locator(".calls-newer")).to_have_attribute("aria-live", "polite")
+    # Said once to a screen reader, not at each count
+    expect(page.locator(".calls-head [aria-live=polite]")).to_have_text("Newer calls wait above the list")
     expect(rows).to_have_count(3)
     assert row.bounding_box() == before
     expect(row.get_by_role("button")).to_have_text("mcp__basic__echo")
@@ -200,3 +202,103 @@ def test_a_filter_applies_at_once_while_calls_keep_coming(console_for: Callable[
             stop.set()
             calls.result(timeout=WAIT)
     assert console.errors == [], console.errors
+
+
+def _opened(console: Console, calls: int) -> Page:
+    """The History page with ``calls`` calls made before it opened."""
+    page = console.open("#/servers")
+    expect(page.locator("tr[data-name=basic] .status")).to_have_attribute("data-state", "connected")
+    for n in range(calls):
+        _call(console, f"call {n}")
+    page.get_by_role("link", name="History").click()
+    expect(page.locator("table.history tbody tr")).to_have_count(calls)
+    return page
+
+
+def test_the_call_shown_under_the_list_stays_put_while_the_pointer_goes_to_it(
+    console_for: Callable[..., Console],
+) -> None:
+    """The list and the call shown under it hold together: moving from the held list to the call's details does
+    not bring the newer calls in above them (which pushed the details down 97 px under the pointer)."""
+    console = console_for({"basic": stdio_server("basic")})
+    page = _opened(console, 3)
+    rows = page.locator("table.history tbody tr")
+    rows.nth(1).get_by_role("button").click()
+    heading = page.locator("h3", has_text="mcp__basic__echo")
+    expect(heading).to_be_visible()
+    for n in (3, 4, 5):
+        _call(console, f"call {n}")
+    _in_history(page, 6)
+    newer = page.locator(".calls-newer button")
+    expect(newer).to_have_text("3 newer calls — show")
+    before = heading.bounding_box()
+    assert before is not None
+    page.mouse.move(before["x"] + 5, before["y"] + before["height"] / 2)
+    _call(console, "call 6")
+    _in_history(page, 7)
+    expect(newer).to_have_text("4 newer calls — show")
+    expect(rows).to_have_count(3)
+    assert heading.bounding_box() == before
+    page.get_by_role("heading", name="History").hover()  # off both: the newer calls come in
+    expect(rows).to_have_count(7)
+    assert console.errors == [], console.errors
+
+
+def test_a_screen_reader_is_told_once_that_newer_calls_wait_not_at_each_count(
+    console_for: Callable[..., Console],
+) -> None:
+    console = console_for({"basic": stdio_server("basic")})
+    page = _opened(console, 1)
+    page.locator("table.history tbody tr").first.locator("td").first.hover()
+    page.evaluate("""() => { window.said = []; for (const region of document.querySelectorAll('[aria-live]'))
+      new MutationObserver(() => window.said.push(region.textContent))
+        .observe(region, {subtree: true, childList: true, characterData: true}); }""")
+    for n in range(1, 6):
+        _call(console, f"more {n}")
+        _in_history(page, n + 1)
+        expect(page.locator(".calls-newer button")).to_have_text(f"{n} newer call{'' if n == 1 else 's'} — show")
+    assert page.evaluate("window.said") == ["Newer calls wait above the list"]
+
+
+def test_the_newer_calls_line_stays_below_the_top_bar_when_the_window_narrows(
+    console_for: Callable[..., Console],
+) -> None:
+    """Scrolled down, the line sticks under the top bar; a narrower window wraps the bar's links (taller bar)
+    while the list is held, and the line follows it instead of staying under the bar."""
+    console = console_for({"basic": stdio_server("basic")})
+    page = _opened(console, 30)
+    page.mouse.move(5, 600)
+    page.mouse.wheel(0, 500)
+    page.wait_for_function("() => window.scrollY > 0")
+    page.set_viewport_size({"width": 900, "height": 800})
+    _call(console, "a newer call")
+    _in_history(page, 31)
+    newer = page.locator(".calls-newer button")
+    expect(newer).to_have_text("1 newer call — show")
+    bar, button = page.locator(".top").bounding_box(), newer.bounding_box()
+    assert bar is not None and button is not None
+    assert button["y"] >= bar["y"] + bar["height"], (bar, button)
+    newer.click()
+    expect(page.locator("table.history tbody tr")).to_have_count(31)
+
+
+def _window_scroll_listeners(page: Page) -> int:
+    cdp = page.context.new_cdp_session(page)
+    try:
+        window: Any = cdp.send("Runtime.evaluate", {"expression": "window"})  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        found: Any = cdp.send("DOMDebugger.getEventListeners", {"objectId": window["result"]["objectId"]})  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    finally:
+        cdp.detach()
+    listeners: list[dict[str, Any]] = found["listeners"]
+    return sum(1 for listener in listeners if listener["type"] == "scroll")
+
+
+def test_visits_to_the_tool_calls_tab_leave_no_listeners_behind(console_for: Callable[..., Console]) -> None:
+    console = console_for({"basic": stdio_server("basic")})
+    page = _opened(console, 1)
+    first = _window_scroll_listeners(page)
+    for _ in range(5):
+        page.get_by_role("tab", name="Conversations").click()
+        page.get_by_role("tab", name="Tool calls").click()
+        expect(page.locator("table.history tbody tr")).to_have_count(1)
+    assert _window_scroll_listeners(page) == first

@@ -270,7 +270,19 @@ function mount(root, route) {
   async function showPast(id, readOnly = true) {
     const mine = readOnly ? ++opening : opening;
     let found;
-    try { found = await get(`/history/conversations/${id}`); } catch (error) { toast(error.message, 'error'); return; }
+    try {
+      found = await get(`/history/conversations/${id}`);
+    } catch (error) {
+      if (mine !== opening) return;
+      toast(error.message, 'error');
+      if (readOnly) { // not the chat that was open before any more: a message must not go to it
+        chat = null;
+        clear(transcript);
+        title.textContent = `Conversation ${id}`;
+        setRunning(false);
+      }
+      return;
+    }
     if (mine !== opening) return;
     if (readOnly) {
       chat = null;

@@ -6,13 +6,15 @@ import { contentBlock, textView, tree } from './content.js';
 export default { title: 'History', mount };
 
 function mount(root) {
-  const offs = [];
+  // The tab shown's own listeners: a visit (tabs() draws a new pane each time) ends the one before.
+  let offs = [];
+  const end = () => { offs.forEach((off) => off()); offs = []; };
   const t = tabs([
-    { id: 'calls', label: 'Tool calls', render: () => callsPane(offs) },
-    { id: 'conversations', label: 'Conversations', render: conversationsPane },
+    { id: 'calls', label: 'Tool calls', render: () => { end(); return callsPane(offs); } },
+    { id: 'conversations', label: 'Conversations', render: () => { end(); return conversationsPane(); } },
   ]);
   add(root, h('div', { class: 'page-head' }, h('h1', {}, 'History')), t.element);
-  return () => offs.forEach((off) => off());
+  return end;
 }
 
 function callsPane(offs) {
@@ -24,11 +26,14 @@ function callsPane(offs) {
   // Above the list: how many calls match, and the newer calls held back while the user is on the list.
   const count = h('span', { class: 'calls-count' });
   const newer = button('', () => showNewer(), { class: 'small', hidden: true, title: 'Put the calls made since into the list' });
-  const head = h('div', { class: 'calls-head' }, count, h('span', { class: 'calls-newer', 'aria-live': 'polite' }, newer));
+  const said = h('span', { class: 'visually-hidden', 'aria-live': 'polite' }); // said once when newer calls start to wait
+  const head = h('div', { class: 'calls-head' }, count, h('span', { class: 'calls-newer' }, newer), said);
   const list = h('div', {});
   const box = h('div', {}, head, list);
   // The call shown, outside the list: reading the list again (a call that starts or ends, a filter) keeps it.
   const detail = h('div', {});
+  // The list and the call shown under it: a list drawn while the pointer or focus is in either moves the details.
+  const zone = h('div', {}, box, detail);
 
   // Calls start and end several times a second on a busy gateway, and new ones go at the top: redrawing the list
   // then would move every row down under a click. While the pointer is over the list, keyboard focus is in it or
@@ -44,17 +49,24 @@ function callsPane(offs) {
     if (!table) return false;
     if (pointer) return true;
     const focused = document.activeElement;
-    if (focused && box.contains(focused) && focused.matches(':focus-visible')) return true;
+    if (focused && zone.contains(focused) && focused.matches(':focus-visible')) return true;
     const bar = document.querySelector('.top'); // sticky: what is under it is out of sight
     return table.getBoundingClientRect().top < (bar ? bar.getBoundingClientRect().bottom : 0);
   };
   const release = () => { if (waiting && box.isConnected && !held()) draw(waiting); };
-  box.addEventListener('pointerenter', () => { pointer = true; });
-  box.addEventListener('pointerleave', () => { pointer = false; release(); });
-  box.addEventListener('focusout', (event) => { if (!box.contains(event.relatedTarget)) release(); });
+  zone.addEventListener('pointerenter', () => { pointer = true; });
+  zone.addEventListener('pointerleave', () => { pointer = false; release(); });
+  zone.addEventListener('focusout', (event) => { if (!zone.contains(event.relatedTarget)) release(); });
   const onScroll = () => release();
   window.addEventListener('scroll', onScroll, { passive: true });
   offs.push(() => window.removeEventListener('scroll', onScroll));
+  // The head sticks just under the top bar, whose height changes with the window's width and the zoom (the nav wraps).
+  const bar = document.querySelector('.top');
+  if (bar) {
+    const stick = new ResizeObserver(() => { head.style.top = `${bar.offsetHeight}px`; });
+    stick.observe(bar);
+    offs.push(() => stick.disconnect());
+  }
 
   const read = async () => {
     if (!box.isConnected && shown) return; // a pane the tabs left (each visit draws a new one): it reads no more
@@ -91,7 +103,6 @@ function callsPane(offs) {
     const focused = document.activeElement;
     const keep = focused && list.contains(focused) ? focused.closest('tr')?.dataset.call : null;
     shown = r; waiting = null; setNewer();
-    head.style.top = `${document.querySelector('.top')?.offsetHeight ?? 0}px`; // stuck just under the top bar
     // Calls through the gateway name their client (clientInfo, profile, token); a column only when some do, as in the CLI.
     const clients = r.toolCalls.some((c) => c.caller);
     // A fleet's replicas share the history: which one made each call, once the list holds more than one's.
@@ -117,8 +128,9 @@ function callsPane(offs) {
 
   function setNewer() {
     const text = waiting ? changes(shown, waiting) : '';
-    newer.textContent = text ? `${text} — show` : '';
-    newer.hidden = !text;
+    const label = text ? `${text} — show` : '';
+    if (newer.textContent !== label) newer.textContent = label;
+    if (newer.hidden !== !text) { newer.hidden = !text; said.textContent = text ? 'Newer calls wait above the list' : ''; }
   }
 
   function showNewer() {
@@ -132,7 +144,7 @@ function callsPane(offs) {
   for (const el of [status, limit]) el.addEventListener('change', ask);
   offs.push(on('ToolCallFinished', load), on('ToolCallStarted', load)); // live
   load();
-  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', ask, { class: 'small' })), box, detail);
+  return h('div', {}, h('div', { class: 'toolbar' }, server, status, text, limit, button('Refresh', ask, { class: 'small' })), zone);
 }
 
 /** What a newer answer would change in the list shown: "3 newer calls", "3 newer calls, 1 updated", "1 call updated"; '' for nothing. */
