@@ -165,13 +165,20 @@ def test_with_no_provider_the_page_says_what_to_set_and_shows_each_error_once(
     assert [e for e in console.errors if "status of 40" not in e] == [], console.errors
 
 
+def _chat_with_a_provider_that_is_down(console_for: Callable[..., Console], port: int) -> Console:
+    """A console whose model's provider answers nowhere (``port`` is closed), with a new chat open on it."""
+    providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
+    console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
+    page = console.open("#/chat")
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator(".chat-title")).to_contain_text("down:m")
+    return console
+
+
 def test_a_chat_that_failed_is_in_the_history_with_why(console_for: Callable[..., Console]) -> None:
     with closed_port() as port:
-        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
-        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
-        page = console.open("#/chat")
-        page.get_by_role("button", name="New chat").click()
-        expect(page.locator(".chat-title")).to_contain_text("down:m")
+        console = _chat_with_a_provider_that_is_down(console_for, port)
+        page = console.page
         message = page.get_by_label("Message")
         message.fill("is anyone there?")
         message.press("Enter")
@@ -221,11 +228,8 @@ def test_a_past_conversation_that_cannot_be_read_leaves_no_chat_open_to_type_int
     """From an open chat to a past conversation that cannot be read: the page says so, and the message box no
     longer sends to the chat that was open before (its title stayed, with the box enabled)."""
     with closed_port() as port:
-        providers = {"down": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "k"}}
-        console = console_for({"basic": stdio_server("basic")}, providers=providers, model="down:m")
-        page = console.open("#/chat")
-        page.get_by_role("button", name="New chat").click()
-        expect(page.locator(".chat-title")).to_contain_text("down:m")
+        console = _chat_with_a_provider_that_is_down(console_for, port)
+        page = console.page
         expect(page.get_by_label("Message")).to_be_enabled()
         page.evaluate("location.hash = '#/chat/history/999'")
         expect(page.locator("#toasts .toast")).to_contain_text("no conversation 999")

@@ -306,18 +306,24 @@ def test_a_write_that_fails_is_logged_and_the_others_are_kept(store_url: str, ca
     assert "a history write failed" in caplog.text and "foreign key" in caplog.text.lower()
 
 
+def _group_refused_for_c3(history: History) -> None:
+    """Four calls written in one group, which the database refuses for the third (a conversation that does not
+    exist); waits until the writer is done with it."""
+    held = Held(history)
+    for n in (1, 2, 3, 4):
+        history.call_started(started(n), conversation_id=424242 if n == 3 else None)
+        history.call_finished(finished(n))
+    held.release()
+    history.flush()
+
+
 def test_a_row_the_database_refuses_loses_only_itself_not_the_calls_inserted_with_it(
     store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The calls' rows of a group go in one INSERT: when the database refuses it for one row (here a conversation
     that does not exist), the rows are inserted again one by one, and only that one is lost (and logged)."""
     with caplog.at_level(logging.ERROR, logger="mcpdeck.store"), History(store_url) as history:
-        held = Held(history)
-        for n in (1, 2, 3, 4):
-            history.call_started(started(n), conversation_id=424242 if n == 3 else None)
-            history.call_finished(finished(n))
-        held.release()
-        history.flush()
+        _group_refused_for_c3(history)
         assert sorted((c.call_id, c.status) for c in history.tool_calls()) == [("c1", "ok"), ("c2", "ok"), ("c4", "ok")]
     assert caplog.text.count("a history write failed") == 1 and "foreign key" in caplog.text.lower()
     assert "1 of 4 rows written together" in caplog.text
@@ -343,12 +349,7 @@ def test_a_connection_lost_while_a_group_s_rows_are_written_one_by_one_is_opened
                     " WHEN (NEW.call_id = 'c4') EXECUTE FUNCTION end_on_third()"
                 )
             pid = _ask_one(history, "SELECT pg_backend_pid()")
-            held = Held(history)
-            for n in (1, 2, 3, 4):
-                history.call_started(started(n), conversation_id=424242 if n == 3 else None)
-                history.call_finished(finished(n))
-            held.release()
-            history.flush()
+            _group_refused_for_c3(history)
             assert sorted((c.call_id, c.status) for c in history.tool_calls()) == [
                 ("c1", "ok"),
                 ("c2", "ok"),

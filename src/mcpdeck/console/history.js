@@ -44,13 +44,13 @@ function callsPane(offs) {
   let asked = true; // the next answer is drawn at once: the first, or one the user asked for
   let reads = 0;
   let pointer = false;
+  const bar = document.querySelector('.top'); // the top bar (sticky: what is under it is out of sight)
   const held = () => {
     const table = list.querySelector('table');
     if (!table) return false;
     if (pointer) return true;
     const focused = document.activeElement;
     if (focused && zone.contains(focused) && focused.matches(':focus-visible')) return true;
-    const bar = document.querySelector('.top'); // sticky: what is under it is out of sight
     return table.getBoundingClientRect().top < (bar ? bar.getBoundingClientRect().bottom : 0);
   };
   const release = () => { if (waiting && box.isConnected && !held()) draw(waiting); };
@@ -61,7 +61,6 @@ function callsPane(offs) {
   window.addEventListener('scroll', onScroll, { passive: true });
   offs.push(() => window.removeEventListener('scroll', onScroll));
   // The head sticks just under the top bar, whose height changes with the window's width and the zoom (the nav wraps).
-  const bar = document.querySelector('.top');
   if (bar) {
     const stick = new ResizeObserver(() => { head.style.top = `${bar.offsetHeight}px`; });
     stick.observe(bar);
